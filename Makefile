@@ -1,0 +1,58 @@
+# karat: analytical roofline and design-space explorer for LLM decode.
+# Targets: all (default), run, test, bench, clean.  See README.md.
+
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror \
+           -Wno-format-truncation -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla \
+           -Isrc -DKARAT_DATADIR='"$(CURDIR)"'
+LDLIBS  = -linih -lcsv -lgsl -lgslcblas -lm
+
+B       := build
+LIB_SRC := $(wildcard src/base/*.c src/io/*.c src/sparse/*.c src/model/*.c src/hw/*.c src/cost/*.c src/zoo/*.c)
+CLI_SRC := $(wildcard src/cli/*.c)
+TST_SRC := $(wildcard tests/test_*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
+TST_OBJ := $(TST_SRC:%.c=$(B)/%.o)
+HDRS    := $(wildcard src/*.h src/*/*.h tests/*.h)
+
+.PHONY: all run test bench clean deps deps-test
+all: $(B)/karat
+
+$(B)/.deps-build:
+	@scripts/deps.sh build
+	@mkdir -p $(B) && touch $@
+$(B)/.deps-test:
+	@scripts/deps.sh test
+	@mkdir -p $(B) && touch $@
+
+$(B)/%.o: %.c $(HDRS) | $(B)/.deps-build
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(B)/libkarat.a: $(LIB_OBJ)
+	ar rcs $@ $^
+
+$(B)/karat: $(CLI_OBJ) $(B)/libkarat.a
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(B)/libkarat.a $(LDLIBS)
+
+$(B)/tests: $(TST_OBJ) $(B)/libkarat.a | $(B)/.deps-test
+	$(CC) $(CFLAGS) -o $@ $(TST_OBJ) $(B)/libkarat.a -lcriterion $(LDLIBS)
+
+$(B)/bench_ops: bench/bench_ops.c $(B)/libkarat.a $(HDRS)
+	$(CC) $(CFLAGS) -o $@ $< $(B)/libkarat.a $(LDLIBS)
+
+# The main job: until the system model exists, per-operator tables.
+run: $(B)/karat
+	$(B)/karat run
+
+test: $(B)/karat $(B)/tests
+	KARAT_BIN=$(CURDIR)/$(B)/karat $(B)/tests -j2
+
+bench: $(B)/bench_ops $(B)/karat
+	$(B)/bench_ops
+	scripts/bench_cli.sh $(B)/karat
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,29 @@
+/* err.c: formatting of error messages into a caller-owned buffer. */
+#include "base/err.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+int kerr_set(struct kerr *e, const char *file, int line, const char *fmt, ...)
+{
+	if (!e)
+		return -1;
+	size_t n = 0;
+	if (file && line > 0)
+		n = (size_t)snprintf(e->msg, sizeof e->msg, "%s:%d: ", file, line);
+	else if (file)
+		n = (size_t)snprintf(e->msg, sizeof e->msg, "%s: ", file);
+	if (n >= sizeof e->msg)
+		n = sizeof e->msg - 1;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->msg + n, sizeof e->msg - n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void kerr_clear(struct kerr *e)
+{
+	if (e)
+		e->msg[0] = '\0';
+}

@@ -1,0 +1,101 @@
+/* args.c: option parsing for every command ("--name value", "--name=value",
+ * flags), driven by each command's option table. */
+#include "cli/cli.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "base/units.h"
+
+void die_msg(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("karat: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+int usage_error(const struct command *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("karat: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	if (c)
+		fprintf(stderr, "usage: karat %s %s\n", c->name, c->usage);
+	return EXIT_USAGE;
+}
+
+static int find_opt(const struct command *c, const char *name, size_t len)
+{
+	for (int i = 0; c->opts && c->opts[i].name; i++)
+		if (strlen(c->opts[i].name) == len &&
+		    strncmp(c->opts[i].name, name, len) == 0)
+			return i;
+	return -1;
+}
+
+int args_parse(const struct command *c, int argc, char **argv, struct args *a)
+{
+	memset(a, 0, sizeof *a);
+	for (int i = 0; i < argc; i++) {
+		const char *s = argv[i];
+		if (strncmp(s, "--", 2) != 0 || s[2] == '\0') {
+			if (a->npos == MAX_POS || a->npos >= c->max_pos)
+				return usage_error(c, "unexpected argument '%.80s'", s), -1;
+			a->pos[a->npos++] = s;
+			continue;
+		}
+		const char *name = s + 2, *eq = strchr(name, '=');
+		size_t len = eq ? (size_t)(eq - name) : strlen(name);
+		int k = find_opt(c, name, len);
+		if (k < 0)
+			return usage_error(c, "unknown option '--%.*s'", (int)len, name), -1;
+		if (a->set[k])
+			return usage_error(c, "option --%s given twice", c->opts[k].name), -1;
+		a->set[k] = 1;
+		if (!c->opts[k].has_arg) {
+			if (eq)
+				return usage_error(c, "option --%s takes no value", c->opts[k].name), -1;
+			continue;
+		}
+		if (eq) {
+			a->val[k] = eq + 1;
+		} else if (i + 1 < argc) {
+			a->val[k] = argv[++i];
+		} else {
+			return usage_error(c, "option --%s needs a value", c->opts[k].name), -1;
+		}
+		if (!*a->val[k])
+			return usage_error(c, "option --%s has an empty value", c->opts[k].name), -1;
+	}
+	if (a->npos < c->min_pos)
+		return usage_error(c, "missing argument"), -1;
+	return 0;
+}
+
+const char *arg_get(const struct command *c, const struct args *a,
+		    const char *name)
+{
+	int k = find_opt(c, name, strlen(name));
+	return k >= 0 && a->set[k] ? (a->val[k] ? a->val[k] : "") : NULL;
+}
+
+int parse_count(const char *opt, const char *text, int tokens, double lo,
+		double hi, double *out)
+{
+	char why[160];
+	if (unit_parse(text, tokens ? U_TOKENS : U_INT, out, why, sizeof why) != 0) {
+		die_msg("--%s: %s", opt, why);
+		return -1;
+	}
+	if (*out < lo || *out > hi) {
+		die_msg("--%s: %s is out of range [%g, %g]", opt, text, lo, hi);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,84 @@
+/* cli.h: shared pieces of the command-line layer: option parsing, the
+ * output writer (aligned tables or CSV quoted by libcsv) and the command
+ * table.  Only this layer prints or exits. */
+#ifndef KARAT_CLI_CLI_H
+#define KARAT_CLI_CLI_H
+
+#include <stdio.h>
+
+#define EXIT_USAGE 2
+
+/* An option a command accepts; has_arg 0 for flags. */
+struct optdef {
+	const char *name; /* without the leading "--" */
+	int has_arg;
+	const char *help;
+};
+
+#define MAX_OPTS 16
+#define MAX_POS 8
+
+struct args {
+	const char *val[MAX_OPTS]; /* by index into the command's optdefs */
+	int set[MAX_OPTS];
+	const char *pos[MAX_POS];
+	int npos;
+};
+
+struct command {
+	const char *name;
+	int (*run)(const struct args *a);
+	const char *usage;   /* after "karat NAME" */
+	const char *summary;
+	const struct optdef *opts; /* NULL-name terminated */
+	int min_pos, max_pos;
+};
+
+extern const struct command commands[];
+
+/* Parses argv (after the command name) against c's options; prints a usage
+ * error and returns -1 on failure. */
+int args_parse(const struct command *c, int argc, char **argv, struct args *a);
+
+/* Value of option name, or NULL when absent. */
+const char *arg_get(const struct command *c, const struct args *a,
+		    const char *name);
+
+/* Prints "karat: msg" to stderr. */
+void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Reports a usage problem for command c; returns EXIT_USAGE. */
+int usage_error(const struct command *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Parses a whole number option with units class tokens etc. */
+int parse_count(const char *opt, const char *text, int tokens, double lo,
+		double hi, double *out);
+
+/* Output: a table of rows of cells printed aligned, or CSV. */
+#define OUT_MAX_COLS 16
+#define OUT_CELL 320
+struct table {
+	int ncols, nrows, cap;
+	const char *head[OUT_MAX_COLS];
+	int right[OUT_MAX_COLS];  /* right-align (numbers) */
+	char (*cell)[OUT_MAX_COLS][OUT_CELL];
+};
+void table_init(struct table *t, int ncols, const char *const *head,
+		const int *right);
+/* Adds a row; fmt-free: cells are strings. Returns -1 on out of memory. */
+int table_add(struct table *t, const char *const *cells);
+void table_free(struct table *t);
+/* Writes t aligned (csv = 0) or as CSV to fp; returns -1 on write error. */
+int table_write(const struct table *t, FILE *fp, int csv);
+
+/* Writes text to path atomically (temporary file + rename). */
+int write_atomic(const char *path, const struct table *t, int csv);
+
+/* The command functions. */
+int cmd_help(const struct args *a);
+int cmd_list(const struct args *a);
+int cmd_show(const struct args *a);
+int cmd_ops(const struct args *a);
+int cmd_run(const struct args *a);
+
+#endif

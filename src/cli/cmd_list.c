@@ -1,0 +1,144 @@
+/* cmd_list.c: `karat list models|hw|algos`. */
+#include <string.h>
+
+#include "cli/load.h"
+
+#define MAX_NAMES 256
+
+static int list_models(void)
+{
+	static char names[MAX_NAMES][64];
+	struct kerr err;
+	int n = zoo_list(ZOO_MODEL, names, MAX_NAMES, &err);
+	if (n < 0)
+		return die_msg("%s", err.msg), 1;
+	static const char *const head[] = {"name", "model", "attention", "algo",
+					   "layers", "params", "KV_B_per_token",
+					   "index_B_per_token"};
+	static const int right[] = {0, 0, 0, 0, 1, 1, 1, 1};
+	struct table t;
+	table_init(&t, 8, head, right);
+	int rc = 0;
+	for (int i = 0; i < n; i++) {
+		struct kmodel m;
+		char c[8][OUT_CELL];
+		if (zoo_load_model(names[i], &m, NULL, &err) != 0) {
+			die_msg("%s", err.msg);
+			rc = 1;
+			continue;
+		}
+		snprintf(c[0], OUT_CELL, "%s", names[i]);
+		snprintf(c[1], OUT_CELL, "%s", m.name);
+		snprintf(c[2], OUT_CELL, "%s", m.attn == ATTN_MLA ? "mla" : "gqa");
+		snprintf(c[3], OUT_CELL, "%s", algo_table[m.algo].name);
+		snprintf(c[4], OUT_CELL, "%g", m.layers);
+		snprintf(c[5], OUT_CELL, "%.0fB", m.total_params / 1e9);
+		snprintf(c[6], OUT_CELL, "%.0f", model_kv_bytes_token(&m));
+		snprintf(c[7], OUT_CELL, "%.0f", model_index_bytes_token(&m));
+		const char *cells[8] = {c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]};
+		table_add(&t, cells);
+	}
+	if (table_write(&t, stdout, 0) != 0)
+		rc = 1;
+	table_free(&t);
+	return rc;
+}
+
+static int list_hw(void)
+{
+	static char names[MAX_NAMES][64];
+	struct kerr err;
+	int n = zoo_list(ZOO_DEVICE, names, MAX_NAMES, &err);
+	if (n < 0)
+		return die_msg("%s", err.msg), 1;
+	static const char *const head[] = {"device", "kind", "bf16_TFLOPS", "fp8_TFLOPS",
+					   "memory_GB", "bw_GBps", "tdp_W", "link", "name"};
+	static const int right[] = {0, 0, 1, 1, 1, 1, 1, 0, 0};
+	struct table t;
+	table_init(&t, 9, head, right);
+	int rc = 0;
+	for (int i = 0; i < n; i++) {
+		struct kdevice d;
+		if (zoo_load_device(names[i], &d, NULL, &err) != 0) {
+			die_msg("%s", err.msg);
+			rc = 1;
+			continue;
+		}
+		char c[9][OUT_CELL];
+		snprintf(c[0], OUT_CELL, "%s", names[i]);
+		snprintf(c[1], OUT_CELL, "%s", dev_kind_names[d.kind]);
+		snprintf(c[2], OUT_CELL, "%g", d.peak[DT_BF16] / 1e12);
+		snprintf(c[3], OUT_CELL, "%g", d.peak[DT_FP8] / 1e12);
+		snprintf(c[4], OUT_CELL, "%g", d.mem_capacity / 1e9);
+		snprintf(c[5], OUT_CELL, "%g", d.mem_bw / 1e9);
+		snprintf(c[6], OUT_CELL, "%g", d.tdp);
+		snprintf(c[7], OUT_CELL, "%s", d.link);
+		snprintf(c[8], OUT_CELL, "%s", d.name);
+		const char *cells[9] = {c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8]};
+		table_add(&t, cells);
+	}
+	rc |= table_write(&t, stdout, 0) != 0;
+	table_free(&t);
+
+	n = zoo_list(ZOO_LINK, names, MAX_NAMES, &err);
+	if (n < 0)
+		return die_msg("%s", err.msg), 1;
+	static const char *const lhead[] = {"link", "GBps_per_direction", "latency_us",
+					    "efficiency", "pJ_per_bit", "name"};
+	static const int lright[] = {0, 1, 1, 1, 1, 0};
+	table_init(&t, 6, lhead, lright);
+	for (int i = 0; i < n; i++) {
+		struct klink l;
+		if (zoo_load_link(names[i], &l, NULL, &err) != 0) {
+			die_msg("%s", err.msg);
+			rc = 1;
+			continue;
+		}
+		char c[6][OUT_CELL];
+		snprintf(c[0], OUT_CELL, "%s", names[i]);
+		snprintf(c[1], OUT_CELL, "%g", l.bw / 1e9);
+		snprintf(c[2], OUT_CELL, "%g", l.latency * 1e6);
+		snprintf(c[3], OUT_CELL, "%g", l.efficiency);
+		snprintf(c[4], OUT_CELL, "%g", l.energy_bit * 1e12);
+		snprintf(c[5], OUT_CELL, "%s", l.name);
+		const char *cells[6] = {c[0], c[1], c[2], c[3], c[4], c[5]};
+		table_add(&t, cells);
+	}
+	printf("\n");
+	rc |= table_write(&t, stdout, 0) != 0;
+	table_free(&t);
+	return rc;
+}
+
+static int list_algos(void)
+{
+	static const char *const head[] = {"algo", "layout", "index", "training_free",
+					   "description"};
+	struct table t;
+	table_init(&t, 5, head, NULL);
+	for (int i = 0; i < ALGO_N; i++) {
+		const struct algo_info *a = &algo_table[i];
+		const char *cells[5] = {a->name, a->layout == LAYOUT_MLA ? "mla" : "gqa",
+					a->has_index ? "yes" : "no",
+					a->training_free ? "yes" : "no", a->desc};
+		table_add(&t, cells);
+	}
+	int rc = table_write(&t, stdout, 0) != 0;
+	table_free(&t);
+	return rc;
+}
+
+int cmd_list(const struct args *a)
+{
+	const char *what = a->pos[0];
+	if (strcmp(what, "models") == 0)
+		return list_models();
+	if (strcmp(what, "hw") == 0)
+		return list_hw();
+	if (strcmp(what, "algos") == 0)
+		return list_algos();
+	const struct command *c = commands;
+	while (c->name && strcmp(c->name, "list"))
+		c++;
+	return usage_error(c, "cannot list '%.40s'", what);
+}

@@ -1,0 +1,131 @@
+/* cmd_show.c: `karat show NAME|FILE.ini`: every value as karat resolved it,
+ * the line it came from and its source, then the derived figures. */
+#include <math.h>
+#include <string.h>
+
+#include "cli/load.h"
+#include "cost/roofline.h"
+
+/* Finds what NAME is: a model, a device or a link (zoo order). */
+static int classify(const char *name, enum zoo_kind *k)
+{
+	char path[1024];
+	struct kerr err;
+	for (int i = 0; i < ZOO_NKIND; i++)
+		if (zoo_resolve((enum zoo_kind)i, name, path, sizeof path, &err) == 0) {
+			if (!strchr(name, '/') && !strstr(name, ".ini")) {
+				*k = (enum zoo_kind)i;
+				return 0;
+			}
+			/* a path: the first section says what it is */
+			struct ini_doc *d = ini_doc_load(path, &err);
+			if (!d)
+				return die_msg("%s", err.msg), 1;
+			const char *s = d->nsec ? d->sec[0].name : "";
+			int rc = 0;
+			if (strcmp(s, "model") == 0)
+				*k = ZOO_MODEL;
+			else if (strcmp(s, "device") == 0)
+				*k = ZOO_DEVICE;
+			else if (strcmp(s, "link") == 0)
+				*k = ZOO_LINK;
+			else {
+				die_msg("%s:%d: first section must be [model], [device] or [link]",
+					path, d->nsec ? d->sec[0].line : 1);
+				rc = 1;
+			}
+			ini_doc_free(d);
+			return rc;
+		}
+	die_msg("unknown name '%.64s' (see karat list models, karat list hw)", name);
+	return EXIT_USAGE;
+}
+
+static int print_values(const struct ini_doc *doc, const struct schema *s,
+			const void *obj)
+{
+	static const char *const head[] = {"key", "value", "line", "source"};
+	struct table t;
+	table_init(&t, 4, head, NULL);
+	for (int i = 0; i < doc->n; i++) {
+		const struct ini_entry *e = &doc->e[i];
+		const struct field *f = schema_field(s, e->section, e->key);
+		char key[OUT_CELL], val[OUT_CELL], line[16];
+		snprintf(key, sizeof key, "%s.%s", e->section, e->key);
+		schema_format(f, obj, val, sizeof val);
+		snprintf(line, sizeof line, "%d", e->line);
+		const char *cells[4] = {key, val, line, e->source[0] ? e->source : "(none)"};
+		table_add(&t, cells);
+	}
+	printf("%s\n", doc->path);
+	int rc = table_write(&t, stdout, 0) != 0;
+	table_free(&t);
+	return rc;
+}
+
+static void model_derived(const struct kmodel *m)
+{
+	struct param_count p;
+	model_params(m, &p);
+	printf("\nderived:\n");
+	printf("  KV cache per token per layer   %.0f B\n", model_kv_bytes_layer(m));
+	printf("  KV cache per token             %.0f B (%g layers)\n",
+	       model_kv_bytes_token(m), m->layers);
+	printf("  index keys per token           %.0f B (%g layers x %.0f B)\n",
+	       model_index_bytes_token(m), model_index_layers(m),
+	       model_index_bytes_layer(m));
+	printf("  parameters from the shape      %.2fB (published %.2fB, %+.1f%%)\n",
+	       p.total / 1e9, m->total_params / 1e9,
+	       100 * (p.total / m->total_params - 1));
+	printf("  weights on 1 GPU               %.1f GB\n", model_weight_bytes(m, 1) / 1e9);
+}
+
+static void device_derived(const struct kdevice *d)
+{
+	printf("\nderived (ridge point = peak x eff_c / (bandwidth x eff_m)):\n");
+	for (int t = 0; t < DT_N; t++) {
+		if (d->peak[t] <= 0)
+			continue;
+		printf("  %-5s GEMM ridge %.0f FLOP/B, scan ridge %.0f FLOP/B\n",
+		       dtype_names[t], roofline_ridge(d, OC_GEMM, (enum dtype)t),
+		       roofline_ridge(d, OC_SCAN, (enum dtype)t));
+	}
+	if (d->peak[DT_FP32] <= 0)
+		printf("  no fp32 peak given: fp32 work (norms, top-k, sampling) runs at the bf16 rate\n");
+	printf("  runs operator classes:");
+	for (int c = 0; c < OC_N; c++)
+		if (d->supports & (1u << c))
+			printf(" %s", op_class_names[c]);
+	printf("\n");
+}
+
+int cmd_show(const struct args *a)
+{
+	const char *name = a->pos[0];
+	enum zoo_kind k;
+	int rc = classify(name, &k);
+	if (rc)
+		return rc;
+	struct kerr err;
+	struct ini_doc *doc = NULL;
+	if (k == ZOO_MODEL) {
+		struct kmodel m;
+		if (zoo_load_model(name, &m, &doc, &err) != 0)
+			return die_msg("%s", err.msg), 1;
+		rc = print_values(doc, &model_schema, &m);
+		model_derived(&m);
+	} else if (k == ZOO_DEVICE) {
+		struct kdevice d;
+		if (zoo_load_device(name, &d, &doc, &err) != 0)
+			return die_msg("%s", err.msg), 1;
+		rc = print_values(doc, &device_schema, &d);
+		device_derived(&d);
+	} else {
+		struct klink l;
+		if (zoo_load_link(name, &l, &doc, &err) != 0)
+			return die_msg("%s", err.msg), 1;
+		rc = print_values(doc, &link_schema, &l);
+	}
+	ini_doc_free(doc);
+	return rc;
+}

@@ -1,0 +1,88 @@
+/* main.c: the karat command table and dispatcher.  `karat help` is made
+ * from the same table. */
+#include "cli/cli.h"
+
+#include <string.h>
+
+static const struct optdef no_opts[] = {{0, 0, 0}};
+static const struct optdef ops_opts[] = {
+	{"model", 1, "zoo name or INI path of the model"},
+	{"hw", 1, "zoo name or INI path of the device"},
+	{"batch", 1, "requests in the batch, all GPUs together"},
+	{"context", 1, "context length of every request (K = 1024, M = 1048576)"},
+	{"gpus", 1, "GPUs: attention data-parallel, experts expert-parallel (default 1)"},
+	{"mtp", 1, "draft tokens verified per step (default: the model's)"},
+	{"format", 1, "table (default) or csv"},
+	{0, 0, 0}};
+static const struct optdef run_opts[] = {
+	{"batch", 1, "requests per step in the study (default 64)"},
+	{0, 0, 0}};
+
+const struct command commands[] = {
+	{"help", cmd_help, "[COMMAND]", "show commands, or one command's options",
+	 no_opts, 0, 1},
+	{"list", cmd_list, "models|hw|algos", "list the zoo: models, devices and links, algorithms",
+	 no_opts, 1, 1},
+	{"show", cmd_show, "NAME|FILE.ini", "resolved values of a model, device or link with the source of each",
+	 no_opts, 1, 1},
+	{"ops", cmd_ops,
+	 "--model M --hw H --batch B --context L [--gpus G] [--mtp D] [--format csv]",
+	 "per-operator FLOPs, bytes, time and bound of one decode step", ops_opts, 0, 0},
+	{"run", cmd_run, "[--batch B]",
+	 "the main job: operator tables of DeepSeek-V3.2, GLM-5.2, MiniMax-M3 at 128K on H200 and KARAT",
+	 run_opts, 0, 0},
+	{0, 0, 0, 0, 0, 0, 0}};
+
+static const struct command *find_command(const char *name)
+{
+	for (const struct command *c = commands; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+int cmd_help(const struct args *a)
+{
+	if (a->npos == 1) {
+		const struct command *c = find_command(a->pos[0]);
+		if (!c)
+			return usage_error(find_command("help"), "unknown command '%.40s'",
+					   a->pos[0]);
+		printf("usage: karat %s %s\n  %s\n", c->name, c->usage, c->summary);
+		for (int i = 0; c->opts[i].name; i++)
+			printf("  --%-10s %s\n", c->opts[i].name, c->opts[i].help);
+		return 0;
+	}
+	printf("karat: roofline and design-space explorer for LLM decode\n\n"
+	       "usage: karat COMMAND [OPTIONS]\n\ncommands:\n");
+	for (const struct command *c = commands; c->name; c++)
+		printf("  %-6s %s\n", c->name, c->summary);
+	printf("\n'karat help COMMAND' shows a command's options.  Exit status: 0 ok,\n"
+	       "1 failure (bad input file, infeasible request), 2 usage error.\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage_error(NULL, "no command given (try 'karat help')");
+		return EXIT_USAGE;
+	}
+	const char *name = argv[1];
+	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
+		name = "help";
+	const struct command *c = find_command(name);
+	if (!c) {
+		usage_error(NULL, "unknown command '%.40s' (try 'karat help')", name);
+		return EXIT_USAGE;
+	}
+	struct args a;
+	if (args_parse(c, argc - 2, argv + 2, &a) != 0)
+		return EXIT_USAGE;
+	int rc = c->run(&a);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		die_msg("write error on standard output");
+		return 1;
+	}
+	return rc;
+}

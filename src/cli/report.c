@@ -1,0 +1,96 @@
+/* report.c: formatting the operators of one decode step. */
+#include "cli/report.h"
+
+#include <math.h>
+#include <string.h>
+
+static const char *const csv_head[] = {
+	"op", "device", "count", "flops", "bytes", "intensity_flop_per_byte",
+	"time_s", "bound"};
+static const char *const txt_head[] = {
+	"op", "device", "count", "GFLOP", "MB", "FLOP/B", "time_us", "share", "bound"};
+static const int txt_right[] = {0, 0, 1, 1, 1, 1, 1, 1, 0};
+
+static void num(char *buf, double v, int csv)
+{
+	if (isinf(v))
+		snprintf(buf, OUT_CELL, "inf");
+	else
+		snprintf(buf, OUT_CELL, csv ? "%.15g" : "%.4g", v);
+}
+
+static void add_row(struct table *t, const char *op, const char *dev,
+		    const struct op_row *r, double total_time, int csv, int is_total)
+{
+	char c[9][OUT_CELL];
+	snprintf(c[0], OUT_CELL, "%s", op);
+	snprintf(c[1], OUT_CELL, "%s", dev);
+	snprintf(c[2], OUT_CELL, "%.15g", r->count);
+	num(c[3], csv ? r->flops : r->flops / 1e9, csv);
+	num(c[4], csv ? r->bytes : r->bytes / 1e6, csv);
+	num(c[5], r->bytes > 0 ? r->flops / r->bytes : 0, csv);
+	num(c[6], csv ? r->time : r->time * 1e6, csv);
+	snprintf(c[7], OUT_CELL, "%.1f%%",
+		 total_time > 0 && isfinite(total_time) ? 100 * r->time / total_time : 0);
+	const char *bound = is_total ? "" : bound_names[r->bound];
+	const char *cells[9] = {c[0], c[1], c[2], c[3], c[4], c[5], c[6],
+				csv ? bound : c[7], bound};
+	table_add(t, cells);
+}
+
+int ops_table(const struct ops_setup *o, struct step *s, struct table *t,
+	      int csv)
+{
+	struct kerr err;
+	if (step_build(o->m, &o->b, s, &err) != 0) {
+		die_msg("%s", err.msg);
+		return 1;
+	}
+	step_time(s, o->d, o->l);
+	struct op_row rows[OP_N], total;
+	step_rows(s, rows, &total);
+	table_init(t, csv ? 8 : 9, csv ? csv_head : txt_head, csv ? NULL : txt_right);
+	for (int k = 0; k < OP_N; k++)
+		if (rows[k].present)
+			add_row(t, op_table[k].name,
+				op_table[k].side == SIDE_LINK ? o->link_label : o->dev_label,
+				&rows[k], total.time, csv, 0);
+	add_row(t, "total", "", &total, total.time, csv, 1);
+	return 0;
+}
+
+void ops_heading(const struct ops_setup *o, const struct step *s, FILE *fp)
+{
+	fprintf(fp, "%s on %s: batch %g (%g on this GPU), context %g, %g GPU%s, "
+		"algo %s, MTP %g draft token%s (q = %g)\n",
+		o->m->name, o->d->name, o->b.requests, s->local, o->b.context,
+		o->b.gpus, o->b.gpus == 1 ? "" : "s", algo_table[o->b.algo].name,
+		o->b.mtp, o->b.mtp == 1 ? "" : "s", s->q);
+}
+
+void ops_footer(const struct ops_setup *o, const struct step *s, FILE *fp)
+{
+	double side[3] = {0}, total = 0;
+	for (int i = 0; i < s->n; i++) {
+		double t = s->op[i].count * s->op[i].time;
+		side[s->op[i].side] += t;
+		total += t;
+	}
+	if (!isfinite(total)) {
+		fprintf(fp, "step time: infinite: %s cannot run every operator "
+			"(see 'unsupported' rows)\n", o->d->name);
+	} else {
+		fprintf(fp, "step time %.3f ms: weights side %.1f%%, cache side %.1f%%, "
+			"all-to-all %.1f%%\n", total * 1e3, 100 * side[SIDE_GPU] / total,
+			100 * side[SIDE_CACHE] / total, 100 * side[SIDE_LINK] / total);
+	}
+	double w = model_weight_bytes(o->m, o->b.gpus);
+	double per_tok = model_kv_bytes_token(o->m) + model_index_bytes_token(o->m);
+	double cache = per_tok * o->b.context * s->local;
+	double need = w + cache;
+	fprintf(fp, "memory: weights %.1f GB + KV and index cache %.1f GB "
+		"(%.0f B/token) = %.1f GB of %.1f GB: %s\n",
+		w / 1e9, cache / 1e9, per_tok, need / 1e9, o->d->mem_capacity / 1e9,
+		need <= o->d->mem_capacity ? "fits"
+					    : "does NOT fit (times above assume it did)");
+}

@@ -1,0 +1,25 @@
+/* report.h: the per-operator table of one step, shared by `ops` and `run`. */
+#ifndef KARAT_CLI_REPORT_H
+#define KARAT_CLI_REPORT_H
+
+#include "cli/cli.h"
+#include "cost/step.h"
+
+struct ops_setup {
+	const struct kmodel *m;
+	const struct kdevice *d;
+	const struct klink *l;
+	const char *dev_label, *link_label;
+	struct kbatch b;
+};
+
+/* Builds and times the step; fills t (CSV columns) and returns 0, or prints
+ * the error and returns 1. */
+int ops_table(const struct ops_setup *o, struct step *s, struct table *t,
+	      int csv);
+
+/* Prints the human heading and footer around an ops table. */
+void ops_heading(const struct ops_setup *o, const struct step *s, FILE *fp);
+void ops_footer(const struct ops_setup *o, const struct step *s, FILE *fp);
+
+#endif

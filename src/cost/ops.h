@@ -1,0 +1,53 @@
+/* ops.h: the operator kinds of one decode step (a static table: stable
+ * snake_case names, class, where they run) and the cost record of one
+ * emitted operator. */
+#ifndef KARAT_COST_OPS_H
+#define KARAT_COST_OPS_H
+
+#include "base/dtype.h"
+#include "hw/device.h"
+
+enum op_kind {
+	OP_ATTN_NORM, OP_QKV_PROJ, OP_Q_PROJ, OP_Q_DOWN, OP_Q_NORM, OP_Q_UP,
+	OP_KV_DOWN, OP_KV_NORM, OP_Q_ABSORB, OP_INDEX_Q_PROJ, OP_INDEX_K_PROJ,
+	OP_INDEX_W_PROJ, OP_ROPE, OP_CACHE_WRITE, OP_INDEX_SCAN, OP_TOPK,
+	OP_GATHER, OP_ATTENTION, OP_V_ABSORB, OP_O_PROJ, OP_FFN_NORM,
+	OP_DENSE_FFN, OP_ROUTER, OP_DISPATCH, OP_EXPERTS, OP_SHARED_EXPERT,
+	OP_COMBINE, OP_FINAL_NORM, OP_LM_HEAD, OP_SAMPLING, OP_MTP, OP_N
+};
+
+/* Where an operator belongs in a heterogeneous system. */
+enum op_side {
+	SIDE_GPU,   /* weights-bound work: projections, MoE, LM head */
+	SIDE_CACHE, /* reads or writes the KV/index cache */
+	SIDE_LINK,  /* moves data between GPUs (all-to-all) */
+};
+
+struct op_info {
+	const char *name;
+	enum op_class cls;
+	enum op_side side;
+	int module;        /* a whole module: row count is module runs */
+	const char *desc;
+};
+
+extern const struct op_info op_table[OP_N];
+
+enum bound { BOUND_NONE, BOUND_COMPUTE, BOUND_MEMORY, BOUND_LINK,
+	     BOUND_OVERHEAD, BOUND_UNSUPPORTED, BOUND_N };
+extern const char *const bound_names[BOUND_N];
+
+/* One emitted operator: `count` identical instances of (flops, bytes). */
+struct op_cost {
+	enum op_kind kind;
+	enum op_class cls;
+	enum op_side side;
+	enum dtype dt;       /* compute data type */
+	double count;
+	double flops, bytes; /* per instance */
+	/* filled by the roofline, per instance */
+	double t_compute, t_memory, t_link, time;
+	enum bound bound;
+};
+
+#endif

@@ -1,0 +1,37 @@
+/* roofline.c: the per-operator roofline. */
+#include "cost/roofline.h"
+
+#include <math.h>
+
+void roofline_op(struct op_cost *o, const struct kdevice *d,
+		 const struct klink *l)
+{
+	o->t_compute = o->t_memory = o->t_link = 0;
+	if (o->side == SIDE_LINK) {
+		o->t_link = o->bytes > 0 ? o->bytes / (l->bw * l->efficiency) : 0;
+		o->time = o->bytes > 0 ? o->t_link + l->latency : 0;
+		o->bound = o->bytes > 0 ? BOUND_LINK : BOUND_NONE;
+		return;
+	}
+	double peak = device_peak(d, o->dt, 0);
+	if (!(d->supports & (1u << o->cls)) || peak <= 0) {
+		o->time = INFINITY;
+		o->bound = BOUND_UNSUPPORTED;
+		return;
+	}
+	o->t_compute = o->flops / (peak * d->eff_c[o->cls]);
+	o->t_memory = o->bytes / (d->mem_bw * d->eff_m[o->cls]);
+	double t = o->t_compute > o->t_memory ? o->t_compute : o->t_memory;
+	o->time = t + d->overhead;
+	if (o->flops == 0 && o->bytes == 0)
+		o->bound = BOUND_NONE, o->time = 0;
+	else if (d->overhead > t)
+		o->bound = BOUND_OVERHEAD;
+	else
+		o->bound = o->t_compute >= o->t_memory ? BOUND_COMPUTE : BOUND_MEMORY;
+}
+
+double roofline_ridge(const struct kdevice *d, enum op_class c, enum dtype t)
+{
+	return device_peak(d, t, 0) * d->eff_c[c] / (d->mem_bw * d->eff_m[c]);
+}

@@ -1,0 +1,18 @@
+/* roofline.h: time of one operator on a device or link, and which bound
+ * won: time = max(FLOPs / (peak * eff_c), bytes / (bw * eff_m)) + overhead;
+ * on a link: bytes / (bw * eff) + latency. */
+#ifndef KARAT_COST_ROOFLINE_H
+#define KARAT_COST_ROOFLINE_H
+
+#include "cost/ops.h"
+#include "hw/device.h"
+#include "hw/link.h"
+
+/* Fills o->t_compute, t_memory, t_link, time (per instance) and bound. */
+void roofline_op(struct op_cost *o, const struct kdevice *d,
+		 const struct klink *l);
+
+/* FLOP/B at which compute and memory time are equal for class c, type t. */
+double roofline_ridge(const struct kdevice *d, enum op_class c, enum dtype t);
+
+#endif

@@ -1,0 +1,65 @@
+/* step.h: expansion of one decode step into operators with FLOPs and bytes
+ * (step_build), and their times on a device (step_time).  Both run on
+ * caller-owned memory: the hot path allocates nothing. */
+#ifndef KARAT_COST_STEP_H
+#define KARAT_COST_STEP_H
+
+#include "base/err.h"
+#include "cost/ops.h"
+#include "hw/device.h"
+#include "hw/link.h"
+#include "model/model.h"
+
+#define STEP_MAX_OPS 160
+
+/* A decode batch.  Attention is data-parallel: this GPU holds `local`
+ * requests; experts are expert-parallel over `gpus`, and routing sees the
+ * tokens of all `requests`. */
+struct kbatch {
+	double requests;      /* B, all GPUs together */
+	double gpus;          /* G */
+	double context;       /* L for every local request when ctx == NULL */
+	const double *ctx;    /* or: the local requests' contexts */
+	int nctx;
+	double mtp;           /* draft tokens d verified per step (q = 1 + d) */
+	int algo;             /* enum algo_id to use (the model's by default) */
+};
+
+/* Sums over the local requests that the cache-side formulas need. */
+struct ctx_sums {
+	double n;          /* local requests */
+	double L;          /* sum of contexts */
+	double k_tok;      /* sum of min(L, topk) */
+	double blocks;     /* sum of ceil(L / block_size) */
+	double k_blk;      /* sum of min(topk, blocks) */
+	double sel_tok;    /* sum of min(L, topk * block_size) */
+};
+
+struct step {
+	int n;
+	double local;      /* requests on this GPU */
+	double q;          /* query tokens per request */
+	struct op_cost op[STEP_MAX_OPS];
+};
+
+/* Fills s with every operator of one step of m on batch b.  Returns 0, or
+ * -1 with err when the batch is invalid (no requests, context beyond the
+ * model's maximum, non-integral counts). */
+int step_build(const struct kmodel *m, const struct kbatch *b, struct step *s,
+	       struct kerr *err);
+
+/* Roofline times of every operator of s on device d (link l carries the
+ * all-to-all).  Returns the step time in seconds (infinite when an
+ * operator is unsupported). */
+double step_time(struct step *s, const struct kdevice *d, const struct klink *l);
+
+/* Per-kind totals for reports: rows[k] sums the entries of kind k. */
+struct op_row {
+	double count, flops, bytes, time;
+	enum bound bound;  /* bound of the entry that contributes most time */
+	int present;
+};
+void step_rows(const struct step *s, struct op_row rows[OP_N],
+	       struct op_row *total);
+
+#endif

@@ -1,0 +1,110 @@
+/* device.c: the device schema (every key of a device INI) and validation. */
+#include "hw/device.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *const dev_kind_names[DEV_NKIND + 1] = {"gpu", "cpu", "pim", "pnm", 0};
+const char *const op_class_names[OC_N + 1] = {"gemm", "attention", "scan",
+					      "gather", "elementwise", 0};
+
+#define OFF(f) offsetof(struct kdevice, f)
+#define NUM(sec, key, fld, unit, req, lo, hi, pos, help) \
+	{sec, key, FK_NUM, unit, OFF(fld), 0, req, lo, hi, pos, 0, help}
+#define EFF(key, fld, req, help) NUM("efficiency", key, fld, U_REAL, req, 0, 1, 1, help)
+
+static const struct field device_fields[] = {
+	{"device", "name", FK_STR, U_INT, OFF(name), sizeof(((struct kdevice *)0)->name),
+	 1, 0, 0, 0, 0, "display name"},
+	{"device", "kind", FK_ENUM, U_INT, OFF(kind), 0, 1, 0, 0, 0, dev_kind_names,
+	 "gpu, cpu, pim or pnm"},
+	{"device", "link", FK_STR, U_INT, OFF(link), sizeof(((struct kdevice *)0)->link),
+	 1, 0, 0, 0, 0, "its interconnect: a link in hw/ (GPU: scale-up)"},
+	NUM("device", "tdp", tdp, U_POWER, 1, 0, 1e6, 1, "thermal design power"),
+	NUM("compute", "fp4", peak[DT_FP4], U_FLOPS, 0, 0, 1e18, 0, "dense FP4 peak"),
+	NUM("compute", "fp8", peak[DT_FP8], U_FLOPS, 0, 0, 1e18, 0, "dense FP8 peak"),
+	NUM("compute", "bf16", peak[DT_BF16], U_FLOPS, 1, 0, 1e18, 1, "dense BF16 peak"),
+	NUM("compute", "fp32", peak[DT_FP32], U_FLOPS, 0, 0, 1e18, 0, "FP32 (vector) peak"),
+	NUM("memory", "capacity", mem_capacity, U_BYTES, 1, 0, 1e16, 1, "memory capacity"),
+	NUM("memory", "bandwidth", mem_bw, U_BW, 1, 0, 1e16, 1, "memory bandwidth"),
+	EFF("gemm_compute", eff_c[OC_GEMM], 1, "fraction of peak FLOP/s a GEMM reaches"),
+	EFF("gemm_memory", eff_m[OC_GEMM], 1, "fraction of bandwidth a GEMM reaches"),
+	EFF("attention_compute", eff_c[OC_ATTENTION], 1, "attention kernels, compute"),
+	EFF("attention_memory", eff_m[OC_ATTENTION], 1, "attention kernels, memory"),
+	EFF("scan_compute", eff_c[OC_SCAN], 1, "index scan and top-k, compute"),
+	EFF("scan_memory", eff_m[OC_SCAN], 1, "index scan and top-k, memory"),
+	EFF("gather_memory", eff_m[OC_GATHER], 1, "row gathers, memory"),
+	EFF("elementwise_memory", eff_m[OC_ELEMENTWISE], 1, "norms, RoPE, sampling, memory"),
+	EFF("gather_compute", eff_c[OC_GATHER], 0, "row gathers, compute (default 1)"),
+	EFF("elementwise_compute", eff_c[OC_ELEMENTWISE], 0, "elementwise, compute (default 1)"),
+	NUM("efficiency", "overhead", overhead, U_TIME, 1, 0, 1, 0, "fixed time per operator launch"),
+	{"pim", "ops", FK_STR, U_INT, OFF(ops), sizeof(((struct kdevice *)0)->ops), 0,
+	 0, 0, 0, 0, "operator classes a fixed-function PIM runs"},
+};
+
+const struct schema device_schema = {"device", device_fields,
+				     sizeof device_fields / sizeof device_fields[0]};
+
+static int class_mask(const char *list, unsigned *mask, char *bad, size_t n)
+{
+	char buf[128];
+	snprintf(buf, sizeof buf, "%s", list);
+	*mask = 0;
+	for (char *save = 0, *tok = strtok_r(buf, ", ", &save); tok;
+	     tok = strtok_r(0, ", ", &save)) {
+		int k = 0;
+		while (op_class_names[k] && strcmp(op_class_names[k], tok) != 0)
+			k++;
+		if (!op_class_names[k]) {
+			snprintf(bad, n, "%s", tok);
+			return -1;
+		}
+		*mask |= 1u << k;
+	}
+	return *mask ? 0 : (snprintf(bad, n, "(empty)"), -1);
+}
+
+int device_validate(struct kdevice *d, const struct ini_doc *doc,
+		    struct kerr *err)
+{
+	if (!ini_doc_find(doc, "efficiency", "gather_compute"))
+		d->eff_c[OC_GATHER] = 1;
+	if (!ini_doc_find(doc, "efficiency", "elementwise_compute"))
+		d->eff_c[OC_ELEMENTWISE] = 1;
+	const struct ini_entry *ops = ini_doc_find(doc, "pim", "ops");
+	if (d->kind == DEV_PIM) {
+		if (!ops)
+			return kerr_set(err, doc->path, ini_doc_section_line(doc, "device"),
+					"a pim device needs [pim] ops = the operator classes it runs");
+		char bad[64];
+		if (class_mask(d->ops, &d->supports, bad, sizeof bad) != 0)
+			return kerr_set(err, doc->path, ops->line,
+					"pim.ops: unknown operator class '%s' (gemm, attention, scan, gather, elementwise)",
+					bad);
+	} else {
+		if (ops)
+			return kerr_set(err, doc->path, ops->line,
+					"[pim] ops is only for kind = pim (%s devices run every operator)",
+					dev_kind_names[d->kind]);
+		d->supports = (1u << OC_N) - 1;
+	}
+	return 0;
+}
+
+double device_peak(const struct kdevice *d, enum dtype t, enum dtype *used)
+{
+	for (int k = t; k < DT_N; k++)
+		if (d->peak[k] > 0) {
+			if (used)
+				*used = (enum dtype)k;
+			return d->peak[k];
+		}
+	for (int k = (int)t - 1; k >= 0; k--) /* e.g. fp32 work on matrix units */
+		if (d->peak[k] > 0) {
+			if (used)
+				*used = (enum dtype)k;
+			return d->peak[k];
+		}
+	return 0;
+}

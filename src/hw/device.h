@@ -1,0 +1,47 @@
+/* device.h: a compute device (GPU, CPU, PIM, PNM) as the roofline sees it:
+ * peak FLOP/s per data type, one memory tier, TDP, per-class efficiency,
+ * fixed per-operator overhead and, for fixed-function PIM, the operator
+ * classes it can run at all. */
+#ifndef KARAT_HW_DEVICE_H
+#define KARAT_HW_DEVICE_H
+
+#include "base/dtype.h"
+#include "base/err.h"
+#include "io/ini_doc.h"
+#include "io/schema.h"
+
+enum dev_kind { DEV_GPU, DEV_CPU, DEV_PIM, DEV_PNM, DEV_NKIND };
+
+/* Operator classes: each has its own achievable fraction of peak. */
+enum op_class { OC_GEMM, OC_ATTENTION, OC_SCAN, OC_GATHER, OC_ELEMENTWISE, OC_N };
+
+extern const char *const dev_kind_names[DEV_NKIND + 1];
+extern const char *const op_class_names[OC_N + 1];
+
+struct kdevice {
+	char name[64];
+	int kind;               /* enum dev_kind */
+	char link[32];          /* zoo name of its interconnect */
+	double tdp;             /* W */
+	double peak[DT_N];      /* FLOP/s; 0 = no native support */
+	double mem_capacity;    /* B */
+	double mem_bw;          /* B/s */
+	double eff_c[OC_N], eff_m[OC_N];
+	double overhead;        /* s, fixed cost per operator launch */
+	char ops[128];          /* PIM: comma-separated classes it runs */
+	unsigned supports;      /* bit per op_class, derived from ops */
+};
+
+extern const struct schema device_schema;
+
+/* Cross-field checks and derivation of supports; 0 or -1 with err. */
+int device_validate(struct kdevice *d, const struct ini_doc *doc,
+		    struct kerr *err);
+
+/* Peak for data type t: the native one, else the next wider type the
+ * device has (fp4 -> fp8 -> bf16 -> fp32), else the next narrower one
+ * (fp32 work without an fp32 figure runs at the bf16 rate); *used gets the
+ * type taken.  Returns 0 only when the device lists no peak at all. */
+double device_peak(const struct kdevice *d, enum dtype t, enum dtype *used);
+
+#endif

@@ -1,0 +1,22 @@
+/* link.c: the link schema. */
+#include "hw/link.h"
+
+#include <stddef.h>
+
+#define OFF(f) offsetof(struct klink, f)
+
+static const struct field link_fields[] = {
+	{"link", "name", FK_STR, U_INT, OFF(name), sizeof(((struct klink *)0)->name), 1,
+	 0, 0, 0, 0, "display name"},
+	{"link", "bandwidth", FK_NUM, U_BW, OFF(bw), 0, 1, 0, 1e15, 1, 0,
+	 "bandwidth per direction per device"},
+	{"link", "latency", FK_NUM, U_TIME, OFF(latency), 0, 1, 0, 1, 0, 0,
+	 "latency of one transfer"},
+	{"link", "efficiency", FK_NUM, U_REAL, OFF(efficiency), 0, 1, 0, 1, 1, 0,
+	 "fraction of bandwidth reached"},
+	{"link", "energy", FK_NUM, U_EBIT, OFF(energy_bit), 0, 1, 0, 1e-6, 0, 0,
+	 "energy per bit moved"},
+};
+
+const struct schema link_schema = {"link", link_fields,
+				   sizeof link_fields / sizeof link_fields[0]};

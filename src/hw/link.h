@@ -1,0 +1,18 @@
+/* link.h: an interconnect (NVLink, PCIe, CXL, InfiniBand): bandwidth per
+ * direction, latency, achievable fraction, energy per bit. */
+#ifndef KARAT_HW_LINK_H
+#define KARAT_HW_LINK_H
+
+#include "io/schema.h"
+
+struct klink {
+	char name[64];
+	double bw;          /* B/s per direction, per device port */
+	double latency;     /* s per transfer */
+	double efficiency;  /* fraction of bw a collective or copy reaches */
+	double energy_bit;  /* J/bit */
+};
+
+extern const struct schema link_schema;
+
+#endif

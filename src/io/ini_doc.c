@@ -1,0 +1,277 @@
+/* ini_doc.c: feeds inih one line at a time from a buffer we own, so that
+ * line numbers are exact and comments (the source of every value) are kept.
+ * Comments are stripped here, before inih sees the line. */
+#include "io/ini_doc.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* inih (Debian build) reads lines into a 200-byte stack buffer. */
+#define INIH_LINE_ROOM 190
+
+struct feed {
+	const char *buf;
+	size_t len, pos;
+	int line;             /* number of the line last handed to inih */
+	char comment[INI_SOURCE];
+	struct ini_doc *doc;
+	struct kerr *err;
+	int failed;           /* our own error already written to err */
+};
+
+static int valid_name(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!(isalnum((unsigned char)*s) || *s == '_' || *s == '-' ||
+		      *s == '.'))
+			return 0;
+	return 1;
+}
+
+/* Position of an inline comment (';' or '#' after a blank), or -1. */
+static long comment_start(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	if (i < n && (s[i] == ';' || s[i] == '#'))
+		return (long)i;
+	for (; i < n; i++)
+		if ((s[i] == ';' || s[i] == '#') && i > 0 &&
+		    (s[i - 1] == ' ' || s[i - 1] == '\t'))
+			return (long)i;
+	return -1;
+}
+
+static void record_section(struct feed *f, const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n && isspace((unsigned char)s[i]))
+		i++;
+	if (i >= n || s[i] != '[')
+		return;
+	const char *close = memchr(s + i, ']', n - i);
+	if (!close)
+		return; /* inih reports the syntax error */
+	size_t a = i + 1, b = (size_t)(close - s);
+	while (a < b && isspace((unsigned char)s[a]))
+		a++;
+	while (b > a && isspace((unsigned char)s[b - 1]))
+		b--;
+	struct ini_doc *d = f->doc;
+	char name[INI_NAME];
+	if (b - a >= sizeof name) {
+		f->failed = 1;
+		kerr_set(f->err, d->path, f->line, "section name longer than %d characters",
+			 INI_NAME - 1);
+		return;
+	}
+	memcpy(name, s + a, b - a);
+	name[b - a] = '\0';
+	if (!valid_name(name)) {
+		f->failed = 1;
+		kerr_set(f->err, d->path, f->line,
+			 "bad section name '[%s]' (letters, digits, _ - . only)", name);
+		return;
+	}
+	for (int k = 0; k < d->nsec; k++)
+		if (strcmp(d->sec[k].name, name) == 0) {
+			f->failed = 1;
+			kerr_set(f->err, d->path, f->line,
+				 "section [%s] repeated (first at line %d)", name,
+				 d->sec[k].line);
+			return;
+		}
+	if (d->nsec == INI_MAX_SECTIONS) {
+		f->failed = 1;
+		kerr_set(f->err, d->path, f->line, "more than %d sections",
+			 INI_MAX_SECTIONS);
+		return;
+	}
+	snprintf(d->sec[d->nsec].name, INI_NAME, "%s", name);
+	d->sec[d->nsec++].line = f->line;
+}
+
+/* fgets-like reader handed to inih: one source line per call, comment
+ * removed and remembered. */
+static char *feed_line(char *str, int num, void *stream)
+{
+	struct feed *f = stream;
+	if (f->failed || f->pos >= f->len)
+		return NULL;
+	const char *s = f->buf + f->pos;
+	const char *nl = memchr(s, '\n', f->len - f->pos);
+	size_t n = nl ? (size_t)(nl - s) : f->len - f->pos;
+	f->pos += n + (nl ? 1 : 0);
+	f->line++;
+	if (n && s[n - 1] == '\r')
+		n--;
+	long c = comment_start(s, n);
+	f->comment[0] = '\0';
+	size_t body = n;
+	if (c >= 0) {
+		size_t a = (size_t)c + 1;
+		while (a < n && (s[a] == ' ' || s[a] == '\t'))
+			a++;
+		size_t clen = n - a;
+		if (clen >= sizeof f->comment)
+			clen = sizeof f->comment - 1;
+		memcpy(f->comment, s + a, clen);
+		f->comment[clen] = '\0';
+		body = (size_t)c;
+	}
+	while (body && (s[body - 1] == ' ' || s[body - 1] == '\t'))
+		body--;
+	if (body > INIH_LINE_ROOM || (int)body + 2 > num) {
+		f->failed = 1;
+		kerr_set(f->err, f->doc->path, f->line,
+			 "line too long (%zu characters before any comment, at most %d)",
+			 body, INIH_LINE_ROOM);
+		return NULL;
+	}
+	record_section(f, s, body);
+	if (f->failed)
+		return NULL;
+	memcpy(str, s, body);
+	str[body] = '\n';
+	str[body + 1] = '\0';
+	return str;
+}
+
+static int on_pair(void *user, const char *section, const char *key,
+		   const char *value)
+{
+	struct feed *f = user;
+	struct ini_doc *d = f->doc;
+	if (!*section)
+		return f->failed = 1, kerr_set(f->err, d->path, f->line,
+				 "key '%s' appears before any [section]", key), 0;
+	if (!valid_name(key) || strlen(key) >= INI_NAME)
+		return f->failed = 1, kerr_set(f->err, d->path, f->line,
+				 "bad key name '%.64s' (letters, digits, _ - . only)", key), 0;
+	if (!*value)
+		return f->failed = 1, kerr_set(f->err, d->path, f->line,
+				 "key '%s' has no value", key), 0;
+	const struct ini_entry *old = ini_doc_find(d, section, key);
+	if (old)
+		return f->failed = 1, kerr_set(f->err, d->path, f->line,
+				 "duplicate key '%s' in [%s] (first at line %d)", key,
+				 section, old->line), 0;
+	if (d->n == INI_MAX_ENTRIES)
+		return f->failed = 1, kerr_set(f->err, d->path, f->line,
+				 "more than %d keys", INI_MAX_ENTRIES), 0;
+	struct ini_entry *e = &d->e[d->n++];
+	snprintf(e->section, sizeof e->section, "%s", section);
+	snprintf(e->key, sizeof e->key, "%s", key);
+	snprintf(e->value, sizeof e->value, "%s", value);
+	snprintf(e->source, sizeof e->source, "%s", f->comment);
+	e->line = f->line;
+	return 1;
+}
+
+struct ini_doc *ini_doc_parse(const char *name, const char *text, size_t len,
+			      struct kerr *err)
+{
+	struct ini_doc *d = calloc(1, sizeof *d);
+	if (!d) {
+		kerr_set(err, name, 0, "out of memory");
+		return NULL;
+	}
+	snprintf(d->path, sizeof d->path, "%s", name);
+	const char *nul = memchr(text, '\0', len);
+	if (nul) {
+		int line = 1;
+		for (const char *p = text; p < nul; p++)
+			line += *p == '\n';
+		kerr_set(err, name, line, "binary data (NUL byte); not an INI file");
+		free(d);
+		return NULL;
+	}
+	/* Process-wide inih switches; every load sets the same values. */
+	ini_allow_multiline = 0;
+	ini_allow_inline_comments = 0;
+	ini_stop_on_first_error = 1;
+	ini_allow_no_value = 0;
+	struct feed f = {.buf = text, .len = len, .doc = d, .err = err};
+	int rc = ini_parse_stream(feed_line, &f, on_pair, &f);
+	if (!f.failed && rc > 0)
+		kerr_set(err, name, rc,
+			 "syntax error (expected '[section]' or 'key = value')");
+	if (!f.failed && rc < 0)
+		kerr_set(err, name, 0, "cannot parse (inih error %d)", rc);
+	if (f.failed || rc != 0) {
+		free(d);
+		return NULL;
+	}
+	d->nlines = f.line;
+	return d;
+}
+
+struct ini_doc *ini_doc_load(const char *path, struct kerr *err)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp) {
+		kerr_set(err, path, 0, "cannot open: %s", strerror(errno));
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
+		fclose(fp);
+		kerr_set(err, path, 0, "not a regular file");
+		return NULL;
+	}
+	if (st.st_size > INI_MAX_BYTES) {
+		fclose(fp);
+		kerr_set(err, path, 0, "file too large (%lld bytes, at most %d)",
+			 (long long)st.st_size, INI_MAX_BYTES);
+		return NULL;
+	}
+	size_t cap = (size_t)st.st_size + 1;
+	char *buf = malloc(cap);
+	if (!buf) {
+		fclose(fp);
+		kerr_set(err, path, 0, "out of memory");
+		return NULL;
+	}
+	size_t len = fread(buf, 1, cap - 1, fp);
+	int bad = ferror(fp);
+	fclose(fp);
+	if (bad) {
+		free(buf);
+		kerr_set(err, path, 0, "read error");
+		return NULL;
+	}
+	struct ini_doc *d = ini_doc_parse(path, buf, len, err);
+	free(buf);
+	return d;
+}
+
+void ini_doc_free(struct ini_doc *d)
+{
+	free(d);
+}
+
+const struct ini_entry *ini_doc_find(const struct ini_doc *d,
+				     const char *section, const char *key)
+{
+	for (int i = 0; i < d->n; i++)
+		if (strcmp(d->e[i].section, section) == 0 &&
+		    strcmp(d->e[i].key, key) == 0)
+			return &d->e[i];
+	return NULL;
+}
+
+int ini_doc_section_line(const struct ini_doc *d, const char *section)
+{
+	for (int i = 0; i < d->nsec; i++)
+		if (strcmp(d->sec[i].name, section) == 0)
+			return d->sec[i].line;
+	return 0;
+}

@@ -1,0 +1,56 @@
+/* schema.h: binding an INI document to a C struct through a static table of
+ * fields.  Every key of the document must be in the table (unknown keys are
+ * errors), every required field must be present, every value must parse in
+ * its unit class and lie in its range. */
+#ifndef KARAT_IO_SCHEMA_H
+#define KARAT_IO_SCHEMA_H
+
+#include <stddef.h>
+
+#include "base/err.h"
+#include "base/units.h"
+#include "io/ini_doc.h"
+
+enum field_kind {
+	FK_NUM,   /* double, parsed with unit class .unit */
+	FK_STR,   /* char[.size] */
+	FK_ENUM,  /* int index into .names (NULL-terminated) */
+};
+
+struct field {
+	const char *section, *key;
+	enum field_kind kind;
+	enum unit_class unit;
+	size_t offset;            /* into the bound struct */
+	size_t size;              /* FK_STR: buffer size */
+	int required;
+	double min, max;          /* FK_NUM: inclusive range */
+	int positive;             /* FK_NUM: must be > 0 (zero is meaningless) */
+	const char *const *names; /* FK_ENUM */
+	const char *help;         /* one line for `karat show` and docs */
+};
+
+struct schema {
+	const char *what;          /* "model", "device", "link" */
+	const struct field *fields;
+	size_t n;
+};
+
+/* Fills obj from doc according to s.  Returns 0, or -1 with
+ * "file:line: reason" in err for the first problem found. */
+int schema_bind(const struct schema *s, const struct ini_doc *doc, void *obj,
+		struct kerr *err);
+
+/* The field for section.key, or NULL. */
+const struct field *schema_field(const struct schema *s, const char *section,
+				 const char *key);
+
+/* Parses one value for field f into obj (used by schema_bind and by
+ * command-line overrides); why gets the reason on failure. */
+int schema_set(const struct field *f, const char *value, void *obj, char *why,
+	       size_t n);
+
+/* Formats the bound value of f in obj for display. */
+void schema_format(const struct field *f, const void *obj, char *buf, size_t n);
+
+#endif

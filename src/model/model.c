@@ -1,0 +1,260 @@
+/* model.c: the model schema (every INI key of models/NAME.ini), cross-field
+ * validation, cache sizes per token and parameter counts. */
+#include "model/model.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+static const char *const attn_names[] = {"gqa", "mla", 0};
+
+#define OFF(f) offsetof(struct kmodel, f)
+#define NUM(sec, key, fld, unit, req, lo, hi, pos, help) \
+	{sec, key, FK_NUM, unit, OFF(fld), 0, req, lo, hi, pos, 0, help}
+#define DT(key, fld, req, help) \
+	{"dtypes", key, FK_ENUM, U_INT, OFF(fld), 0, req, 0, 0, 0, dtype_names, help}
+#define BIG 1e15
+
+static const struct field model_fields[] = {
+	{"model", "name", FK_STR, U_INT, OFF(name), sizeof(((struct kmodel *)0)->name),
+	 1, 0, 0, 0, 0, "display name"},
+	NUM("model", "layers", layers, U_INT, 1, 1, 4096, 1, "decoder layers (MTP excluded)"),
+	NUM("model", "hidden", hidden, U_INT, 1, 1, 1e6, 1, "hidden size"),
+	NUM("model", "vocab", vocab, U_INT, 1, 1, 1e8, 1, "vocabulary size"),
+	NUM("model", "max_context", max_context, U_TOKENS, 1, 1, 1e9, 1, "longest context the model supports"),
+	NUM("model", "total_params", total_params, U_REAL, 1, 1, BIG, 1, "published parameter count, checked against the shape"),
+	NUM("model", "mtp_layers", mtp_layers, U_INT, 1, 0, 64, 0, "multi-token-prediction modules in the checkpoint"),
+	{"attention", "kind", FK_ENUM, U_INT, OFF(attn), 0, 1, 0, 0, 0, attn_names, "gqa or mla"},
+	NUM("attention", "heads", heads, U_INT, 1, 1, 4096, 1, "query heads"),
+	NUM("attention", "kv_heads", kv_heads, U_INT, 0, 1, 4096, 1, "GQA: key/value heads"),
+	NUM("attention", "head_dim", head_dim, U_INT, 0, 1, 65536, 1, "GQA: head dimension"),
+	NUM("attention", "q_lora_rank", q_lora_rank, U_INT, 0, 0, 1e6, 0, "MLA: query latent rank (0 = no query compression)"),
+	NUM("attention", "kv_lora_rank", kv_lora_rank, U_INT, 0, 1, 1e6, 1, "MLA: KV latent rank"),
+	NUM("attention", "qk_nope_dim", qk_nope_dim, U_INT, 0, 1, 65536, 1, "MLA: non-rotary q/k head dim"),
+	NUM("attention", "qk_rope_dim", qk_rope_dim, U_INT, 0, 1, 65536, 1, "MLA: rotary q/k head dim"),
+	NUM("attention", "v_head_dim", v_head_dim, U_INT, 0, 1, 65536, 1, "MLA: value head dim"),
+	{"sparse", "algo", FK_ENUM, U_INT, OFF(algo), 0, 1, 0, 0, 0, algo_names, "native attention algorithm"},
+	NUM("sparse", "topk", topk, U_TOKENS, 0, 1, 1e9, 1, "tokens (dsa) or blocks (msa) selected per query"),
+	NUM("sparse", "index_heads", index_heads, U_INT, 0, 1, 4096, 1, "indexer query heads"),
+	NUM("sparse", "index_dim", index_dim, U_INT, 0, 1, 65536, 1, "indexer head dimension"),
+	NUM("sparse", "index_layers", index_layers, U_INT, 0, 1, 4096, 1, "index-share: layers that own an indexer"),
+	NUM("sparse", "block_size", block_size, U_TOKENS, 0, 1, 1e9, 1, "msa: tokens per scored block"),
+	NUM("sparse", "dense_layers", dense_attn_layers, U_INT, 0, 0, 4096, 0, "msa: leading layers with dense attention"),
+	NUM("sparse", "score_bytes", score_bytes, U_BYTES, 0, 1, 64, 1, "bytes per materialised index score"),
+	NUM("ffn", "dense_layers", dense_layers, U_INT, 1, 0, 4096, 0, "leading layers with a dense FFN (all, for a dense model)"),
+	NUM("ffn", "dense_inter", dense_inter, U_INT, 0, 1, 1e7, 1, "dense FFN intermediate size"),
+	NUM("moe", "experts", experts, U_INT, 0, 1, 1e5, 1, "routed experts per MoE layer"),
+	NUM("moe", "active", active_experts, U_INT, 0, 1, 1e5, 1, "routed experts per token (top-k)"),
+	NUM("moe", "shared", shared_experts, U_INT, 0, 0, 1e3, 0, "shared experts per MoE layer"),
+	NUM("moe", "expert_inter", expert_inter, U_INT, 0, 1, 1e7, 1, "expert intermediate size"),
+	DT("weights", w_dt, 1, "linear-layer weights"),
+	DT("embedding", emb_dt, 1, "embedding and LM head"),
+	DT("activations", act_dt, 1, "activations between operators"),
+	DT("kv", kv_dt, 1, "KV cache elements (MLA: the latent)"),
+	DT("kv_rope", kv_rope_dt, 0, "MLA: rotary part of the cached row"),
+	NUM("dtypes", "kv_scale_bytes", kv_scale_bytes, U_BYTES, 1, 0, 1e6, 0, "scale bytes per token per layer in the KV row"),
+	DT("index", index_dt, 0, "index keys"),
+	NUM("dtypes", "index_scale_bytes", index_scale_bytes, U_BYTES, 0, 0, 1e6, 0, "scale bytes per index key"),
+	DT("attention", attn_dt, 1, "compute type of attention"),
+	DT("dispatch", dispatch_dt, 0, "MoE all-to-all dispatch payload"),
+	NUM("decode", "mtp_draft_tokens", mtp_draft, U_INT, 1, 0, 64, 0, "draft tokens verified per step (default for --mtp)"),
+	NUM("decode", "mtp_acceptance", mtp_accept, U_REAL, 1, 0, 1, 0, "probability a draft token is accepted"),
+};
+
+const struct schema model_schema = {"model", model_fields,
+				    sizeof model_fields / sizeof model_fields[0]};
+
+/* Requires section.key to be present; err points at the section. */
+static int need(const struct ini_doc *doc, const char *section,
+		const char *key, const char *why, struct kerr *err)
+{
+	if (ini_doc_find(doc, section, key))
+		return 0;
+	int line = ini_doc_section_line(doc, section);
+	return kerr_set(err, doc->path, line > 0 ? line : doc->nlines,
+			"missing key '%s' in [%s] (needed %s)", key, section, why);
+}
+
+static int at(const struct ini_doc *doc, const char *section, const char *key)
+{
+	const struct ini_entry *e = ini_doc_find(doc, section, key);
+	return e ? e->line : ini_doc_section_line(doc, section);
+}
+
+int model_validate(const struct kmodel *m, const struct ini_doc *doc,
+		   struct kerr *err)
+{
+	static const char *const gqa_keys[] = {"kv_heads", "head_dim", 0};
+	static const char *const mla_keys[] = {"q_lora_rank", "kv_lora_rank",
+					       "qk_nope_dim", "qk_rope_dim",
+					       "v_head_dim", 0};
+	const char *const *keys = m->attn == ATTN_GQA ? gqa_keys : mla_keys;
+	const char *why = m->attn == ATTN_GQA ? "for kind = gqa" : "for kind = mla";
+	for (int i = 0; keys[i]; i++)
+		if (need(doc, "attention", keys[i], why, err))
+			return -1;
+	if (m->attn == ATTN_MLA && need(doc, "dtypes", "kv_rope", why, err))
+		return -1;
+	if (m->attn == ATTN_GQA && fmod(m->heads, m->kv_heads) != 0)
+		return kerr_set(err, doc->path, at(doc, "attention", "kv_heads"),
+				"heads (%g) must be a multiple of kv_heads (%g)",
+				m->heads, m->kv_heads);
+
+	const struct algo_info *a = &algo_table[m->algo];
+	if ((a->layout == LAYOUT_MLA) != (m->attn == ATTN_MLA))
+		return kerr_set(err, doc->path, at(doc, "sparse", "algo"),
+				"algo '%s' needs %s attention, the model has %s",
+				a->name, a->layout == LAYOUT_MLA ? "mla" : "gqa",
+				m->attn == ATTN_MLA ? "mla" : "gqa");
+	if (a->has_index) {
+		static const char *const idx[] = {"topk", "index_heads", "index_dim",
+						  "score_bytes", 0};
+		for (int i = 0; idx[i]; i++)
+			if (need(doc, "sparse", idx[i], "by a sparse algo", err))
+				return -1;
+		if (need(doc, "dtypes", "index", "by a sparse algo", err) ||
+		    need(doc, "dtypes", "index_scale_bytes", "by a sparse algo", err))
+			return -1;
+	}
+	if (m->algo == ALGO_INDEX_SHARE &&
+	    need(doc, "sparse", "index_layers", "for algo = index-share", err))
+		return -1;
+	if (m->algo == ALGO_MSA &&
+	    (need(doc, "sparse", "block_size", "for algo = msa", err) ||
+	     need(doc, "sparse", "dense_layers", "for algo = msa", err)))
+		return -1;
+	if (m->index_layers > m->layers)
+		return kerr_set(err, doc->path, at(doc, "sparse", "index_layers"),
+				"index_layers (%g) exceeds layers (%g)",
+				m->index_layers, m->layers);
+	if (m->dense_attn_layers > m->layers)
+		return kerr_set(err, doc->path, at(doc, "sparse", "dense_layers"),
+				"dense_layers (%g) exceeds layers (%g)",
+				m->dense_attn_layers, m->layers);
+
+	if (m->dense_layers > m->layers)
+		return kerr_set(err, doc->path, at(doc, "ffn", "dense_layers"),
+				"dense_layers (%g) exceeds layers (%g)",
+				m->dense_layers, m->layers);
+	if (m->dense_layers > 0 &&
+	    need(doc, "ffn", "dense_inter", "when dense_layers > 0", err))
+		return -1;
+	if (m->dense_layers < m->layers) {
+		static const char *const moe[] = {"experts", "active", "shared",
+						  "expert_inter", 0};
+		for (int i = 0; moe[i]; i++)
+			if (need(doc, "moe", moe[i], "when some layers are MoE", err))
+				return -1;
+		if (need(doc, "dtypes", "dispatch", "when some layers are MoE", err))
+			return -1;
+		if (m->active_experts > m->experts)
+			return kerr_set(err, doc->path, at(doc, "moe", "active"),
+					"active (%g) exceeds experts (%g)",
+					m->active_experts, m->experts);
+	} else if (ini_doc_section_line(doc, "moe") > 0) {
+		return kerr_set(err, doc->path, ini_doc_section_line(doc, "moe"),
+				"[moe] given but ffn.dense_layers = layers (no MoE layer)");
+	}
+	if (m->mtp_draft > 0 && m->mtp_layers == 0)
+		return kerr_set(err, doc->path, at(doc, "decode", "mtp_draft_tokens"),
+				"mtp_draft_tokens > 0 needs mtp_layers > 0");
+	return 0;
+}
+
+double model_kv_bytes_layer(const struct kmodel *m)
+{
+	if (m->attn == ATTN_MLA)
+		return m->kv_lora_rank * dtype_bytes(m->kv_dt) +
+		       m->qk_rope_dim * dtype_bytes(m->kv_rope_dt) + m->kv_scale_bytes;
+	return 2 * m->kv_heads * m->head_dim * dtype_bytes(m->kv_dt) +
+	       m->kv_scale_bytes;
+}
+
+double model_index_bytes_layer(const struct kmodel *m)
+{
+	if (!algo_table[m->algo].has_index)
+		return 0;
+	return m->index_dim * dtype_bytes(m->index_dt) + m->index_scale_bytes;
+}
+
+double model_index_layers(const struct kmodel *m)
+{
+	switch (m->algo) {
+	case ALGO_DSA: return m->layers;
+	case ALGO_INDEX_SHARE: return m->index_layers;
+	case ALGO_MSA: return m->layers - m->dense_attn_layers;
+	default: return 0;
+	}
+}
+
+double model_kv_bytes_token(const struct kmodel *m)
+{
+	return m->layers * model_kv_bytes_layer(m);
+}
+
+double model_index_bytes_token(const struct kmodel *m)
+{
+	return model_index_layers(m) * model_index_bytes_layer(m);
+}
+
+static double attn_params(const struct kmodel *m)
+{
+	double h = m->hidden;
+	if (m->attn == ATTN_GQA)
+		return h * (m->heads + 2 * m->kv_heads) * m->head_dim +
+		       m->heads * m->head_dim * h;
+	double q = m->q_lora_rank > 0
+			   ? h * m->q_lora_rank + m->q_lora_rank * m->heads * mla_qk_dim(m)
+			   : h * m->heads * mla_qk_dim(m);
+	return q + h * (m->kv_lora_rank + m->qk_rope_dim) +
+	       m->kv_lora_rank * m->heads * (m->qk_nope_dim + m->v_head_dim) +
+	       m->heads * m->v_head_dim * h;
+}
+
+/* Indexer weights of one index-owning layer. */
+static double index_params(const struct kmodel *m)
+{
+	double h = m->hidden, hi = m->index_heads, di = m->index_dim;
+	if (m->algo == ALGO_DSA || m->algo == ALGO_INDEX_SHARE) {
+		double qin = m->q_lora_rank > 0 ? m->q_lora_rank : h;
+		return qin * hi * di + h * di + h * hi;
+	}
+	if (m->algo == ALGO_MSA)
+		return h * hi * di + h * di;
+	return 0;
+}
+
+void model_params(const struct kmodel *m, struct param_count *p)
+{
+	double h = m->hidden;
+	memset(p, 0, sizeof *p);
+	p->embed = m->vocab * h;
+	p->lm_head = m->vocab * h;
+	p->attn_layer = attn_params(m);
+	p->index_layer = index_params(m);
+	p->dense_ffn_layer = 3 * h * m->dense_inter;
+	double moe_layers = m->layers - m->dense_layers;
+	if (moe_layers > 0)
+		p->moe_layer = (m->experts + m->shared_experts) * 3 * h * m->expert_inter +
+			       h * m->experts;
+	/* An MTP module: input projection [2h -> h] plus one MoE decoder layer
+	 * (with its indexer) sharing the embedding and LM head. */
+	double layer_ffn = moe_layers > 0 ? p->moe_layer : p->dense_ffn_layer;
+	p->mtp_module = 2 * h * h + p->attn_layer + p->index_layer + layer_ffn;
+	p->total = p->embed + p->lm_head + m->layers * p->attn_layer +
+		   model_index_layers(m) * p->index_layer +
+		   m->dense_layers * p->dense_ffn_layer + moe_layers * p->moe_layer +
+		   m->mtp_layers * p->mtp_module;
+}
+
+double model_weight_bytes(const struct kmodel *m, double gpus)
+{
+	struct param_count p;
+	model_params(m, &p);
+	double moe_layers = m->layers - m->dense_layers;
+	double routed = m->experts * 3 * m->hidden * m->expert_inter;
+	double experts = (moe_layers + (moe_layers > 0 ? m->mtp_layers : 0)) * routed;
+	double rest = p.total - p.embed - p.lm_head - experts;
+	return (p.embed + p.lm_head) * dtype_bytes(m->emb_dt) +
+	       (rest + experts / gpus) * dtype_bytes(m->w_dt);
+}

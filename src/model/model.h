@@ -1,0 +1,71 @@
+/* model.h: the description of one LLM as the decode cost model needs it:
+ * shape, attention layout and algorithm, MoE, data types, MTP defaults.
+ * Dimensions are doubles so the cost formulas need no casts. */
+#ifndef KARAT_MODEL_MODEL_H
+#define KARAT_MODEL_MODEL_H
+
+#include "base/dtype.h"
+#include "base/err.h"
+#include "io/ini_doc.h"
+#include "io/schema.h"
+#include "sparse/algo.h"
+
+enum attn_kind { ATTN_GQA, ATTN_MLA };
+
+struct kmodel {
+	char name[64];
+	double layers, hidden, vocab, max_context, total_params, mtp_layers;
+	/* [attention] */
+	int attn;                                   /* enum attn_kind */
+	double heads, kv_heads, head_dim;           /* GQA */
+	double q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
+	/* [sparse] */
+	int algo;                                   /* enum algo_id */
+	double topk, index_heads, index_dim, index_layers, block_size;
+	double dense_attn_layers, score_bytes;
+	/* [ffn] and [moe] */
+	double dense_layers, dense_inter;
+	double experts, active_experts, shared_experts, expert_inter;
+	/* [dtypes] */
+	int w_dt, emb_dt, act_dt, kv_dt, kv_rope_dt, index_dt, attn_dt, dispatch_dt;
+	double kv_scale_bytes, index_scale_bytes;
+	/* [decode] defaults, overridable per command */
+	double mtp_draft, mtp_accept;
+};
+
+extern const struct schema model_schema;
+
+/* Cross-field checks after binding (keys a layout needs, consistent layer
+ * counts).  doc gives line numbers; returns 0 or -1 with err. */
+int model_validate(const struct kmodel *m, const struct ini_doc *doc,
+		   struct kerr *err);
+
+/* Bytes of KV cache per token per layer (one sequence), all heads. */
+double model_kv_bytes_layer(const struct kmodel *m);
+/* Bytes of index keys per token on one index-owning layer. */
+double model_index_bytes_layer(const struct kmodel *m);
+/* Layers that keep index keys (0 for dense algorithms). */
+double model_index_layers(const struct kmodel *m);
+/* Cache bytes per token over all layers: KV, index keys. */
+double model_kv_bytes_token(const struct kmodel *m);
+double model_index_bytes_token(const struct kmodel *m);
+
+/* Parameter counts from the shape (embedding, LM head, attention, FFN,
+ * experts, MTP), to check against the published total. */
+struct param_count {
+	double embed, lm_head, attn_layer, index_layer, dense_ffn_layer;
+	double moe_layer, mtp_module, total;
+};
+void model_params(const struct kmodel *m, struct param_count *p);
+
+/* Bytes of weights one GPU holds when experts are spread over `gpus`
+ * (everything else replicated: attention data-parallel). */
+double model_weight_bytes(const struct kmodel *m, double gpus);
+
+/* Query heads' dimension of one MLA head's q/k (nope + rope). */
+static inline double mla_qk_dim(const struct kmodel *m)
+{
+	return m->qk_nope_dim + m->qk_rope_dim;
+}
+
+#endif

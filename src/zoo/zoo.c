@@ -1,0 +1,136 @@
+/* zoo.c: name resolution and the load -> bind -> validate sequence for
+ * every kind of description file. */
+#include "zoo/zoo.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const struct {
+	const char *dir, *what, *list;
+} kinds[ZOO_NKIND] = {
+	[ZOO_MODEL] = {"models", "model", "karat list models"},
+	[ZOO_DEVICE] = {"hw", "device", "karat list hw"},
+	[ZOO_LINK] = {"hw/links", "link", "karat list hw"},
+};
+
+const char *zoo_home(void)
+{
+	const char *h = getenv("KARAT_HOME");
+	return h && *h ? h : KARAT_DATADIR;
+}
+
+static int is_path(const char *name)
+{
+	size_t n = strlen(name);
+	return strchr(name, '/') || (n > 4 && strcmp(name + n - 4, ".ini") == 0);
+}
+
+int zoo_resolve(enum zoo_kind k, const char *name, char *path, size_t n,
+		struct kerr *err)
+{
+	if (!*name)
+		return kerr_set(err, 0, 0, "empty %s name", kinds[k].what);
+	if (is_path(name)) {
+		if ((size_t)snprintf(path, n, "%s", name) >= n)
+			return kerr_set(err, 0, 0, "path too long: %.80s", name);
+		return 0;
+	}
+	for (const char *c = name; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
+		      *c == '-' || *c == '_' || *c == '.'))
+			return kerr_set(err, 0, 0, "unknown %s '%.64s' (see %s)",
+					kinds[k].what, name, kinds[k].list);
+	if ((size_t)snprintf(path, n, "%s/%s/%s.ini", zoo_home(), kinds[k].dir,
+			     name) >= n)
+		return kerr_set(err, 0, 0, "path too long for %.64s", name);
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return kerr_set(err, 0, 0, "unknown %s '%s' (see %s)", kinds[k].what,
+				name, kinds[k].list);
+	return 0;
+}
+
+/* Loads the document of name and binds it with schema s into obj. */
+static struct ini_doc *load_bound(enum zoo_kind k, const char *name,
+				  const struct schema *s, void *obj,
+				  struct kerr *err)
+{
+	char path[1024];
+	if (zoo_resolve(k, name, path, sizeof path, err) != 0)
+		return NULL;
+	struct ini_doc *doc = ini_doc_load(path, err);
+	if (!doc)
+		return NULL;
+	if (schema_bind(s, doc, obj, err) != 0) {
+		ini_doc_free(doc);
+		return NULL;
+	}
+	return doc;
+}
+
+static int finish(struct ini_doc *d, struct ini_doc **keep, int rc)
+{
+	if (keep && rc == 0)
+		*keep = d;
+	else
+		ini_doc_free(d);
+	return rc;
+}
+
+int zoo_load_model(const char *name, struct kmodel *m, struct ini_doc **doc,
+		   struct kerr *err)
+{
+	memset(m, 0, sizeof *m);
+	struct ini_doc *d = load_bound(ZOO_MODEL, name, &model_schema, m, err);
+	if (!d)
+		return -1;
+	return finish(d, doc, model_validate(m, d, err));
+}
+
+int zoo_load_device(const char *name, struct kdevice *dv, struct ini_doc **doc,
+		    struct kerr *err)
+{
+	memset(dv, 0, sizeof *dv);
+	struct ini_doc *d = load_bound(ZOO_DEVICE, name, &device_schema, dv, err);
+	if (!d)
+		return -1;
+	return finish(d, doc, device_validate(dv, d, err));
+}
+
+int zoo_load_link(const char *name, struct klink *l, struct ini_doc **doc,
+		  struct kerr *err)
+{
+	memset(l, 0, sizeof *l);
+	struct ini_doc *d = load_bound(ZOO_LINK, name, &link_schema, l, err);
+	if (!d)
+		return -1;
+	return finish(d, doc, 0);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+int zoo_list(enum zoo_kind k, char names[][64], int max, struct kerr *err)
+{
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s/%s", zoo_home(), kinds[k].dir);
+	DIR *dp = opendir(dir);
+	if (!dp)
+		return kerr_set(err, dir, 0, "cannot open the %s folder", kinds[k].what);
+	int n = 0;
+	for (struct dirent *de; (de = readdir(dp)) && n < max;) {
+		size_t len = strlen(de->d_name);
+		if (len < 5 || len - 4 >= 64 || strcmp(de->d_name + len - 4, ".ini"))
+			continue;
+		memcpy(names[n], de->d_name, len - 4);
+		names[n++][len - 4] = '\0';
+	}
+	closedir(dp);
+	qsort(names, (size_t)n, sizeof names[0], cmp_name);
+	return n;
+}

@@ -1,0 +1,37 @@
+/* zoo.h: finding and loading the shipped models (models/), devices (hw/)
+ * and links (hw/links/) by name, or any INI file by path. */
+#ifndef KARAT_ZOO_ZOO_H
+#define KARAT_ZOO_ZOO_H
+
+#include <stddef.h>
+
+#include "base/err.h"
+#include "hw/device.h"
+#include "hw/link.h"
+#include "io/ini_doc.h"
+#include "model/model.h"
+
+enum zoo_kind { ZOO_MODEL, ZOO_DEVICE, ZOO_LINK, ZOO_NKIND };
+
+/* Folder holding models/ and hw/: $KARAT_HOME, else the source tree. */
+const char *zoo_home(void);
+
+/* Turns a zoo name or a path (anything with '/' or ending in .ini) into a
+ * file path.  A name that is not in the zoo is an error naming the list
+ * command. */
+int zoo_resolve(enum zoo_kind k, const char *name, char *path, size_t n,
+		struct kerr *err);
+
+/* Loads, binds and validates.  When doc is not NULL the document is kept
+ * for the caller (free with ini_doc_free). */
+int zoo_load_model(const char *name, struct kmodel *m, struct ini_doc **doc,
+		   struct kerr *err);
+int zoo_load_device(const char *name, struct kdevice *d, struct ini_doc **doc,
+		    struct kerr *err);
+int zoo_load_link(const char *name, struct klink *l, struct ini_doc **doc,
+		  struct kerr *err);
+
+/* Zoo names of kind k, sorted; returns how many (at most max), -1 on error. */
+int zoo_list(enum zoo_kind k, char names[][64], int max, struct kerr *err);
+
+#endif

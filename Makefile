@@ -11,7 +11,7 @@ LDLIBS  = -linih -lcsv -lgsl -lgslcblas -lm
 B       := build
 LIB_SRC := $(wildcard src/base/*.c src/io/*.c src/sparse/*.c src/model/*.c src/hw/*.c src/cost/*.c src/zoo/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
-TST_SRC := $(wildcard tests/test_*.c)
+TST_SRC := $(wildcard tests/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
 TST_OBJ := $(TST_SRC:%.c=$(B)/%.o)
@@ -29,16 +29,19 @@ $(B)/.deps-test:
 
 $(B)/%.o: %.c $(HDRS) | $(B)/.deps-build
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@echo "  CC    $<"
+	@$(CC) $(CFLAGS) -c $< -o $@
 
 $(B)/libkarat.a: $(LIB_OBJ)
-	ar rcs $@ $^
+	@ar rcs $@ $^
 
 $(B)/karat: $(CLI_OBJ) $(B)/libkarat.a
-	$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(B)/libkarat.a $(LDLIBS)
+	@echo "  LINK  $@"
+	@$(CC) $(CFLAGS) -o $@ $(CLI_OBJ) $(B)/libkarat.a $(LDLIBS)
 
-$(B)/tests: $(TST_OBJ) $(B)/libkarat.a | $(B)/.deps-test
-	$(CC) $(CFLAGS) -o $@ $(TST_OBJ) $(B)/libkarat.a -lcriterion $(LDLIBS)
+$(B)/karat-tests: $(TST_OBJ) $(B)/libkarat.a | $(B)/.deps-test
+	@echo "  LINK  $@"
+	@$(CC) $(CFLAGS) -o $@ $(TST_OBJ) $(B)/libkarat.a -lcriterion $(LDLIBS)
 
 $(B)/bench_ops: bench/bench_ops.c $(B)/libkarat.a $(HDRS)
 	$(CC) $(CFLAGS) -o $@ $< $(B)/libkarat.a $(LDLIBS)
@@ -47,8 +50,8 @@ $(B)/bench_ops: bench/bench_ops.c $(B)/libkarat.a $(HDRS)
 run: $(B)/karat
 	$(B)/karat run
 
-test: $(B)/karat $(B)/tests
-	KARAT_BIN=$(CURDIR)/$(B)/karat $(B)/tests -j2
+test: $(B)/karat $(B)/karat-tests
+	KARAT_BIN=$(CURDIR)/$(B)/karat $(B)/karat-tests -j2
 
 bench: $(B)/bench_ops $(B)/karat
 	$(B)/bench_ops

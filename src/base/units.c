@@ -89,6 +89,10 @@ int unit_parse(const char *text, enum unit_class c, double *out, char *why,
 		return fail(why, n, "'%s' is not a finite number", text);
 	if (!(isdigit((unsigned char)*s) || *s == '.' || *s == '-' || *s == '+'))
 		return fail(why, n, "'%s' is not a number", text);
+	const char *digits = (*s == '+' || *s == '-') ? s + 1 : s;
+	if (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X'))
+		/* strtod would take hexadecimal */
+		return fail(why, n, "'%s' is not a decimal number", text);
 	errno = 0;
 	char *end;
 	double v = strtod(s, &end);

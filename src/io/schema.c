@@ -78,6 +78,11 @@ int schema_set(const struct field *f, const char *value, void *obj, char *why,
 int schema_bind(const struct schema *s, const struct ini_doc *doc, void *obj,
 		struct kerr *err)
 {
+	for (int i = 0; i < doc->nsec; i++)
+		if (!section_known(s, doc->sec[i].name))
+			return kerr_set(err, doc->path, doc->sec[i].line,
+					"unknown section [%s] in a %s file",
+					doc->sec[i].name, s->what);
 	for (int i = 0; i < doc->n; i++) {
 		const struct ini_entry *e = &doc->e[i];
 		const struct field *f = schema_field(s, e->section, e->key);
@@ -94,11 +99,6 @@ int schema_bind(const struct schema *s, const struct ini_doc *doc, void *obj,
 			return kerr_set(err, doc->path, e->line, "%s.%s: %s",
 					e->section, e->key, why);
 	}
-	for (int i = 0; i < doc->nsec; i++)
-		if (!section_known(s, doc->sec[i].name))
-			return kerr_set(err, doc->path, doc->sec[i].line,
-					"unknown section [%s] in a %s file",
-					doc->sec[i].name, s->what);
 	for (size_t i = 0; i < s->n; i++) {
 		const struct field *f = &s->fields[i];
 		if (!f->required || ini_doc_find(doc, f->section, f->key))
@@ -108,7 +108,7 @@ int schema_bind(const struct schema *s, const struct ini_doc *doc, void *obj,
 			return kerr_set(err, doc->path, line,
 					"missing required key '%s' in [%s]", f->key,
 					f->section);
-		return kerr_set(err, doc->path, doc->nlines > 0 ? doc->nlines : 0,
+		return kerr_set(err, doc->path, doc->nlines > 0 ? doc->nlines : 1,
 				"missing required section [%s] (needs key '%s')",
 				f->section, f->key);
 	}

@@ -64,22 +64,28 @@ static const struct field model_fields[] = {
 const struct schema model_schema = {"model", model_fields,
 				    sizeof model_fields / sizeof model_fields[0]};
 
-/* Requires section.key to be present; err points at the section. */
-static int need(const struct ini_doc *doc, const char *section,
-		const char *key, const char *why, struct kerr *err)
-{
-	if (ini_doc_find(doc, section, key))
-		return 0;
-	int line = ini_doc_section_line(doc, section);
-	return kerr_set(err, doc->path, line > 0 ? line : doc->nlines,
-			"missing key '%s' in [%s] (needed %s)", key, section, why);
-}
-
 static int at(const struct ini_doc *doc, const char *section, const char *key)
 {
 	const struct ini_entry *e = ini_doc_find(doc, section, key);
 	return e ? e->line : ini_doc_section_line(doc, section);
 }
+
+/* Requires section.key, which the value at cause_sec.cause_key makes
+ * necessary; err points at the section, or at the cause when the section
+ * is absent. */
+static int need_for(const struct ini_doc *doc, const char *section,
+		    const char *key, const char *cause_sec, const char *cause_key,
+		    const char *why, struct kerr *err)
+{
+	if (ini_doc_find(doc, section, key))
+		return 0;
+	int line = ini_doc_section_line(doc, section);
+	if (line <= 0)
+		line = at(doc, cause_sec, cause_key);
+	return kerr_set(err, doc->path, line > 0 ? line : 1,
+			"missing key '%s' in [%s] (needed %s)", key, section, why);
+}
+
 
 int model_validate(const struct kmodel *m, const struct ini_doc *doc,
 		   struct kerr *err)
@@ -90,10 +96,11 @@ int model_validate(const struct kmodel *m, const struct ini_doc *doc,
 					       "v_head_dim", 0};
 	const char *const *keys = m->attn == ATTN_GQA ? gqa_keys : mla_keys;
 	const char *why = m->attn == ATTN_GQA ? "for kind = gqa" : "for kind = mla";
+	const char *cause_sec = "attention", *cause_key = "kind";
 	for (int i = 0; keys[i]; i++)
-		if (need(doc, "attention", keys[i], why, err))
+		if (need_for(doc, "attention", keys[i], cause_sec, cause_key, why, err))
 			return -1;
-	if (m->attn == ATTN_MLA && need(doc, "dtypes", "kv_rope", why, err))
+	if (m->attn == ATTN_MLA && need_for(doc, "dtypes", "kv_rope", cause_sec, cause_key, why, err))
 		return -1;
 	if (m->attn == ATTN_GQA && fmod(m->heads, m->kv_heads) != 0)
 		return kerr_set(err, doc->path, at(doc, "attention", "kv_heads"),
@@ -106,22 +113,23 @@ int model_validate(const struct kmodel *m, const struct ini_doc *doc,
 				"algo '%s' needs %s attention, the model has %s",
 				a->name, a->layout == LAYOUT_MLA ? "mla" : "gqa",
 				m->attn == ATTN_MLA ? "mla" : "gqa");
+	cause_sec = "sparse", cause_key = "algo";
 	if (a->has_index) {
 		static const char *const idx[] = {"topk", "index_heads", "index_dim",
 						  "score_bytes", 0};
 		for (int i = 0; idx[i]; i++)
-			if (need(doc, "sparse", idx[i], "by a sparse algo", err))
+			if (need_for(doc, "sparse", idx[i], cause_sec, cause_key, "by a sparse algo", err))
 				return -1;
-		if (need(doc, "dtypes", "index", "by a sparse algo", err) ||
-		    need(doc, "dtypes", "index_scale_bytes", "by a sparse algo", err))
+		if (need_for(doc, "dtypes", "index", cause_sec, cause_key, "by a sparse algo", err) ||
+		    need_for(doc, "dtypes", "index_scale_bytes", cause_sec, cause_key, "by a sparse algo", err))
 			return -1;
 	}
 	if (m->algo == ALGO_INDEX_SHARE &&
-	    need(doc, "sparse", "index_layers", "for algo = index-share", err))
+	    need_for(doc, "sparse", "index_layers", cause_sec, cause_key, "for algo = index-share", err))
 		return -1;
 	if (m->algo == ALGO_MSA &&
-	    (need(doc, "sparse", "block_size", "for algo = msa", err) ||
-	     need(doc, "sparse", "dense_layers", "for algo = msa", err)))
+	    (need_for(doc, "sparse", "block_size", cause_sec, cause_key, "for algo = msa", err) ||
+	     need_for(doc, "sparse", "dense_layers", cause_sec, cause_key, "for algo = msa", err)))
 		return -1;
 	if (m->index_layers > m->layers)
 		return kerr_set(err, doc->path, at(doc, "sparse", "index_layers"),
@@ -136,16 +144,17 @@ int model_validate(const struct kmodel *m, const struct ini_doc *doc,
 		return kerr_set(err, doc->path, at(doc, "ffn", "dense_layers"),
 				"dense_layers (%g) exceeds layers (%g)",
 				m->dense_layers, m->layers);
+	cause_sec = "ffn", cause_key = "dense_layers";
 	if (m->dense_layers > 0 &&
-	    need(doc, "ffn", "dense_inter", "when dense_layers > 0", err))
+	    need_for(doc, "ffn", "dense_inter", cause_sec, cause_key, "when dense_layers > 0", err))
 		return -1;
 	if (m->dense_layers < m->layers) {
 		static const char *const moe[] = {"experts", "active", "shared",
 						  "expert_inter", 0};
 		for (int i = 0; moe[i]; i++)
-			if (need(doc, "moe", moe[i], "when some layers are MoE", err))
+			if (need_for(doc, "moe", moe[i], cause_sec, cause_key, "when some layers are MoE", err))
 				return -1;
-		if (need(doc, "dtypes", "dispatch", "when some layers are MoE", err))
+		if (need_for(doc, "dtypes", "dispatch", cause_sec, cause_key, "when some layers are MoE", err))
 			return -1;
 		if (m->active_experts > m->experts)
 			return kerr_set(err, doc->path, at(doc, "moe", "active"),

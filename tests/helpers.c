@@ -1,0 +1,70 @@
+/* helpers.c: test utilities (see helpers.h). */
+#define _GNU_SOURCE
+#include "helpers.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *tmp_ini(int slot, const char *text, size_t len)
+{
+	static char paths[8][64];
+	char *p = paths[slot & 7];
+	snprintf(p, 64, "/tmp/karat-test-XXXXXX.ini");
+	int fd = mkstemps(p, 4);
+	if (fd < 0)
+		return NULL;
+	size_t off = 0;
+	while (off < len) {
+		ssize_t w = write(fd, text + off, len - off);
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	close(fd);
+	return p;
+}
+
+const char *tmp_ini_str(int slot, const char *text)
+{
+	return tmp_ini(slot, text, strlen(text));
+}
+
+static void slurp(const char *path, char *buf, size_t n)
+{
+	FILE *f = fopen(path, "rb");
+	size_t got = f ? fread(buf, 1, n - 1, f) : 0;
+	buf[got] = '\0';
+	if (f)
+		fclose(f);
+	unlink(path);
+}
+
+int run_karat(const char *args, char *out, size_t nout, char *err, size_t nerr)
+{
+	const char *bin = getenv("KARAT_BIN");
+	if (!bin)
+		bin = KARAT_DATADIR "/build/karat";
+	char o[64], e[64];
+	snprintf(o, sizeof o, "/tmp/karat-out-XXXXXX");
+	snprintf(e, sizeof e, "/tmp/karat-err-XXXXXX");
+	int fo = mkstemp(o), fe = mkstemp(e);
+	close(fo);
+	close(fe);
+	char cmd[4096];
+	snprintf(cmd, sizeof cmd, "%s %s >%s 2>%s </dev/null", bin, args, o, e);
+	int st = system(cmd);
+	char dummy[2];
+	slurp(o, out ? out : dummy, out ? nout : sizeof dummy);
+	slurp(e, err ? err : dummy, err ? nerr : sizeof dummy);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+const char *zoo_path(const char *rel)
+{
+	static char p[1024];
+	snprintf(p, sizeof p, "%s/%s", KARAT_DATADIR, rel);
+	return p;
+}

@@ -1,0 +1,26 @@
+/* helpers.h: shared test utilities: temporary INI files, running the CLI,
+ * relative comparison. */
+#ifndef KARAT_TESTS_HELPERS_H
+#define KARAT_TESTS_HELPERS_H
+
+#include <math.h>
+#include <stddef.h>
+
+/* Writes len bytes to a fresh temporary file named *.ini; returns its path
+ * (static buffer per call slot, valid until the next call with that slot). */
+const char *tmp_ini(int slot, const char *text, size_t len);
+const char *tmp_ini_str(int slot, const char *text);
+
+/* Runs "karat ARGS" (shell words), capturing stdout and stderr; returns the
+ * exit status.  Buffers are NUL-terminated and truncated to their size. */
+int run_karat(const char *args, char *out, size_t nout, char *err, size_t nerr);
+
+/* Path of a zoo file relative to the source tree. */
+const char *zoo_path(const char *rel);
+
+static inline int near(double a, double b, double rel)
+{
+	return fabs(a - b) <= rel * fmax(fabs(a), fabs(b)) + 1e-300;
+}
+
+#endif

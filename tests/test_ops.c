@@ -1,0 +1,141 @@
+/* test_ops.c: hand-computed FLOPs and bytes of every operator of one decode
+ * step, written down before the code (DESIGN.md section 2 shapes), for
+ * DeepSeek-V3.2 (MLA + DSA + MoE) and Llama-3.1-70B (dense GQA). */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "cost/step.h"
+#include "helpers.h"
+#include "zoo/zoo.h"
+
+static struct step S;
+static struct op_row R[OP_N], TOT;
+
+static void build(const char *model, double B, double L, double G, double mtp)
+{
+	struct kmodel m;
+	struct kerr err;
+	cr_assert_eq(zoo_load_model(model, &m, NULL, &err), 0, "%s", err.msg);
+	struct kbatch b = {.requests = B, .gpus = G, .context = L, .mtp = mtp,
+			   .algo = m.algo};
+	cr_assert_eq(step_build(&m, &b, &S, &err), 0, "%s", err.msg);
+	step_rows(&S, R, &TOT);
+}
+
+/* Row k must run `count` times at (flops, bytes) each. */
+static void expect_op(enum op_kind k, double count, double flops, double bytes)
+{
+	const char *n = op_table[k].name;
+	cr_assert(R[k].present, "%s missing", n);
+	cr_expect_eq(R[k].count, count, "%s count %g, expected %g", n, R[k].count, count);
+	cr_expect(near(R[k].flops, count * flops, 1e-12), "%s flops %.17g, expected %.17g",
+		  n, R[k].flops, count * flops);
+	cr_expect(near(R[k].bytes, count * bytes, 1e-12), "%s bytes %.17g, expected %.17g",
+		  n, R[k].bytes, count * bytes);
+}
+
+Test(ops, deepseek_v32_every_operator_by_hand)
+{
+	build("deepseek-v3.2", 4, 10000, 1, 0); /* T = 4 tokens, q = 1 */
+	expect_op(OP_ATTN_NORM, 61, 114688, 129024);
+	expect_op(OP_Q_DOWN, 61, 88080384, 11079680);
+	expect_op(OP_Q_NORM, 61, 4.0 * 4 * 1536, 9.0 * 1536 * 2);
+	expect_op(OP_Q_UP, 61, 301989888, 37957632);
+	expect_op(OP_KV_DOWN, 61, 33030144, 4190720);
+	expect_op(OP_KV_NORM, 61, 4.0 * 4 * 512, 9.0 * 512 * 2);
+	expect_op(OP_Q_ABSORB, 61, 67108864, 9043968);
+	expect_op(OP_INDEX_Q_PROJ, 61, 100663296, 12660736);
+	expect_op(OP_INDEX_K_PROJ, 61, 7340032, 975872);
+	expect_op(OP_INDEX_W_PROJ, 61, 3670016, 975360);
+	expect_op(OP_ROPE, 61, 3.0 * 4 * 129 * 64, 2.0 * 4 * 129 * 64 * 2);
+	/* cache rows: 656 B KV on 61 layers, 132 B index keys on 61 layers */
+	cr_expect_eq(R[OP_CACHE_WRITE].count, 122);
+	cr_expect(near(R[OP_CACHE_WRITE].bytes, 61.0 * 4 * 656 + 61.0 * 4 * 132, 1e-12));
+	/* index scan: 2*64*128*L*4 FLOPs; 132 B keys + fp32 scores + queries */
+	expect_op(OP_INDEX_SCAN, 61, 655360000, 5280000 + 160000 + 33792);
+	expect_op(OP_TOPK, 61, 40000, 160000 + 32768);
+	expect_op(OP_GATHER, 61, 0, 4.0 * 2048 * 656);
+	/* absorbed MLA over 2048 rows: 2176 FLOPs per head per row */
+	expect_op(OP_ATTENTION, 61, 2281701376.0, 1114112);
+	expect_op(OP_V_ABSORB, 61, 67108864, 9043968);
+	expect_op(OP_O_PROJ, 61, 939524096, 117628928);
+	expect_op(OP_FFN_NORM, 61, 114688, 129024);
+	expect_op(OP_DENSE_FFN, 3, 3170893824.0, 396918784);
+	expect_op(OP_ROUTER, 58, 14680064, 3729408);
+	/* 4 tokens x top-8 of 256: expected distinct experts */
+	double active = 256 * (1 - pow(248.0 / 256, 4));
+	expect_op(OP_EXPERTS, 58, 2818572288.0, active * 44040192 + 1310720);
+	expect_op(OP_SHARED_EXPERT, 58, 352321536, 44204032);
+	expect_op(OP_FINAL_NORM, 1, 114688, 129024);
+	expect_op(OP_LM_HEAD, 1, 7413432320.0, 1854449664.0);
+	expect_op(OP_SAMPLING, 1, 3.0 * 4 * 129280, 4.0 * 129280 * 2);
+	cr_expect(!R[OP_DISPATCH].present && !R[OP_COMBINE].present,
+		  "no all-to-all on one GPU");
+	cr_expect(!R[OP_MTP].present && !R[OP_QKV_PROJ].present);
+}
+
+Test(ops, deepseek_v32_cache_bytes_per_token)
+{
+	struct kmodel m;
+	struct kerr err;
+	cr_assert_eq(zoo_load_model("deepseek-v3.2", &m, NULL, &err), 0, "%s", err.msg);
+	cr_expect_eq(model_kv_bytes_layer(&m), 656);
+	cr_expect_eq(model_kv_bytes_token(&m), 40016);
+	cr_expect_eq(model_index_bytes_token(&m), 8052);
+	/* DESIGN.md: at 128K one request's scan reads ~1.06 GB, its gather 82 MB */
+	build("deepseek-v3.2", 1, 131072, 1, 0);
+	double keys = 131072.0 * 8052;
+	cr_expect(near(keys, 1.0554e9, 1e-3));
+	cr_expect(R[OP_INDEX_SCAN].bytes >= keys);
+	cr_expect(near(R[OP_GATHER].bytes, 2048.0 * 40016, 1e-12), "gather %.0f",
+		  R[OP_GATHER].bytes);
+}
+
+Test(ops, llama_70b_every_operator_by_hand)
+{
+	build("llama-3.1-70b", 2, 4096, 1, 0);
+	expect_op(OP_ATTN_NORM, 80, 4.0 * 2 * 8192, 5.0 * 8192 * 2);
+	expect_op(OP_QKV_PROJ, 80, 335544320, 167845888);
+	expect_op(OP_ROPE, 80, 55296, 73728);
+	expect_op(OP_CACHE_WRITE, 80, 0, 2.0 * 4096);
+	expect_op(OP_ATTENTION, 80, 268435456, 33619968);
+	expect_op(OP_O_PROJ, 80, 268435456, 134283264);
+	expect_op(OP_FFN_NORM, 80, 4.0 * 2 * 8192, 5.0 * 8192 * 2);
+	expect_op(OP_DENSE_FFN, 80, 2818572288.0, 1409695744.0);
+	expect_op(OP_LM_HEAD, 1, 4202692608.0, 2101892096.0);
+	cr_expect(!R[OP_INDEX_SCAN].present && !R[OP_GATHER].present &&
+		  !R[OP_EXPERTS].present && !R[OP_ROUTER].present);
+	struct kmodel m;
+	struct kerr err;
+	cr_assert_eq(zoo_load_model("llama-3.1-70b", &m, NULL, &err), 0, "%s", err.msg);
+	cr_expect_eq(model_kv_bytes_token(&m), 327680);
+}
+
+Test(ops, expert_parallel_all_to_all_by_hand)
+{
+	/* B = 64 over G = 8: 8 local tokens; each sends 8 routed copies of a
+	 * 7168-wide FP8 row, 7/8 of them leave the GPU; combine in BF16. */
+	build("deepseek-v3.2", 64, 4096, 8, 0);
+	expect_op(OP_DISPATCH, 58, 0, 8.0 * 8 * 7168 * 1 * 7 / 8);
+	expect_op(OP_COMBINE, 58, 0, 8.0 * 8 * 7168 * 2 * 7 / 8);
+	/* 64 tokens x 8 picks spread over 8 GPUs: 64 pairs per GPU, over its
+	 * 32 experts of which 32 (1 - (31/32)^... ) are touched */
+	double active = 32 * (1 - pow(1 - 8.0 / 256, 64));
+	expect_op(OP_EXPERTS, 58, 6.0 * 64 * 7168 * 2048,
+		  active * 3 * 7168 * 2048 + 64.0 * (2 * 7168 + 3 * 2048) * 2);
+}
+
+Test(ops, totals_add_up)
+{
+	build("glm-5.2", 16, 65536, 4, 1);
+	double f = 0, b = 0, c = 0;
+	for (int k = 0; k < OP_N; k++)
+		if (R[k].present) {
+			f += R[k].flops;
+			b += R[k].bytes;
+			c += R[k].count;
+		}
+	cr_expect(near(f, TOT.flops, 1e-12));
+	cr_expect(near(b, TOT.bytes, 1e-12));
+	cr_expect_eq(c, TOT.count);
+}

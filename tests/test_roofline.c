@@ -1,0 +1,273 @@
+/* test_roofline.c: invariants of the roofline and of the step model:
+ * time >= every bound, the bound flips at the ridge, time is monotone in
+ * batch, sparse with k >= L equals dense, MTP scales FLOPs not bytes, and
+ * the per-request path equals the uniform fast path. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "cost/roofline.h"
+#include "cost/step.h"
+#include "helpers.h"
+#include "zoo/zoo.h"
+
+static const char *const MODELS[] = {"deepseek-v3.2", "deepseek-v3", "glm-5", "glm-5.2",
+				     "minimax-m3", "kimi-k2", "qwen3-235b-a22b",
+				     "llama-3.1-70b", "llama-3.1-405b"};
+static const char *const DEVICES[] = {"a100-80gb", "h100", "h800", "h200", "b200",
+				      "gb200", "b300", "mi300x", "mi355x", "host-ddr5",
+				      "grace", "attacc", "duplex", "cxl-pnm",
+				      "lpddr-pim", "karat"};
+#define NM (sizeof MODELS / sizeof *MODELS)
+#define ND (sizeof DEVICES / sizeof *DEVICES)
+
+static void load(const char *model, const char *dev, struct kmodel *m,
+		 struct kdevice *d, struct klink *l)
+{
+	struct kerr err;
+	cr_assert_eq(zoo_load_model(model, m, NULL, &err), 0, "%s", err.msg);
+	if (dev) {
+		cr_assert_eq(zoo_load_device(dev, d, NULL, &err), 0, "%s", err.msg);
+		cr_assert_eq(zoo_load_link(d->link, l, NULL, &err), 0, "%s", err.msg);
+	}
+}
+
+static double step_at(const struct kmodel *m, const struct kdevice *d,
+		      const struct klink *l, double B, double L, double G, struct step *s)
+{
+	struct kbatch b = {.requests = B, .gpus = G, .context = L, .mtp = 0, .algo = m->algo};
+	struct kerr err;
+	cr_assert_eq(step_build(m, &b, s, &err), 0, "%s", err.msg);
+	return step_time(s, d, l);
+}
+
+Test(roofline, time_is_at_least_every_bound_everywhere)
+{
+	static struct step s;
+	for (size_t i = 0; i < NM; i++)
+		for (size_t j = 0; j < ND; j++) {
+			struct kmodel m;
+			struct kdevice d;
+			struct klink l;
+			load(MODELS[i], DEVICES[j], &m, &d, &l);
+			double total = step_at(&m, &d, &l, 32, 32768, 8, &s), sum = 0;
+			for (int k = 0; k < s.n; k++) {
+				const struct op_cost *o = &s.op[k];
+				sum += o->count * o->time;
+				if (o->bound == BOUND_UNSUPPORTED) {
+					cr_expect(isinf(o->time));
+					cr_expect_eq(d.kind, DEV_PIM, "%s: only PIM refuses ops", DEVICES[j]);
+					continue;
+				}
+				cr_expect(o->time >= o->t_compute && o->time >= o->t_memory &&
+						  o->time >= o->t_link,
+					  "%s on %s: %s time below a bound", MODELS[i], DEVICES[j],
+					  op_table[o->kind].name);
+				double top = fmax(o->t_compute, fmax(o->t_memory, o->t_link));
+				double extra = o->side == SIDE_LINK ? l.latency : d.overhead;
+				cr_expect(near(o->time, top + extra, 1e-12));
+			}
+			cr_expect(isinf(total) ? isinf(sum) : near(total, sum, 1e-12));
+		}
+}
+
+Test(roofline, bound_flips_at_the_ridge_point)
+{
+	struct kmodel m;
+	struct kdevice d;
+	struct klink l;
+	load("deepseek-v3.2", "h200", &m, &d, &l);
+	d.overhead = 0;
+	double ridge = roofline_ridge(&d, OC_GEMM, DT_FP8);
+	cr_expect(near(ridge, 1978.9e12 * 0.72 / (4800e9 * 0.71), 1e-12));
+	struct op_cost o = {.kind = OP_Q_UP, .cls = OC_GEMM, .side = SIDE_GPU,
+			    .dt = DT_FP8, .count = 1, .bytes = 1e9};
+	o.flops = 0.99 * ridge * o.bytes;
+	roofline_op(&o, &d, &l);
+	cr_expect_eq(o.bound, BOUND_MEMORY);
+	cr_expect(near(o.time, 1e9 / (4800e9 * 0.71), 1e-12));
+	o.flops = 1.01 * ridge * o.bytes;
+	roofline_op(&o, &d, &l);
+	cr_expect_eq(o.bound, BOUND_COMPUTE);
+	cr_expect(near(o.time, o.flops / (1978.9e12 * 0.72), 1e-12));
+	/* a tiny operator is overhead-bound */
+	d.overhead = 2e-6;
+	o.flops = 1e3, o.bytes = 1e3;
+	roofline_op(&o, &d, &l);
+	cr_expect_eq(o.bound, BOUND_OVERHEAD);
+	/* no FP8 on A100: FP8 work runs at the BF16 rate */
+	struct kdevice a;
+	struct kerr err;
+	cr_assert_eq(zoo_load_device("a100-80gb", &a, NULL, &err), 0);
+	enum dtype used;
+	cr_expect_eq(device_peak(&a, DT_FP8, &used), 312e12);
+	cr_expect_eq(used, DT_BF16);
+	cr_expect_eq(device_peak(&a, DT_FP32, &used), 312e12);
+}
+
+Test(roofline, step_time_is_monotone_in_batch)
+{
+	static struct step s;
+	for (size_t i = 0; i < NM; i++) {
+		struct kmodel m;
+		struct kdevice d;
+		struct klink l;
+		load(MODELS[i], "h200", &m, &d, &l);
+		for (double G = 1; G <= 8; G *= 8) {
+			double prev = 0;
+			for (double B = G; B <= 512; B += G) {
+				double t = step_at(&m, &d, &l, B, 8192, G, &s);
+				cr_expect(t >= prev * (1 - 1e-12), "%s G=%g: t(%g)=%g < %g",
+					  MODELS[i], G, B, t, prev);
+				prev = t;
+			}
+		}
+	}
+}
+
+/* Sum of attention + gather flops and bytes. */
+static void attn_cost(const struct step *s, double *f, double *b)
+{
+	struct op_row r[OP_N], t;
+	step_rows(s, r, &t);
+	*f = r[OP_ATTENTION].flops + r[OP_GATHER].flops;
+	*b = r[OP_ATTENTION].bytes + r[OP_GATHER].bytes;
+}
+
+Test(roofline, sparse_with_topk_at_least_context_equals_dense)
+{
+	static struct step s;
+	struct kerr err;
+	struct kmodel m;
+	load("deepseek-v3.2", NULL, &m, NULL, NULL);
+	struct kbatch b = {.requests = 3, .gpus = 1, .context = 2048, .algo = ALGO_DSA};
+	double fs, bs, fd, bd;
+	cr_assert_eq(step_build(&m, &b, &s, &err), 0);
+	attn_cost(&s, &fs, &bs);
+	b.algo = ALGO_MLA;
+	cr_assert_eq(step_build(&m, &b, &s, &err), 0);
+	attn_cost(&s, &fd, &bd);
+	cr_expect(near(fs, fd, 1e-12) && near(bs, bd, 1e-12), "dsa %g/%g vs mla %g/%g",
+		  fs, bs, fd, bd);
+	/* above k the sparse cost stops growing, the dense one does not */
+	b.context = 100000;
+	b.algo = ALGO_DSA;
+	cr_assert_eq(step_build(&m, &b, &s, &err), 0);
+	attn_cost(&s, &fs, &bs);
+	cr_expect(near(fs, fd, 1e-12), "sparse attention FLOPs fixed at k");
+
+	/* MSA: 16 blocks x 128 = 2048 tokens per KV head */
+	load("minimax-m3", NULL, &m, NULL, NULL);
+	b = (struct kbatch){.requests = 2, .gpus = 1, .context = 2000, .algo = ALGO_MSA};
+	cr_assert_eq(step_build(&m, &b, &s, &err), 0);
+	attn_cost(&s, &fs, &bs);
+	b.algo = ALGO_GQA;
+	cr_assert_eq(step_build(&m, &b, &s, &err), 0);
+	attn_cost(&s, &fd, &bd);
+	cr_expect(near(fs, fd, 1e-12) && near(bs, bd, 1e-12), "msa %g/%g vs gqa %g/%g",
+		  fs, bs, fd, bd);
+}
+
+Test(roofline, index_share_on_every_layer_is_dsa)
+{
+	static struct step s1, s2;
+	struct kerr err;
+	struct kmodel m;
+	load("glm-5.2", NULL, &m, NULL, NULL);
+	m.index_layers = m.layers;
+	struct kbatch b = {.requests = 5, .gpus = 2, .context = 50000, .algo = ALGO_INDEX_SHARE};
+	cr_assert_eq(step_build(&m, &b, &s1, &err), 0);
+	b.algo = ALGO_DSA;
+	cr_assert_eq(step_build(&m, &b, &s2, &err), 0);
+	struct op_row r1[OP_N], r2[OP_N], t1, t2;
+	step_rows(&s1, r1, &t1);
+	step_rows(&s2, r2, &t2);
+	cr_expect(near(t1.flops, t2.flops, 1e-12) && near(t1.bytes, t2.bytes, 1e-12));
+	/* and with 21 of 78 layers the scan shrinks by exactly 21/78 */
+	load("glm-5.2", NULL, &m, NULL, NULL);
+	b.algo = ALGO_INDEX_SHARE;
+	cr_assert_eq(step_build(&m, &b, &s1, &err), 0);
+	step_rows(&s1, r1, &t1);
+	cr_expect(near(r1[OP_INDEX_SCAN].flops, r2[OP_INDEX_SCAN].flops * 21 / 78, 1e-12));
+	cr_expect(near(r1[OP_GATHER].bytes, r2[OP_GATHER].bytes, 1e-12));
+}
+
+Test(roofline, dsa_scan_intensity_is_about_125)
+{
+	static struct step s;
+	struct kerr err;
+	struct kmodel m;
+	load("deepseek-v3.2", NULL, &m, NULL, NULL);
+	struct kbatch b = {.requests = 1, .gpus = 1, .context = 131072, .algo = ALGO_DSA};
+	cr_assert_eq(step_build(&m, &b, &s, &err), 0);
+	struct op_row r[OP_N], t;
+	step_rows(&s, r, &t);
+	double i = r[OP_INDEX_SCAN].flops / r[OP_INDEX_SCAN].bytes;
+	cr_expect(i > 115 && i < 130, "scan intensity %g FLOP/B", i);
+	/* MTP: two query tokens double scan FLOPs; the keys are read once */
+	double f1 = r[OP_INDEX_SCAN].flops, keys = 61.0 * 131072 * 132;
+	b.mtp = 1;
+	cr_assert_eq(step_build(&m, &b, &s, &err), 0);
+	step_rows(&s, r, &t);
+	cr_expect(near(r[OP_INDEX_SCAN].flops, 2 * f1, 1e-12));
+	cr_expect(r[OP_INDEX_SCAN].bytes < 1.1 * keys + 61.0 * 2 * 131072 * 4);
+	cr_expect(r[OP_MTP].present && r[OP_MTP].count == 1);
+}
+
+Test(roofline, per_request_contexts_match_the_fast_path)
+{
+	static struct step s1, s2;
+	struct kerr err;
+	const char *const models[] = {"deepseek-v3.2", "minimax-m3", "llama-3.1-70b"};
+	for (int i = 0; i < 3; i++) {
+		struct kmodel m;
+		load(models[i], NULL, &m, NULL, NULL);
+		double ctx[6] = {3000, 3000, 3000, 3000, 3000, 3000};
+		struct kbatch u = {.requests = 6, .gpus = 1, .context = 3000, .algo = m.algo};
+		struct kbatch p = u;
+		p.ctx = ctx, p.nctx = 6;
+		cr_assert_eq(step_build(&m, &u, &s1, &err), 0, "%s", err.msg);
+		cr_assert_eq(step_build(&m, &p, &s2, &err), 0, "%s", err.msg);
+		cr_assert_eq(s1.n, s2.n);
+		for (int k = 0; k < s1.n; k++) {
+			cr_expect(near(s1.op[k].flops, s2.op[k].flops, 1e-12));
+			cr_expect(near(s1.op[k].bytes, s2.op[k].bytes, 1e-12));
+		}
+		/* mixed contexts: cache-side totals are the sums of single requests */
+		double mixed[3] = {500, 70000, 9000};
+		p.ctx = mixed, p.nctx = 3, p.requests = 3;
+		cr_assert_eq(step_build(&m, &p, &s2, &err), 0);
+		struct op_row rm[OP_N], tm, r1[OP_N], t1;
+		step_rows(&s2, rm, &tm);
+		double scan = 0, attn = 0;
+		for (int j = 0; j < 3; j++) {
+			struct kbatch one = {.requests = 1, .gpus = 1, .context = mixed[j], .algo = m.algo};
+			cr_assert_eq(step_build(&m, &one, &s1, &err), 0);
+			step_rows(&s1, r1, &t1);
+			scan += r1[OP_INDEX_SCAN].flops;
+			attn += r1[OP_ATTENTION].flops;
+		}
+		cr_expect(near(rm[OP_INDEX_SCAN].flops, scan, 1e-12));
+		cr_expect(near(rm[OP_ATTENTION].flops, attn, 1e-12));
+	}
+}
+
+Test(roofline, bad_batches_are_refused)
+{
+	static struct step s;
+	struct kerr err;
+	struct kmodel m;
+	load("deepseek-v3.2", NULL, &m, NULL, NULL);
+	struct kbatch b = {.requests = 0, .gpus = 1, .context = 100, .algo = m.algo};
+	cr_expect_eq(step_build(&m, &b, &s, &err), -1);
+	cr_expect(strstr(err.msg, "batch"));
+	b.requests = 4, b.context = 200000;
+	cr_expect_eq(step_build(&m, &b, &s, &err), -1);
+	cr_expect(strstr(err.msg, "exceeds"), "%s", err.msg);
+	b.context = 100, b.gpus = 0.5;
+	cr_expect_eq(step_build(&m, &b, &s, &err), -1);
+	load("llama-3.1-70b", NULL, &m, NULL, NULL);
+	b = (struct kbatch){.requests = 1, .gpus = 1, .context = 100, .mtp = 1, .algo = m.algo};
+	cr_expect_eq(step_build(&m, &b, &s, &err), -1);
+	cr_expect(strstr(err.msg, "no MTP"), "%s", err.msg);
+}

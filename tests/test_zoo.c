@@ -1,0 +1,125 @@
+/* test_zoo.c: every shipped model, device and link loads, every value in
+ * them names its source, and each model's shape reproduces its published
+ * parameter count and cache sizes. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "zoo/zoo.h"
+
+static int sourced(const char *s)
+{
+	return strncmp(s, "src:", 4) == 0 || strncmp(s, "derived:", 8) == 0 ||
+	       strncmp(s, "assumed:", 8) == 0;
+}
+
+static void check_sources(const struct ini_doc *d)
+{
+	for (int i = 0; i < d->n; i++)
+		cr_expect(sourced(d->e[i].source), "%s:%d: %s.%s has no src:/derived:/assumed: comment",
+			  d->path, d->e[i].line, d->e[i].section, d->e[i].key);
+}
+
+Test(zoo, every_model_loads_is_sourced_and_matches_its_parameter_count)
+{
+	static char names[64][64];
+	struct kerr err;
+	int n = zoo_list(ZOO_MODEL, names, 64, &err);
+	cr_assert_geq(n, 9, "%s", err.msg);
+	static const char *const required[] = {"deepseek-v3.2", "deepseek-v3", "glm-5",
+					       "glm-5.2", "minimax-m3", "kimi-k2",
+					       "qwen3-235b-a22b", "llama-3.1-70b",
+					       "llama-3.1-405b"};
+	for (size_t r = 0; r < sizeof required / sizeof *required; r++) {
+		int found = 0;
+		for (int i = 0; i < n; i++)
+			found |= strcmp(names[i], required[r]) == 0;
+		cr_expect(found, "model %s missing from the zoo", required[r]);
+	}
+	for (int i = 0; i < n; i++) {
+		struct kmodel m;
+		struct ini_doc *doc = NULL;
+		cr_assert_eq(zoo_load_model(names[i], &m, &doc, &err), 0, "%s", err.msg);
+		check_sources(doc);
+		struct param_count p;
+		model_params(&m, &p);
+		cr_expect(near(p.total, m.total_params, 0.02),
+			  "%s: shape gives %.1fB parameters, published %.1fB", names[i],
+			  p.total / 1e9, m.total_params / 1e9);
+		ini_doc_free(doc);
+	}
+}
+
+Test(zoo, published_cache_sizes)
+{
+	static const struct {
+		const char *model;
+		double kv, index;
+	} want[] = {
+		{"deepseek-v3.2", 40016, 8052}, {"deepseek-v3", 70272, 0},
+		{"glm-5", 51168, 10296},        {"glm-5.2", 51168, 2772},
+		{"minimax-m3", 61440, 7296},    {"kimi-k2", 70272, 0},
+		{"qwen3-235b-a22b", 192512, 0}, {"llama-3.1-70b", 327680, 0},
+		{"llama-3.1-405b", 516096, 0},
+	};
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+		struct kmodel m;
+		struct kerr err;
+		cr_assert_eq(zoo_load_model(want[i].model, &m, NULL, &err), 0, "%s", err.msg);
+		cr_expect_eq(model_kv_bytes_token(&m), want[i].kv, "%s KV %g", want[i].model,
+			     model_kv_bytes_token(&m));
+		cr_expect_eq(model_index_bytes_token(&m), want[i].index, "%s index %g",
+			     want[i].model, model_index_bytes_token(&m));
+	}
+}
+
+Test(zoo, every_device_and_link_loads_and_is_sourced)
+{
+	static char names[64][64];
+	struct kerr err;
+	int n = zoo_list(ZOO_DEVICE, names, 64, &err);
+	cr_assert_geq(n, 16, "%s", err.msg);
+	for (int i = 0; i < n; i++) {
+		struct kdevice d;
+		struct klink l;
+		struct ini_doc *doc = NULL;
+		cr_assert_eq(zoo_load_device(names[i], &d, &doc, &err), 0, "%s", err.msg);
+		check_sources(doc);
+		ini_doc_free(doc);
+		cr_expect_eq(zoo_load_link(d.link, &l, NULL, &err), 0, "%s: %s", names[i], err.msg);
+	}
+	n = zoo_list(ZOO_LINK, names, 64, &err);
+	cr_assert_geq(n, 8, "%s", err.msg);
+	for (int i = 0; i < n; i++) {
+		struct klink l;
+		struct ini_doc *doc = NULL;
+		cr_assert_eq(zoo_load_link(names[i], &l, &doc, &err), 0, "%s", err.msg);
+		check_sources(doc);
+		ini_doc_free(doc);
+	}
+}
+
+Test(zoo, karat_device_is_sized_for_the_dsa_scan)
+{
+	struct kdevice d;
+	struct kerr err;
+	cr_assert_eq(zoo_load_device("karat", &d, NULL, &err), 0, "%s", err.msg);
+	double flop_per_byte = d.peak[DT_FP8] / d.mem_bw;
+	cr_expect(flop_per_byte >= 125 && flop_per_byte <= 250, "%g FLOP/B", flop_per_byte);
+	cr_expect_eq(d.kind, DEV_PNM);
+	/* a fixed-function PIM refuses the index scan */
+	cr_assert_eq(zoo_load_device("attacc", &d, NULL, &err), 0, "%s", err.msg);
+	cr_expect(!(d.supports & (1u << OC_SCAN)));
+	cr_expect(d.supports & (1u << OC_ATTENTION));
+}
+
+Test(zoo, unknown_names_and_paths)
+{
+	char path[256];
+	struct kerr err = {""};
+	cr_expect_eq(zoo_resolve(ZOO_MODEL, "gpt-7", path, sizeof path, &err), -1);
+	cr_expect(strstr(err.msg, "unknown model 'gpt-7' (see karat list models)"), "%s", err.msg);
+	cr_expect_eq(zoo_resolve(ZOO_MODEL, "../etc/passwd", path, sizeof path, &err), 0,
+		     "paths are taken as given");
+	cr_expect_eq(zoo_resolve(ZOO_DEVICE, "H200!", path, sizeof path, &err), -1);
+}

@@ -44,7 +44,8 @@ $(B)/karat-tests: $(TST_OBJ) $(B)/libkarat.a | $(B)/.deps-test
 	@$(CC) $(CFLAGS) -o $@ $(TST_OBJ) $(B)/libkarat.a -lcriterion $(LDLIBS)
 
 $(B)/bench_ops: bench/bench_ops.c $(B)/libkarat.a $(HDRS)
-	$(CC) $(CFLAGS) -o $@ $< $(B)/libkarat.a $(LDLIBS)
+	@echo "  LINK  $@"
+	@$(CC) $(CFLAGS) -DBENCH_CFLAGS='"$(filter-out -DKARAT_DATADIR%,$(CFLAGS))"' -o $@ $< $(B)/libkarat.a $(LDLIBS)
 
 # The main job: until the system model exists, per-operator tables.
 run: $(B)/karat
@@ -54,8 +55,7 @@ test: $(B)/karat $(B)/karat-tests
 	KARAT_BIN=$(CURDIR)/$(B)/karat $(B)/karat-tests -j2
 
 bench: $(B)/bench_ops $(B)/karat
-	$(B)/bench_ops
-	scripts/bench_cli.sh $(B)/karat
+	$(B)/bench_ops $(CURDIR)/$(B)/karat
 
 clean:
 	rm -rf $(B)

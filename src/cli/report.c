@@ -61,7 +61,7 @@ int ops_table(const struct ops_setup *o, struct step *s, struct table *t,
 
 void ops_heading(const struct ops_setup *o, const struct step *s, FILE *fp)
 {
-	fprintf(fp, "%s on %s: batch %g (%g on this GPU), context %g, %g GPU%s, "
+	fprintf(fp, "%s on %s: batch %g (%g per device), context %g, %g GPU%s, "
 		"algo %s, MTP %g draft token%s (q = %g)\n",
 		o->m->name, o->d->name, o->b.requests, s->local, o->b.context,
 		o->b.gpus, o->b.gpus == 1 ? "" : "s", algo_table[o->b.algo].name,

@@ -1,0 +1,131 @@
+/* bench_ops.c: `make bench`.  (1) Cost-model throughput: operators built
+ * and timed per second on one core (step_build + step_time, no allocation).
+ * (2) Process time of `karat ops` for every zoo model.  Medians of repeated
+ * runs; warm-up excluded; conditions printed with the numbers. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include "cost/step.h"
+#include "zoo/zoo.h"
+
+#ifndef BENCH_CFLAGS
+#define BENCH_CFLAGS "(see Makefile)"
+#endif
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Evaluates steps for batches 1..256 until min_s has passed; returns
+ * operators per second. */
+static double ops_rate(const struct kmodel *m, const struct kdevice *d,
+		       const struct klink *l, double min_s, double *sink)
+{
+	static struct step s;
+	struct kerr err;
+	long ops = 0;
+	double t0 = now(), t;
+	do {
+		for (int B = 1; B <= 256; B++) {
+			struct kbatch b = {.requests = B, .gpus = 8, .context = 131072,
+					   .mtp = m->mtp_draft, .algo = m->algo};
+			if (step_build(m, &b, &s, &err) != 0) {
+				fprintf(stderr, "bench: %s\n", err.msg);
+				exit(1);
+			}
+			*sink += step_time(&s, d, l);
+			ops += s.n;
+		}
+		t = now() - t0;
+	} while (t < min_s);
+	return ops / t;
+}
+
+static double process_time(const char *bin, const char *model)
+{
+	fflush(stdout); /* or the child re-emits our buffered output */
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stdout))
+			_exit(126);
+		execl(bin, bin, "ops", "--model", model, "--hw", "h200", "--batch", "64",
+		      "--context", "128K", "--format", "csv", (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	struct rusage ru;
+	wait4(pid, &st, 0, &ru);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "bench: karat ops --model %s failed\n", model);
+		exit(1);
+	}
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	       1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+int main(int argc, char **argv)
+{
+	const char *bin = argc > 1 ? argv[1] : KARAT_DATADIR "/build/karat";
+	struct kerr err;
+	struct kdevice d;
+	struct klink l;
+	if (zoo_load_device("h200", &d, NULL, &err) || zoo_load_link(d.link, &l, NULL, &err)) {
+		fprintf(stderr, "bench: %s\n", err.msg);
+		return 1;
+	}
+	printf("karat bench: one core, CFLAGS %s\n", BENCH_CFLAGS);
+	printf("cost model: step_build + step_time, batches 1..256, 8 GPUs, 128K context, "
+	       "h200; median of 7 runs of >= 0.3 s\n");
+	static const char *const models[] = {"deepseek-v3.2", "glm-5.2", "minimax-m3",
+					     "llama-3.1-70b", "qwen3-235b-a22b"};
+	double sink = 0;
+	for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
+		struct kmodel m;
+		if (zoo_load_model(models[i], &m, NULL, &err)) {
+			fprintf(stderr, "bench: %s\n", err.msg);
+			return 1;
+		}
+		ops_rate(&m, &d, &l, 0.1, &sink); /* warm-up */
+		double r[7];
+		for (int k = 0; k < 7; k++)
+			r[k] = ops_rate(&m, &d, &l, 0.3, &sink);
+		double med = median(r, 7); /* sorts r */
+		printf("  %-16s %6.1f M operators/s (median; min %.1f, max %.1f)\n", models[i],
+		       med / 1e6, r[0] / 1e6, r[6] / 1e6);
+	}
+	printf("process time of `karat ops ... --batch 64 --context 128K --format csv` "
+	       "(user + system), median of 21 runs:\n");
+	static char names[64][64];
+	int n = zoo_list(ZOO_MODEL, names, 64, &err);
+	for (int i = 0; i < n; i++) {
+		double t[21];
+		process_time(bin, names[i]);
+		for (int k = 0; k < 21; k++)
+			t[k] = process_time(bin, names[i]);
+		double med = median(t, 21); /* sorts t */
+		printf("  %-16s %6.2f ms (max %.2f ms)\n", names[i], 1e3 * med, 1e3 * t[20]);
+	}
+	return sink < 0; /* keep the work observable */
+}

@@ -50,7 +50,7 @@ static double ops_rate(const struct kmodel *m, const struct kdevice *d,
 	do {
 		for (int B = 1; B <= 256; B++) {
 			struct kbatch b = {.requests = B, .gpus = 8, .context = 131072,
-					   .mtp = m->mtp_draft, .algo = m->algo};
+					   .mtp = m->mtp_draft};
 			if (step_build(m, &b, &s, &err) != 0) {
 				fprintf(stderr, "bench: %s\n", err.msg);
 				exit(1);

@@ -121,7 +121,10 @@ Test(ini, duplicates_and_structure)
 Test(ini, cross_field_rules)
 {
 	expect_error(variant("kv_heads = 2\n", "kv_heads = 3\n"), 12, "multiple of kv_heads");
-	expect_error(variant("algo = gqa\n", "algo = dsa\n"), 15, "needs mla attention");
+	expect_error(variant("algo = gqa\n", "algo = mla\n"), 15, "needs mla attention");
+	expect_error(variant("algo = gqa\n", "algo = gqa\ntopk = 5\n"), 16, "not a parameter of gqa");
+	expect_error(variant("algo = gqa\n", "algo = quest\nblock = 0\n"), 16, "out of range");
+	expect_error(variant("algo = gqa\n", "algo = quest\nbudget = 8\n"), 15, "smaller than one page");
 	expect_error(variant("dense_layers = 2\n", "dense_layers = 3\n"), 17, "exceeds layers");
 	expect_error(variant("dense_layers = 2\n", "dense_layers = 1\n"), 17,
 		     "missing key 'experts'");

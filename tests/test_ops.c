@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
+#include "cost/attn.h"
 #include "cost/step.h"
 #include "helpers.h"
 #include "zoo/zoo.h"
@@ -16,8 +17,7 @@ static void build(const char *model, double B, double L, double G, double mtp)
 	struct kmodel m;
 	struct kerr err;
 	cr_assert_eq(zoo_load_model(model, &m, NULL, &err), 0, "%s", err.msg);
-	struct kbatch b = {.requests = B, .gpus = G, .context = L, .mtp = mtp,
-			   .algo = m.algo};
+	struct kbatch b = {.requests = B, .gpus = G, .context = L, .mtp = mtp};
 	cr_assert_eq(step_build(&m, &b, &S, &err), 0, "%s", err.msg);
 	step_rows(&S, R, &TOT);
 }
@@ -81,7 +81,10 @@ Test(ops, deepseek_v32_cache_bytes_per_token)
 	cr_assert_eq(zoo_load_model("deepseek-v3.2", &m, NULL, &err), 0, "%s", err.msg);
 	cr_expect_eq(model_kv_bytes_layer(&m), 656);
 	cr_expect_eq(model_kv_bytes_token(&m), 40016);
-	cr_expect_eq(model_index_bytes_token(&m), 8052);
+	double kv, idx;
+	attn_bytes_per_token(&m, &m.sp, &kv, &idx);
+	cr_expect_eq(kv, 40016);
+	cr_expect_eq(idx, 8052);
 	/* DESIGN.md: at 128K one request's scan reads ~1.06 GB, its gather 82 MB */
 	build("deepseek-v3.2", 1, 131072, 1, 0);
 	double keys = 131072.0 * 8052;

@@ -35,7 +35,7 @@ static void load(const char *model, const char *dev, struct kmodel *m,
 static double step_at(const struct kmodel *m, const struct kdevice *d,
 		      const struct klink *l, double B, double L, double G, struct step *s)
 {
-	struct kbatch b = {.requests = B, .gpus = G, .context = L, .mtp = 0, .algo = m->algo};
+	struct kbatch b = {.requests = B, .gpus = G, .context = L, .mtp = 0};
 	struct kerr err;
 	cr_assert_eq(step_build(m, &b, s, &err), 0, "%s", err.msg);
 	return step_time(s, d, l);
@@ -139,29 +139,32 @@ Test(roofline, sparse_with_topk_at_least_context_equals_dense)
 	static struct step s;
 	struct kerr err;
 	struct kmodel m;
+	struct sparse_cfg dense_mla, dense_gqa;
+	sparse_cfg_init(&dense_mla, ALGO_MLA);
+	sparse_cfg_init(&dense_gqa, ALGO_GQA);
 	load("deepseek-v3.2", NULL, &m, NULL, NULL);
-	struct kbatch b = {.requests = 3, .gpus = 1, .context = 2048, .algo = ALGO_DSA};
+	struct kbatch b = {.requests = 3, .gpus = 1, .context = 2048};
 	double fs, bs, fd, bd;
 	cr_assert_eq(step_build(&m, &b, &s, &err), 0);
 	attn_cost(&s, &fs, &bs);
-	b.algo = ALGO_MLA;
+	b.sp = &dense_mla;
 	cr_assert_eq(step_build(&m, &b, &s, &err), 0);
 	attn_cost(&s, &fd, &bd);
 	cr_expect(near(fs, fd, 1e-12) && near(bs, bd, 1e-12), "dsa %g/%g vs mla %g/%g",
 		  fs, bs, fd, bd);
 	/* above k the sparse cost stops growing, the dense one does not */
 	b.context = 100000;
-	b.algo = ALGO_DSA;
+	b.sp = NULL;
 	cr_assert_eq(step_build(&m, &b, &s, &err), 0);
 	attn_cost(&s, &fs, &bs);
 	cr_expect(near(fs, fd, 1e-12), "sparse attention FLOPs fixed at k");
 
 	/* MSA: 16 blocks x 128 = 2048 tokens per KV head */
 	load("minimax-m3", NULL, &m, NULL, NULL);
-	b = (struct kbatch){.requests = 2, .gpus = 1, .context = 2000, .algo = ALGO_MSA};
+	b = (struct kbatch){.requests = 2, .gpus = 1, .context = 2000};
 	cr_assert_eq(step_build(&m, &b, &s, &err), 0);
 	attn_cost(&s, &fs, &bs);
-	b.algo = ALGO_GQA;
+	b.sp = &dense_gqa;
 	cr_assert_eq(step_build(&m, &b, &s, &err), 0);
 	attn_cost(&s, &fd, &bd);
 	cr_expect(near(fs, fd, 1e-12) && near(bs, bd, 1e-12), "msa %g/%g vs gqa %g/%g",
@@ -174,18 +177,21 @@ Test(roofline, index_share_on_every_layer_is_dsa)
 	struct kerr err;
 	struct kmodel m;
 	load("glm-5.2", NULL, &m, NULL, NULL);
-	m.index_layers = m.layers;
-	struct kbatch b = {.requests = 5, .gpus = 2, .context = 50000, .algo = ALGO_INDEX_SHARE};
+	struct sparse_cfg all = m.sp, dsa = m.sp;
+	all.p[SP_INDEX_FREQ] = 1, all.p[SP_INDEX_OFFSET] = 0;
+	cr_expect_eq(sparse_index_layers(&all, m.layers), m.layers);
+	dsa.algo = ALGO_DSA;
+	struct kbatch b = {.requests = 5, .gpus = 2, .context = 50000, .sp = &all};
 	cr_assert_eq(step_build(&m, &b, &s1, &err), 0);
-	b.algo = ALGO_DSA;
+	b.sp = &dsa;
 	cr_assert_eq(step_build(&m, &b, &s2, &err), 0);
 	struct op_row r1[OP_N], r2[OP_N], t1, t2;
 	step_rows(&s1, r1, &t1);
 	step_rows(&s2, r2, &t2);
 	cr_expect(near(t1.flops, t2.flops, 1e-12) && near(t1.bytes, t2.bytes, 1e-12));
 	/* and with 21 of 78 layers the scan shrinks by exactly 21/78 */
-	load("glm-5.2", NULL, &m, NULL, NULL);
-	b.algo = ALGO_INDEX_SHARE;
+	cr_expect_eq(sparse_index_layers(&m.sp, m.layers), 21);
+	b.sp = NULL;
 	cr_assert_eq(step_build(&m, &b, &s1, &err), 0);
 	step_rows(&s1, r1, &t1);
 	cr_expect(near(r1[OP_INDEX_SCAN].flops, r2[OP_INDEX_SCAN].flops * 21 / 78, 1e-12));
@@ -198,7 +204,7 @@ Test(roofline, dsa_scan_intensity_is_about_125)
 	struct kerr err;
 	struct kmodel m;
 	load("deepseek-v3.2", NULL, &m, NULL, NULL);
-	struct kbatch b = {.requests = 1, .gpus = 1, .context = 131072, .algo = ALGO_DSA};
+	struct kbatch b = {.requests = 1, .gpus = 1, .context = 131072};
 	cr_assert_eq(step_build(&m, &b, &s, &err), 0);
 	struct op_row r[OP_N], t;
 	step_rows(&s, r, &t);
@@ -223,7 +229,7 @@ Test(roofline, per_request_contexts_match_the_fast_path)
 		struct kmodel m;
 		load(models[i], NULL, &m, NULL, NULL);
 		double ctx[6] = {3000, 3000, 3000, 3000, 3000, 3000};
-		struct kbatch u = {.requests = 6, .gpus = 1, .context = 3000, .algo = m.algo};
+		struct kbatch u = {.requests = 6, .gpus = 1, .context = 3000};
 		struct kbatch p = u;
 		p.ctx = ctx, p.nctx = 6;
 		cr_assert_eq(step_build(&m, &u, &s1, &err), 0, "%s", err.msg);
@@ -241,7 +247,7 @@ Test(roofline, per_request_contexts_match_the_fast_path)
 		step_rows(&s2, rm, &tm);
 		double scan = 0, attn = 0;
 		for (int j = 0; j < 3; j++) {
-			struct kbatch one = {.requests = 1, .gpus = 1, .context = mixed[j], .algo = m.algo};
+			struct kbatch one = {.requests = 1, .gpus = 1, .context = mixed[j]};
 			cr_assert_eq(step_build(&m, &one, &s1, &err), 0);
 			step_rows(&s1, r1, &t1);
 			scan += r1[OP_INDEX_SCAN].flops;
@@ -258,7 +264,7 @@ Test(roofline, bad_batches_are_refused)
 	struct kerr err;
 	struct kmodel m;
 	load("deepseek-v3.2", NULL, &m, NULL, NULL);
-	struct kbatch b = {.requests = 0, .gpus = 1, .context = 100, .algo = m.algo};
+	struct kbatch b = {.requests = 0, .gpus = 1, .context = 100};
 	cr_expect_eq(step_build(&m, &b, &s, &err), -1);
 	cr_expect(strstr(err.msg, "batch"));
 	b.requests = 4, b.context = 200000;
@@ -267,7 +273,7 @@ Test(roofline, bad_batches_are_refused)
 	b.context = 100, b.gpus = 0.5;
 	cr_expect_eq(step_build(&m, &b, &s, &err), -1);
 	load("llama-3.1-70b", NULL, &m, NULL, NULL);
-	b = (struct kbatch){.requests = 1, .gpus = 1, .context = 100, .mtp = 1, .algo = m.algo};
+	b = (struct kbatch){.requests = 1, .gpus = 1, .context = 100, .mtp = 1};
 	cr_expect_eq(step_build(&m, &b, &s, &err), -1);
 	cr_expect(strstr(err.msg, "no MTP"), "%s", err.msg);
 }

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cli/load.h"
+#include "cost/attn.h"
 
 #define MAX_NAMES 256
 
@@ -30,11 +31,13 @@ static int list_models(void)
 		snprintf(c[0], OUT_CELL, "%s", names[i]);
 		snprintf(c[1], OUT_CELL, "%s", m.name);
 		snprintf(c[2], OUT_CELL, "%s", m.attn == ATTN_MLA ? "mla" : "gqa");
-		snprintf(c[3], OUT_CELL, "%s", algo_table[m.algo].name);
+		double kv, idx;
+		attn_bytes_per_token(&m, &m.sp, &kv, &idx);
+		snprintf(c[3], OUT_CELL, "%s", algo_table[m.sp.algo].name);
 		snprintf(c[4], OUT_CELL, "%g", m.layers);
 		snprintf(c[5], OUT_CELL, "%.0fB", m.total_params / 1e9);
-		snprintf(c[6], OUT_CELL, "%.0f", model_kv_bytes_token(&m));
-		snprintf(c[7], OUT_CELL, "%.0f", model_index_bytes_token(&m));
+		snprintf(c[6], OUT_CELL, "%.0f", kv);
+		snprintf(c[7], OUT_CELL, "%.0f", idx);
 		const char *cells[8] = {c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]};
 		table_add(&t, cells);
 	}
@@ -110,21 +113,42 @@ static int list_hw(void)
 	return rc;
 }
 
+/* Formats an algorithm's parameters with their defaults: "topk=2048 ...". */
+static void param_defaults(const struct algo_info *a, char *buf, size_t n)
+{
+	size_t used = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < a->nparams && used + 2 < n; i++) {
+		const struct algo_param *p = &a->params[i];
+		const struct sp_param_info *info = &sp_params[p->p];
+		if (info->is_dtype)
+			used += (size_t)snprintf(buf + used, n - used, "%s%s=%s", i ? " " : "",
+						 info->key, dtype_names[(int)p->value]);
+		else
+			used += (size_t)snprintf(buf + used, n - used, "%s%s=%g", i ? " " : "",
+						 info->key, p->value);
+	}
+}
+
 static int list_algos(void)
 {
-	static const char *const head[] = {"algo", "layout", "index", "training_free",
-					   "description"};
+	static const char *const head[] = {"algo", "training_free", "granularity", "index",
+					   "parameters (published defaults)", "description"};
 	struct table t;
-	table_init(&t, 5, head, NULL);
+	table_init(&t, 6, head, NULL);
 	for (int i = 0; i < ALGO_N; i++) {
 		const struct algo_info *a = &algo_table[i];
-		const char *cells[5] = {a->name, a->layout == LAYOUT_MLA ? "mla" : "gqa",
-					a->has_index ? "yes" : "no",
-					a->training_free ? "yes" : "no", a->desc};
+		char params[OUT_CELL];
+		param_defaults(a, params, sizeof params);
+		const char *cells[6] = {a->name, a->training_free ? "yes" : "no", a->granularity,
+					a->has_index ? "yes" : "no", params, a->desc};
 		table_add(&t, cells);
 	}
 	int rc = table_write(&t, stdout, 0) != 0;
 	table_free(&t);
+	printf("\n'karat show ALGO' lists each parameter's source.  Swap an algorithm "
+	       "in with\n--algo NAME[:key=value,...]; trained-only ones need --force on "
+	       "a model not\ntrained for them.\n");
 	return rc;
 }
 

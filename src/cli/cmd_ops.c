@@ -3,6 +3,7 @@
 
 #include "cli/load.h"
 #include "cli/report.h"
+#include "cost/attn.h"
 
 static const struct command *self(void)
 {
@@ -46,7 +47,17 @@ int cmd_ops(const struct args *a)
 	if (arg_get(c, a, "mtp") &&
 	    parse_count("mtp", arg_get(c, a, "mtp"), 0, 0, 64, &o.b.mtp))
 		return EXIT_USAGE;
-	o.b.algo = m.algo;
+	static struct sparse_cfg sp;
+	sp = m.sp;
+	const char *algo = arg_get(c, a, "algo");
+	struct kerr err;
+	if (algo && sparse_parse_spec(algo, &m.sp, &sp, &err) != 0)
+		return usage_error(c, "%s", err.msg);
+	if (attn_applicable(&m, &sp, arg_get(c, a, "force") != NULL, &err) != 0) {
+		die_msg("%s", err.msg);
+		return 1;
+	}
+	o.b.sp = &sp;
 	char dev_label[64], link_label[64];
 	arg_label(hw, dev_label, sizeof dev_label);
 	snprintf(link_label, sizeof link_label, "%s", d.link);

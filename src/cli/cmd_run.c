@@ -26,7 +26,7 @@ static int one(const char *model, const char *hw, double batch)
 	struct ops_setup o = {.m = &m, .d = &d, .l = &l, .dev_label = hw,
 			      .link_label = d.link};
 	o.b = (struct kbatch){.requests = batch, .gpus = 1, .context = STUDY_CONTEXT,
-			      .mtp = m.mtp_draft, .algo = m.algo};
+			      .mtp = m.mtp_draft, .sp = &m.sp};
 	static struct step s;
 	struct table t;
 	if (ops_table(&o, &s, &t, 0) != 0)

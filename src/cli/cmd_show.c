@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/load.h"
+#include "cost/attn.h"
 #include "cost/roofline.h"
 
 /* Finds what NAME is: a model, a device or a link (zoo order). */
@@ -52,7 +53,10 @@ static int print_values(const struct ini_doc *doc, const struct schema *s,
 		const struct field *f = schema_field(s, e->section, e->key);
 		char key[OUT_CELL], val[OUT_CELL], line[16];
 		snprintf(key, sizeof key, "%s.%s", e->section, e->key);
-		schema_format(f, obj, val, sizeof val);
+		if (f)
+			schema_format(f, obj, val, sizeof val);
+		else /* an algorithm parameter: resolved in the table below */
+			snprintf(val, sizeof val, "%s", e->value);
 		snprintf(line, sizeof line, "%d", e->line);
 		const char *cells[4] = {key, val, line, e->source[0] ? e->source : "(none)"};
 		table_add(&t, cells);
@@ -63,21 +67,70 @@ static int print_values(const struct ini_doc *doc, const struct schema *s,
 	return rc;
 }
 
+/* The parameters of sp's algorithm: value, and where it came from. */
+static int print_params(const struct sparse_cfg *sp)
+{
+	const struct algo_info *a = &algo_table[sp->algo];
+	static const char *const head[] = {"parameter", "value", "origin"};
+	struct table t;
+	table_init(&t, 3, head, NULL);
+	for (int i = 0; i < a->nparams; i++) {
+		const struct algo_param *p = &a->params[i];
+		const struct sp_param_info *info = &sp_params[p->p];
+		char key[OUT_CELL], val[OUT_CELL], origin[OUT_CELL];
+		snprintf(key, sizeof key, "sparse.%s", info->key);
+		char def[64];
+		if (info->is_dtype) {
+			snprintf(val, sizeof val, "%s", dtype_names[(int)sp->p[p->p]]);
+			snprintf(def, sizeof def, "%s", dtype_names[(int)p->value]);
+		} else {
+			unit_format(sp->p[p->p], info->unit, val, sizeof val);
+			unit_format(p->value, info->unit, def, sizeof def);
+		}
+		if (sp->set & (1ul << p->p))
+			snprintf(origin, sizeof origin, "given (default %s: %s)", def, p->source);
+		else
+			snprintf(origin, sizeof origin, "default: %s", p->source);
+		const char *cells[3] = {key, val, origin};
+		table_add(&t, cells);
+	}
+	int rc = 0;
+	if (a->nparams)
+		rc = table_write(&t, stdout, 0) != 0;
+	table_free(&t);
+	return rc;
+}
+
 static void model_derived(const struct kmodel *m)
 {
 	struct param_count p;
 	model_params(m, &p);
+	double kv, idx;
+	attn_bytes_per_token(m, &m->sp, &kv, &idx);
+	printf("\nattention algorithm %s (%s)\n", algo_table[m->sp.algo].name,
+	       algo_table[m->sp.algo].desc);
+	print_params(&m->sp);
 	printf("\nderived:\n");
-	printf("  KV cache per token per layer   %.0f B\n", model_kv_bytes_layer(m));
-	printf("  KV cache per token             %.0f B (%g layers)\n",
-	       model_kv_bytes_token(m), m->layers);
-	printf("  index keys per token           %.0f B (%g layers x %.0f B)\n",
-	       model_index_bytes_token(m), model_index_layers(m),
-	       model_index_bytes_layer(m));
+	printf("  KV cache per token per layer   %.0f B (model layout)\n", model_kv_bytes_layer(m));
+	printf("  KV cache per token             %.0f B (%g layers, as %s keeps it)\n", kv,
+	       m->layers, algo_table[m->sp.algo].name);
+	printf("  index keys per token           %.0f B (%g layers own an indexer)\n", idx,
+	       sparse_index_layers(&m->sp, m->layers));
 	printf("  parameters from the shape      %.2fB (published %.2fB, %+.1f%%)\n",
 	       p.total / 1e9, m->total_params / 1e9,
 	       100 * (p.total / m->total_params - 1));
 	printf("  weights on 1 GPU               %.1f GB\n", model_weight_bytes(m, 1) / 1e9);
+}
+
+static int show_algo(const struct algo_info *a)
+{
+	printf("%s: %s\n  training-free: %s; granularity: %s; source: %s\n\n", a->name,
+	       a->desc, a->training_free ? "yes" : "no", a->granularity, a->source);
+	struct sparse_cfg sp;
+	sparse_cfg_init(&sp, a->id);
+	if (!a->nparams)
+		printf("no parameters\n");
+	return print_params(&sp);
 }
 
 static void device_derived(const struct kdevice *d)
@@ -102,6 +155,9 @@ static void device_derived(const struct kdevice *d)
 int cmd_show(const struct args *a)
 {
 	const char *name = a->pos[0];
+	const struct algo_info *algo = algo_find(name);
+	if (algo)
+		return show_algo(algo);
 	enum zoo_kind k;
 	int rc = classify(name, &k);
 	if (rc)

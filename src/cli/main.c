@@ -12,6 +12,8 @@ static const struct optdef ops_opts[] = {
 	{"context", 1, "context length of every request (K = 1024, M = 1048576)"},
 	{"gpus", 1, "GPUs: attention data-parallel, experts expert-parallel (default 1)"},
 	{"mtp", 1, "draft tokens verified per step (default: the model's)"},
+	{"algo", 1, "attention algorithm NAME[:key=value,...] (default: the model's; karat list algos)"},
+	{"force", 0, "allow a trained-only algorithm on a model not trained for it"},
 	{"format", 1, "table (default) or csv"},
 	{0, 0, 0}};
 static const struct optdef run_opts[] = {
@@ -21,12 +23,12 @@ static const struct optdef run_opts[] = {
 const struct command commands[] = {
 	{"help", cmd_help, "[COMMAND]", "show commands, or one command's options",
 	 no_opts, 0, 1},
-	{"list", cmd_list, "models|hw|algos", "list the zoo: models, devices and links, algorithms",
+	{"list", cmd_list, "models|hw|algos", "list the zoo: models, devices and links, attention algorithms",
 	 no_opts, 1, 1},
-	{"show", cmd_show, "NAME|FILE.ini", "resolved values of a model, device or link with the source of each",
+	{"show", cmd_show, "NAME|FILE.ini", "resolved values of a model, device, link or algorithm with the source of each",
 	 no_opts, 1, 1},
 	{"ops", cmd_ops,
-	 "--model M --hw H --batch B --context L [--gpus G] [--mtp D] [--format csv]",
+	 "--model M --hw H --batch B --context L [--gpus G] [--mtp D] [--algo A[:k=v,...]] [--force] [--format csv]",
 	 "per-operator FLOPs, bytes, time and bound of one decode step", ops_opts, 0, 0},
 	{"run", cmd_run, "[--batch B]",
 	 "the main job: operator tables of DeepSeek-V3.2, GLM-5.2, MiniMax-M3 at 128K on H200 and KARAT",

@@ -1,5 +1,6 @@
 /* report.c: formatting the operators of one decode step. */
 #include "cli/report.h"
+#include "cost/attn.h"
 
 #include <math.h>
 #include <string.h>
@@ -64,7 +65,7 @@ void ops_heading(const struct ops_setup *o, const struct step *s, FILE *fp)
 	fprintf(fp, "%s on %s: batch %g (%g per device), context %g, %g GPU%s, "
 		"algo %s, MTP %g draft token%s (q = %g)\n",
 		o->m->name, o->d->name, o->b.requests, s->local, o->b.context,
-		o->b.gpus, o->b.gpus == 1 ? "" : "s", algo_table[o->b.algo].name,
+		o->b.gpus, o->b.gpus == 1 ? "" : "s", algo_table[o->b.sp->algo].name,
 		o->b.mtp, o->b.mtp == 1 ? "" : "s", s->q);
 }
 
@@ -85,12 +86,14 @@ void ops_footer(const struct ops_setup *o, const struct step *s, FILE *fp)
 			100 * side[SIDE_CACHE] / total, 100 * side[SIDE_LINK] / total);
 	}
 	double w = model_weight_bytes(o->m, o->b.gpus);
-	double per_tok = model_kv_bytes_token(o->m) + model_index_bytes_token(o->m);
-	double cache = per_tok * o->b.context * s->local;
+	double kv, idx;
+	attn_storage(o->m, o->b.sp, o->b.context, &kv, &idx);
+	double cache = (kv + idx) * s->local;
 	double need = w + cache;
-	fprintf(fp, "memory: weights %.1f GB + KV and index cache %.1f GB "
-		"(%.0f B/token) = %.1f GB of %.1f GB: %s\n",
-		w / 1e9, cache / 1e9, per_tok, need / 1e9, o->d->mem_capacity / 1e9,
+	fprintf(fp, "memory: weights %.1f GB + KV %.1f GB + index %.1f GB "
+		"(%.0f B per request) = %.1f GB of %.1f GB: %s\n",
+		w / 1e9, kv * s->local / 1e9, idx * s->local / 1e9, kv + idx, need / 1e9,
+		o->d->mem_capacity / 1e9,
 		need <= o->d->mem_capacity ? "fits"
 					    : "does NOT fit (times above assume it did)");
 }

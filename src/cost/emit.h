@@ -25,16 +25,17 @@ void emit_gemm(struct emit *e, enum op_kind k, double count, double tokens,
 void emit_norm(struct emit *e, enum op_kind k, double count, double tokens,
 	       double dim);
 
-/* Layer counts an attention algorithm emits for. */
-struct layer_set {
-	double all;        /* layers with attention */
-	double index;      /* of them, layers that own an indexer */
-	double dense;      /* of them, layers forced to dense attention (msa) */
+/* The local requests: n of them, each at `context`, or listed in ctx. */
+struct req_view {
+	double n, context;
+	const double *ctx;
+	int nctx;
 };
 
 /* Emits the cache-side operators (and indexer projections) of algorithm
- * a for the layers in ls; T = query tokens on this GPU. */
-void attn_emit(struct emit *e, int algo, const struct layer_set *ls,
-	       const struct ctx_sums *cs, double q, double T);
+ * sp for `layers` decoder layers (mtp: the MTP layer); T = query tokens on
+ * this GPU, q per request. */
+void attn_emit(struct emit *e, const struct sparse_cfg *sp, double layers,
+	       int mtp, const struct req_view *r, double q, double T);
 
 #endif

@@ -143,15 +143,14 @@ static void lm_head(struct emit *e, double T)
 /* One pass of the MTP draft module over one token per local request: the
  * input projection [2h -> h] and one decoder layer (MoE when the model has
  * MoE layers), then the shared LM head.  Run d times per step. */
-static void mtp_pass(struct emit *e, const struct ctx_sums *cs, double local,
-		     double global, double G)
+static void mtp_pass(struct emit *e, const struct sparse_cfg *sp,
+		     const struct req_view *r, double global, double G)
 {
 	const struct kmodel *m = e->m;
-	double h = m->hidden;
-	struct layer_set ls = {1, algo_table[m->algo].has_index ? 1 : 0, 0};
+	double h = m->hidden, local = r->n;
 	emit_gemm(e, OP_O_PROJ, 1, local, 2 * h, h, m->w_dt);
 	pre_attention(e, 1, local);
-	attn_emit(e, m->algo, &ls, cs, 1, local);
+	attn_emit(e, sp, 1, 1, r, 1, local);
 	post_attention(e, 1, local);
 	emit_norm(e, OP_FFN_NORM, 1, local, h);
 	if (m->layers > m->dense_layers)
@@ -159,25 +158,6 @@ static void mtp_pass(struct emit *e, const struct ctx_sums *cs, double local,
 	else
 		ffn_op(e, OP_DENSE_FFN, 1, local, m->dense_inter, 1);
 	lm_head(e, local);
-}
-
-static void sum_contexts(const struct kmodel *m, const struct kbatch *b,
-			 double local, struct ctx_sums *cs)
-{
-	memset(cs, 0, sizeof *cs);
-	cs->n = local;
-	double blk = m->block_size > 0 ? m->block_size : 1;
-	double sel = m->topk * blk;
-	for (int i = 0; i < (b->ctx ? b->nctx : 1); i++) {
-		double L = b->ctx ? b->ctx[i] : b->context;
-		double w = b->ctx ? 1 : local;
-		double nb = ceil(L / blk);
-		cs->L += w * L;
-		cs->k_tok += w * fmin(L, m->topk);
-		cs->blocks += w * nb;
-		cs->k_blk += w * fmin(m->topk, nb);
-		cs->sel_tok += w * fmin(L, sel);
-	}
 }
 
 static int check_batch(const struct kmodel *m, const struct kbatch *b,
@@ -195,8 +175,8 @@ static int check_batch(const struct kmodel *m, const struct kbatch *b,
 	if (b->mtp > 0 && m->mtp_layers == 0)
 		return kerr_set(err, 0, 0, "model %s has no MTP module (mtp_layers = 0)",
 				m->name);
-	if (b->algo < 0 || b->algo >= ALGO_N)
-		return kerr_set(err, 0, 0, "unknown attention algorithm id %d", b->algo);
+	if (b->sp && (b->sp->algo < 0 || b->sp->algo >= ALGO_N))
+		return kerr_set(err, 0, 0, "unknown attention algorithm id %d", b->sp->algo);
 	int n = b->ctx ? b->nctx : 1;
 	if (b->ctx && (b->nctx < 1 || b->nctx > b->requests))
 		return kerr_set(err, 0, 0, "per-request contexts: %d given for a batch of %g",
@@ -217,26 +197,18 @@ int step_build(const struct kmodel *m, const struct kbatch *b, struct step *s,
 {
 	if (check_batch(m, b, err) != 0)
 		return -1;
-	struct kmodel mm;
-	if (b->algo != m->algo) { /* swapped algorithm: same shape, new stages */
-		mm = *m;
-		mm.algo = b->algo;
-		m = &mm;
-	}
+	const struct sparse_cfg *sp = b->sp ? b->sp : &m->sp;
 	double G = b->gpus;
 	double local = b->ctx ? b->nctx : ceil(b->requests / G);
 	double q = 1 + b->mtp, T = local * q;
-	struct ctx_sums cs;
-	sum_contexts(m, b, local, &cs);
+	struct req_view r = {local, b->context, b->ctx, b->ctx ? b->nctx : 0};
 	s->n = 0;
 	s->local = local;
 	s->q = q;
 	struct emit e = {.s = s, .m = m};
 
-	struct layer_set ls = {m->layers, model_index_layers(m),
-			       m->algo == ALGO_MSA ? m->dense_attn_layers : 0};
 	pre_attention(&e, m->layers, T);
-	attn_emit(&e, m->algo, &ls, &cs, q, T);
+	attn_emit(&e, sp, m->layers, 0, &r, q, T);
 	post_attention(&e, m->layers, T);
 	emit_norm(&e, OP_FFN_NORM, m->layers, T, m->hidden);
 	ffn_op(&e, OP_DENSE_FFN, m->dense_layers, T, m->dense_inter, 1);
@@ -248,7 +220,7 @@ int step_build(const struct kmodel *m, const struct kbatch *b, struct step *s,
 	if (b->mtp > 0) {
 		int first = s->n;
 		e.as_module = 1;
-		mtp_pass(&e, &cs, local, b->requests, G);
+		mtp_pass(&e, sp, &r, b->requests, G);
 		for (int j = first; j < s->n; j++)
 			s->op[j].count *= b->mtp;
 	}

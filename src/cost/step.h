@@ -22,17 +22,7 @@ struct kbatch {
 	const double *ctx;    /* or: the local requests' contexts */
 	int nctx;
 	double mtp;           /* draft tokens d verified per step (q = 1 + d) */
-	int algo;             /* enum algo_id to use (the model's by default) */
-};
-
-/* Sums over the local requests that the cache-side formulas need. */
-struct ctx_sums {
-	double n;          /* local requests */
-	double L;          /* sum of contexts */
-	double k_tok;      /* sum of min(L, topk) */
-	double blocks;     /* sum of ceil(L / block_size) */
-	double k_blk;      /* sum of min(topk, blocks) */
-	double sel_tok;    /* sum of min(L, topk * block_size) */
+	const struct sparse_cfg *sp; /* attention algorithm; NULL: the model's */
 };
 
 struct step {

@@ -17,6 +17,8 @@ const struct field *schema_field(const struct schema *s, const char *section,
 
 static int section_known(const struct schema *s, const char *section)
 {
+	if (s->open_section && strcmp(s->open_section, section) == 0)
+		return 1;
 	for (size_t i = 0; i < s->n; i++)
 		if (strcmp(s->fields[i].section, section) == 0)
 			return 1;
@@ -86,6 +88,8 @@ int schema_bind(const struct schema *s, const struct ini_doc *doc, void *obj,
 	for (int i = 0; i < doc->n; i++) {
 		const struct ini_entry *e = &doc->e[i];
 		const struct field *f = schema_field(s, e->section, e->key);
+		if (!f && s->open_section && strcmp(e->section, s->open_section) == 0)
+			continue; /* the caller binds it */
 		if (!f) {
 			if (!section_known(s, e->section))
 				return kerr_set(err, doc->path, e->line,

@@ -34,6 +34,7 @@ struct schema {
 	const char *what;          /* "model", "device", "link" */
 	const struct field *fields;
 	size_t n;
+	const char *open_section;  /* keys here not in fields are the caller's */
 };
 
 /* Fills obj from doc according to s.  Returns 0, or -1 with

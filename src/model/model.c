@@ -33,14 +33,8 @@ static const struct field model_fields[] = {
 	NUM("attention", "qk_nope_dim", qk_nope_dim, U_INT, 0, 1, 65536, 1, "MLA: non-rotary q/k head dim"),
 	NUM("attention", "qk_rope_dim", qk_rope_dim, U_INT, 0, 1, 65536, 1, "MLA: rotary q/k head dim"),
 	NUM("attention", "v_head_dim", v_head_dim, U_INT, 0, 1, 65536, 1, "MLA: value head dim"),
-	{"sparse", "algo", FK_ENUM, U_INT, OFF(algo), 0, 1, 0, 0, 0, algo_names, "native attention algorithm"},
-	NUM("sparse", "topk", topk, U_TOKENS, 0, 1, 1e9, 1, "tokens (dsa) or blocks (msa) selected per query"),
-	NUM("sparse", "index_heads", index_heads, U_INT, 0, 1, 4096, 1, "indexer query heads"),
-	NUM("sparse", "index_dim", index_dim, U_INT, 0, 1, 65536, 1, "indexer head dimension"),
-	NUM("sparse", "index_layers", index_layers, U_INT, 0, 1, 4096, 1, "index-share: layers that own an indexer"),
-	NUM("sparse", "block_size", block_size, U_TOKENS, 0, 1, 1e9, 1, "msa: tokens per scored block"),
-	NUM("sparse", "dense_layers", dense_attn_layers, U_INT, 0, 0, 4096, 0, "msa: leading layers with dense attention"),
-	NUM("sparse", "score_bytes", score_bytes, U_BYTES, 0, 1, 64, 1, "bytes per materialised index score"),
+	{"sparse", "algo", FK_ENUM, U_INT, OFF(sp.algo), 0, 1, 0, 0, 0, algo_names,
+	 "native attention algorithm; its parameters follow in [sparse]"},
 	NUM("ffn", "dense_layers", dense_layers, U_INT, 1, 0, 4096, 0, "leading layers with a dense FFN (all, for a dense model)"),
 	NUM("ffn", "dense_inter", dense_inter, U_INT, 0, 1, 1e7, 1, "dense FFN intermediate size"),
 	NUM("moe", "experts", experts, U_INT, 0, 1, 1e5, 1, "routed experts per MoE layer"),
@@ -53,8 +47,6 @@ static const struct field model_fields[] = {
 	DT("kv", kv_dt, 1, "KV cache elements (MLA: the latent)"),
 	DT("kv_rope", kv_rope_dt, 0, "MLA: rotary part of the cached row"),
 	NUM("dtypes", "kv_scale_bytes", kv_scale_bytes, U_BYTES, 1, 0, 1e6, 0, "scale bytes per token per layer in the KV row"),
-	DT("index", index_dt, 0, "index keys"),
-	NUM("dtypes", "index_scale_bytes", index_scale_bytes, U_BYTES, 0, 0, 1e6, 0, "scale bytes per index key"),
 	DT("attention", attn_dt, 1, "compute type of attention"),
 	DT("dispatch", dispatch_dt, 0, "MoE all-to-all dispatch payload"),
 	NUM("decode", "mtp_draft_tokens", mtp_draft, U_INT, 1, 0, 64, 0, "draft tokens verified per step (default for --mtp)"),
@@ -62,7 +54,7 @@ static const struct field model_fields[] = {
 };
 
 const struct schema model_schema = {"model", model_fields,
-				    sizeof model_fields / sizeof model_fields[0]};
+				    sizeof model_fields / sizeof model_fields[0], "sparse"};
 
 static int at(const struct ini_doc *doc, const char *section, const char *key)
 {
@@ -87,7 +79,39 @@ static int need_for(const struct ini_doc *doc, const char *section,
 }
 
 
-int model_validate(const struct kmodel *m, const struct ini_doc *doc,
+/* The [sparse] keys other than algo are the parameters of the declared
+ * algorithm: start from its published defaults, then apply each key. */
+static int bind_sparse(struct kmodel *m, const struct ini_doc *doc,
+		       struct kerr *err)
+{
+	int algo = m->sp.algo;
+	const struct algo_info *a = &algo_table[algo];
+	int line = at(doc, "sparse", "algo");
+	if ((a->layout == LAYOUT_MLA && m->attn != ATTN_MLA) ||
+	    (a->layout == LAYOUT_GQA && m->attn != ATTN_GQA))
+		return kerr_set(err, doc->path, line, "algo '%s' needs %s attention, the model has %s",
+				a->name, a->layout == LAYOUT_MLA ? "mla" : "gqa",
+				m->attn == ATTN_MLA ? "mla" : "gqa");
+	sparse_cfg_init(&m->sp, algo);
+	for (int i = 0; i < doc->n; i++) {
+		const struct ini_entry *e = &doc->e[i];
+		if (strcmp(e->section, "sparse") != 0 || strcmp(e->key, "algo") == 0)
+			continue;
+		char why[300];
+		if (sparse_cfg_set(&m->sp, e->key, e->value, why, sizeof why) != 0)
+			return kerr_set(err, doc->path, e->line, "sparse.%s", why);
+	}
+	char why[300];
+	if (sparse_cfg_check(&m->sp, why, sizeof why) != 0)
+		return kerr_set(err, doc->path, line, "%s", why);
+	if (m->sp.p[SP_DENSE_LAYERS] > m->layers)
+		return kerr_set(err, doc->path, at(doc, "sparse", "dense_layers"),
+				"sparse.dense_layers (%g) exceeds layers (%g)",
+				m->sp.p[SP_DENSE_LAYERS], m->layers);
+	return 0;
+}
+
+int model_validate(struct kmodel *m, const struct ini_doc *doc,
 		   struct kerr *err)
 {
 	static const char *const gqa_keys[] = {"kv_heads", "head_dim", 0};
@@ -107,38 +131,8 @@ int model_validate(const struct kmodel *m, const struct ini_doc *doc,
 				"heads (%g) must be a multiple of kv_heads (%g)",
 				m->heads, m->kv_heads);
 
-	const struct algo_info *a = &algo_table[m->algo];
-	if ((a->layout == LAYOUT_MLA) != (m->attn == ATTN_MLA))
-		return kerr_set(err, doc->path, at(doc, "sparse", "algo"),
-				"algo '%s' needs %s attention, the model has %s",
-				a->name, a->layout == LAYOUT_MLA ? "mla" : "gqa",
-				m->attn == ATTN_MLA ? "mla" : "gqa");
-	cause_sec = "sparse", cause_key = "algo";
-	if (a->has_index) {
-		static const char *const idx[] = {"topk", "index_heads", "index_dim",
-						  "score_bytes", 0};
-		for (int i = 0; idx[i]; i++)
-			if (need_for(doc, "sparse", idx[i], cause_sec, cause_key, "by a sparse algo", err))
-				return -1;
-		if (need_for(doc, "dtypes", "index", cause_sec, cause_key, "by a sparse algo", err) ||
-		    need_for(doc, "dtypes", "index_scale_bytes", cause_sec, cause_key, "by a sparse algo", err))
-			return -1;
-	}
-	if (m->algo == ALGO_INDEX_SHARE &&
-	    need_for(doc, "sparse", "index_layers", cause_sec, cause_key, "for algo = index-share", err))
+	if (bind_sparse(m, doc, err) != 0)
 		return -1;
-	if (m->algo == ALGO_MSA &&
-	    (need_for(doc, "sparse", "block_size", cause_sec, cause_key, "for algo = msa", err) ||
-	     need_for(doc, "sparse", "dense_layers", cause_sec, cause_key, "for algo = msa", err)))
-		return -1;
-	if (m->index_layers > m->layers)
-		return kerr_set(err, doc->path, at(doc, "sparse", "index_layers"),
-				"index_layers (%g) exceeds layers (%g)",
-				m->index_layers, m->layers);
-	if (m->dense_attn_layers > m->layers)
-		return kerr_set(err, doc->path, at(doc, "sparse", "dense_layers"),
-				"dense_layers (%g) exceeds layers (%g)",
-				m->dense_attn_layers, m->layers);
 
 	if (m->dense_layers > m->layers)
 		return kerr_set(err, doc->path, at(doc, "ffn", "dense_layers"),
@@ -179,31 +173,15 @@ double model_kv_bytes_layer(const struct kmodel *m)
 	       m->kv_scale_bytes;
 }
 
-double model_index_bytes_layer(const struct kmodel *m)
-{
-	if (!algo_table[m->algo].has_index)
-		return 0;
-	return m->index_dim * dtype_bytes(m->index_dt) + m->index_scale_bytes;
-}
-
-double model_index_layers(const struct kmodel *m)
-{
-	switch (m->algo) {
-	case ALGO_DSA: return m->layers;
-	case ALGO_INDEX_SHARE: return m->index_layers;
-	case ALGO_MSA: return m->layers - m->dense_attn_layers;
-	default: return 0;
-	}
-}
-
 double model_kv_bytes_token(const struct kmodel *m)
 {
 	return m->layers * model_kv_bytes_layer(m);
 }
 
-double model_index_bytes_token(const struct kmodel *m)
+double sparse_index_key_bytes(const struct sparse_cfg *sp)
 {
-	return model_index_layers(m) * model_index_bytes_layer(m);
+	return sp->p[SP_INDEX_DIM] * dtype_bytes((enum dtype)sp->p[SP_INDEX_DTYPE]) +
+	       sp->p[SP_INDEX_SCALE];
 }
 
 static double attn_params(const struct kmodel *m)
@@ -223,12 +201,14 @@ static double attn_params(const struct kmodel *m)
 /* Indexer weights of one index-owning layer. */
 static double index_params(const struct kmodel *m)
 {
-	double h = m->hidden, hi = m->index_heads, di = m->index_dim;
-	if (m->algo == ALGO_DSA || m->algo == ALGO_INDEX_SHARE) {
+	double h = m->hidden, hi = m->sp.p[SP_INDEX_HEADS], di = m->sp.p[SP_INDEX_DIM];
+	int algo = m->sp.algo;
+	if (algo == ALGO_DSA || algo == ALGO_INDEX_SHARE || algo == ALGO_DSV4_CSA ||
+	    algo == ALGO_DSV41) {
 		double qin = m->q_lora_rank > 0 ? m->q_lora_rank : h;
 		return qin * hi * di + h * di + h * hi;
 	}
-	if (m->algo == ALGO_MSA)
+	if (algo == ALGO_MSA)
 		return h * hi * di + h * di;
 	return 0;
 }
@@ -251,7 +231,7 @@ void model_params(const struct kmodel *m, struct param_count *p)
 	double layer_ffn = moe_layers > 0 ? p->moe_layer : p->dense_ffn_layer;
 	p->mtp_module = 2 * h * h + p->attn_layer + p->index_layer + layer_ffn;
 	p->total = p->embed + p->lm_head + m->layers * p->attn_layer +
-		   model_index_layers(m) * p->index_layer +
+		   sparse_index_layers(&m->sp, m->layers) * p->index_layer +
 		   m->dense_layers * p->dense_ffn_layer + moe_layers * p->moe_layer +
 		   m->mtp_layers * p->mtp_module;
 }

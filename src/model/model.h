@@ -19,36 +19,34 @@ struct kmodel {
 	int attn;                                   /* enum attn_kind */
 	double heads, kv_heads, head_dim;           /* GQA */
 	double q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
-	/* [sparse] */
-	int algo;                                   /* enum algo_id */
-	double topk, index_heads, index_dim, index_layers, block_size;
-	double dense_attn_layers, score_bytes;
+	/* [sparse]: the native algorithm and its parameters */
+	struct sparse_cfg sp;
 	/* [ffn] and [moe] */
 	double dense_layers, dense_inter;
 	double experts, active_experts, shared_experts, expert_inter;
 	/* [dtypes] */
-	int w_dt, emb_dt, act_dt, kv_dt, kv_rope_dt, index_dt, attn_dt, dispatch_dt;
-	double kv_scale_bytes, index_scale_bytes;
+	int w_dt, emb_dt, act_dt, kv_dt, kv_rope_dt, attn_dt, dispatch_dt;
+	double kv_scale_bytes;
 	/* [decode] defaults, overridable per command */
 	double mtp_draft, mtp_accept;
 };
 
 extern const struct schema model_schema;
 
-/* Cross-field checks after binding (keys a layout needs, consistent layer
- * counts).  doc gives line numbers; returns 0 or -1 with err. */
-int model_validate(const struct kmodel *m, const struct ini_doc *doc,
+/* Binds the [sparse] parameters of the declared algorithm (published
+ * defaults for those not given), then cross-field checks (keys a layout
+ * needs, consistent layer counts).  doc gives line numbers; returns 0 or
+ * -1 with err. */
+int model_validate(struct kmodel *m, const struct ini_doc *doc,
 		   struct kerr *err);
 
-/* Bytes of KV cache per token per layer (one sequence), all heads. */
+/* Bytes of KV cache per token per layer (one sequence), all heads, in the
+ * model's own layout (before any algorithm compresses or evicts). */
 double model_kv_bytes_layer(const struct kmodel *m);
-/* Bytes of index keys per token on one index-owning layer. */
-double model_index_bytes_layer(const struct kmodel *m);
-/* Layers that keep index keys (0 for dense algorithms). */
-double model_index_layers(const struct kmodel *m);
-/* Cache bytes per token over all layers: KV, index keys. */
+/* The same over all decoder layers. */
 double model_kv_bytes_token(const struct kmodel *m);
-double model_index_bytes_token(const struct kmodel *m);
+/* Bytes of one learned index key (index_dim x dtype + scale) under sp. */
+double sparse_index_key_bytes(const struct sparse_cfg *sp);
 
 /* Parameter counts from the shape (embedding, LM head, attention, FFN,
  * experts, MTP), to check against the published total. */

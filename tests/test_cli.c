@@ -164,3 +164,33 @@ Test(cli, write_errors_are_errors)
 	int st = system(cmd);
 	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d", st);
 }
+
+Test(cli, algo_swaps_and_refusals)
+{
+	cr_expect_eq(run("ops --model llama-3.1-70b --hw h200 --batch 4 --context 64K "
+			 "--algo quest:budget=1024 --format csv"), 0, "%s", err);
+	cr_expect(strstr(out, "\nindex_scan,h200,") && strstr(out, "\ngather,h200,"),
+		  "quest adds its stages: %s", out);
+	cr_expect_eq(run("ops --model llama-3.1-70b --hw h200 --batch 4 --context 64K --algo dsa"), 1);
+	cr_expect(strstr(err, "dsa is trained-only and Llama-3.1-70B was not trained for it"), "%s", err);
+	cr_expect(strstr(err, "--force"), "%s", err);
+	cr_expect_eq(run("ops --model llama-3.1-70b --hw h200 --batch 4 --context 64K --algo dsa --force"), 0);
+	cr_expect_eq(run("ops --model llama-3.1-70b --hw h200 --batch 4 --context 64K --algo mla"), 1);
+	cr_expect(strstr(err, "needs mla attention"), "%s", err);
+	cr_expect_eq(run("ops --model llama-3.1-70b --hw h200 --batch 4 --context 64K --algo nope"), 2);
+	cr_expect(strstr(err, "unknown algorithm 'nope'"), "%s", err);
+	cr_expect_eq(run("ops --model llama-3.1-70b --hw h200 --batch 4 --context 64K --algo quest:page=8"), 2);
+	cr_expect(strstr(err, "'page' is not a parameter of quest"), "%s", err);
+	/* the model's own algorithm keeps the model's values */
+	cr_expect_eq(run("ops --model glm-5.2 --hw h200 --batch 4 --context 64K --algo index-share:topk=1K"), 0);
+	cr_expect(strstr(out, "algo index-share"), "%s", out);
+	cr_expect_eq(run("list algos"), 0);
+	const char *names[] = {"gqa", "mla", "dsa", "index-share", "dsv4-csa", "dsv4-hca", "dsv41",
+			       "nsa", "moba", "msa", "infllm-v2", "quest", "sparq", "magicpig",
+			       "h2o", "snapkv", "streamingllm"};
+	for (int i = 0; i < 17; i++)
+		cr_expect(strstr(out, names[i]), "list algos lacks %s", names[i]);
+	cr_expect(strstr(out, "training_free"));
+	cr_expect_eq(run("show sparq"), 0);
+	cr_expect(strstr(out, "sparse.ratio") && strstr(out, "Graphcore"), "%s", out);
+}

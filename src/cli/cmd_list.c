@@ -133,7 +133,7 @@ static void param_defaults(const struct algo_info *a, char *buf, size_t n)
 static int list_algos(void)
 {
 	static const char *const head[] = {"algo", "training_free", "granularity", "index",
-					   "parameters (published defaults)", "description"};
+					   "description", "parameters (published defaults)"};
 	struct table t;
 	table_init(&t, 6, head, NULL);
 	for (int i = 0; i < ALGO_N; i++) {
@@ -141,7 +141,7 @@ static int list_algos(void)
 		char params[OUT_CELL];
 		param_defaults(a, params, sizeof params);
 		const char *cells[6] = {a->name, a->training_free ? "yes" : "no", a->granularity,
-					a->has_index ? "yes" : "no", params, a->desc};
+					a->has_index ? "yes" : "no", a->desc, params};
 		table_add(&t, cells);
 	}
 	int rc = table_write(&t, stdout, 0) != 0;

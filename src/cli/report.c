@@ -91,8 +91,8 @@ void ops_footer(const struct ops_setup *o, const struct step *s, FILE *fp)
 	double cache = (kv + idx) * s->local;
 	double need = w + cache;
 	fprintf(fp, "memory: weights %.1f GB + KV %.1f GB + index %.1f GB "
-		"(%.0f B per request) = %.1f GB of %.1f GB: %s\n",
-		w / 1e9, kv * s->local / 1e9, idx * s->local / 1e9, kv + idx, need / 1e9,
+		"(%.3g GB per request) = %.1f GB of %.1f GB: %s\n",
+		w / 1e9, kv * s->local / 1e9, idx * s->local / 1e9, (kv + idx) / 1e9, need / 1e9,
 		o->d->mem_capacity / 1e9,
 		need <= o->d->mem_capacity ? "fits"
 					    : "does NOT fit (times above assume it did)");

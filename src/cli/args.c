@@ -7,13 +7,18 @@
 
 #include "base/units.h"
 
+static void vmessage(const char *fmt, va_list ap)
+{
+	fputs("karat: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void die_msg(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("karat: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vmessage(fmt, ap);
 	va_end(ap);
 }
 
@@ -21,9 +26,7 @@ int usage_error(const struct command *c, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("karat: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vmessage(fmt, ap);
 	va_end(ap);
 	if (c)
 		fprintf(stderr, "usage: karat %s %s\n", c->name, c->usage);

@@ -38,9 +38,7 @@ int cmd_ops(const struct args *a)
 	struct kmodel m;
 	struct kdevice d;
 	struct klink l;
-	int rc = load_model_arg(model, &m);
-	if (!rc)
-		rc = load_device_arg(hw, &d, &l);
+	int rc = load_setup_args(model, hw, &m, &d, &l);
 	if (rc)
 		return rc;
 	o.b.mtp = m.mtp_draft;

@@ -18,9 +18,7 @@ static int one(const char *model, const char *hw, double batch)
 	struct kmodel m;
 	struct kdevice d;
 	struct klink l;
-	int rc = load_model_arg(model, &m);
-	if (!rc)
-		rc = load_device_arg(hw, &d, &l);
+	int rc = load_setup_args(model, hw, &m, &d, &l);
 	if (rc)
 		return rc;
 	struct ops_setup o = {.m = &m, .d = &d, .l = &l, .dev_label = hw,

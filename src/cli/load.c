@@ -57,3 +57,10 @@ int load_device_arg(const char *name, struct kdevice *d, struct klink *l)
 	}
 	return 0;
 }
+
+int load_setup_args(const char *model, const char *hw, struct kmodel *m,
+		    struct kdevice *d, struct klink *l)
+{
+	int rc = load_model_arg(model, m);
+	return rc ? rc : load_device_arg(hw, d, l);
+}

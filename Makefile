@@ -6,10 +6,12 @@ CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror \
            -Wno-format-truncation -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla \
            -Isrc -DKARAT_DATADIR='"$(CURDIR)"'
-LDLIBS  = -linih -lcsv -lgsl -lgslcblas -lm
+LDLIBS  = -fopenmp -linih -lcsv -lgsl -lgslcblas -lm -lpthread
 
 B       := build
-LIB_SRC := $(wildcard src/base/*.c src/io/*.c src/sparse/*.c src/model/*.c src/hw/*.c src/cost/*.c src/zoo/*.c)
+LIB_SRC := $(wildcard src/base/*.c src/io/*.c src/sparse/*.c src/model/*.c src/hw/*.c src/cost/*.c src/zoo/*.c src/kernels/*.c)
+# The validation kernels are tuned for the machine they run on.
+KERNEL_CFLAGS = -O3 -march=native -mprefer-vector-width=512 -ffast-math -ffp-contract=fast -fopenmp
 CLI_SRC := $(wildcard src/cli/*.c)
 TST_SRC := $(wildcard tests/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
@@ -31,6 +33,13 @@ $(B)/%.o: %.c $(HDRS) | $(B)/.deps-build
 	@mkdir -p $(dir $@)
 	@echo "  CC    $<"
 	@$(CC) $(CFLAGS) -c $< -o $@
+
+$(B)/src/cli/bench_run.o: CFLAGS += -DKARAT_KERNEL_FLAGS='"$(KERNEL_CFLAGS)"'
+
+$(B)/src/kernels/%.o: src/kernels/%.c $(HDRS) | $(B)/.deps-build
+	@mkdir -p $(dir $@)
+	@echo "  CC    $< (kernel flags)"
+	@$(CC) $(CFLAGS) $(KERNEL_CFLAGS) -c $< -o $@
 
 $(B)/libkarat.a: $(LIB_OBJ)
 	@ar rcs $@ $^

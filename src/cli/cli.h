@@ -71,8 +71,10 @@ void table_free(struct table *t);
 /* Writes t aligned (csv = 0) or as CSV to fp; returns -1 on write error. */
 int table_write(const struct table *t, FILE *fp, int csv);
 
-/* Writes text to path atomically (temporary file + rename). */
+/* Writes a table (write_atomic) or text to path atomically: a temporary
+ * file in the same folder, then rename.  Print the error, return -1. */
 int write_atomic(const char *path, const struct table *t, int csv);
+int write_text_atomic(const char *path, const char *text);
 
 /* The command functions. */
 int cmd_help(const struct args *a);
@@ -80,5 +82,7 @@ int cmd_list(const struct args *a);
 int cmd_show(const struct args *a);
 int cmd_ops(const struct args *a);
 int cmd_run(const struct args *a);
+int cmd_bench(const struct args *a);
+int cmd_calibrate(const struct args *a);
 
 #endif

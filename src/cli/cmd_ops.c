@@ -56,6 +56,16 @@ int cmd_ops(const struct args *a)
 		return 1;
 	}
 	o.b.sp = &sp;
+	const char *eff = arg_get(c, a, "eff-from");
+	if (eff) { /* e.g. measured CPU efficiencies for KARAT's general-purpose cores */
+		struct kdevice cal;
+		struct klink unused;
+		if ((rc = load_device_arg(eff, &cal, &unused)) != 0)
+			return rc;
+		memcpy(d.eff_c, cal.eff_c, sizeof d.eff_c);
+		memcpy(d.eff_m, cal.eff_m, sizeof d.eff_m);
+		d.overhead = cal.overhead;
+	}
 	char dev_label[64], link_label[64];
 	arg_label(hw, dev_label, sizeof dev_label);
 	snprintf(link_label, sizeof link_label, "%s", d.link);

@@ -14,7 +14,16 @@ static const struct optdef ops_opts[] = {
 	{"mtp", 1, "draft tokens verified per step (default: the model's)"},
 	{"algo", 1, "attention algorithm NAME[:key=value,...] (default: the model's; karat list algos)"},
 	{"force", 0, "allow a trained-only algorithm on a model not trained for it"},
+	{"eff-from", 1, "take efficiencies and overhead from this device (e.g. results/cpu-calibrated.ini)"},
 	{"format", 1, "table (default) or csv"},
+	{0, 0, 0}};
+static const struct optdef bench_opts[] = {
+	{"format", 1, "table (default) or csv"},
+	{"min-time", 1, "minimum timed duration per kernel and size (default 200ms)"},
+	{0, 0, 0}};
+static const struct optdef calibrate_opts[] = {
+	{"min-time", 1, "minimum timed duration per kernel and size (default 200ms)"},
+	{"out", 1, "folder for the calibrated INI, CSV and figure (default results/)"},
 	{0, 0, 0}};
 static const struct optdef run_opts[] = {
 	{"batch", 1, "requests per step in the study (default 64)"},
@@ -28,8 +37,13 @@ const struct command commands[] = {
 	{"show", cmd_show, "NAME|FILE.ini", "resolved values of a model, device, link or algorithm with the source of each",
 	 no_opts, 1, 1},
 	{"ops", cmd_ops,
-	 "--model M --hw H --batch B --context L [--gpus G] [--mtp D] [--algo A[:k=v,...]] [--force] [--format csv]",
+	 "--model M --hw H --batch B --context L [--gpus G] [--mtp D] [--algo A[:k=v,...]] [--force] [--eff-from DEV] [--format csv]",
 	 "per-operator FLOPs, bytes, time and bound of one decode step", ops_opts, 0, 0},
+	{"bench", cmd_bench, "[KERNEL...] [--format csv] [--min-time T]",
+	 "time the validation kernels on this CPU against its measured roofline", bench_opts, 0, 8},
+	{"calibrate", cmd_calibrate, "[--min-time T] [--out DIR]",
+	 "fit per-kernel efficiencies, write a calibrated CPU device INI, CSV and roofline figure",
+	 calibrate_opts, 0, 0},
 	{"run", cmd_run, "[--batch B]",
 	 "the main job: operator tables of DeepSeek-V3.2, GLM-5.2, MiniMax-M3 at 128K on H200 and KARAT",
 	 run_opts, 0, 0},

@@ -104,20 +104,21 @@ int table_write(const struct table *t, FILE *fp, int csv)
 	return ferror(fp) ? -1 : 0;
 }
 
-int write_atomic(const char *path, const struct table *t, int csv)
+/* Opens path's temporary sibling; the caller writes, then commit(). */
+static FILE *atomic_open(const char *path, char *tmp, size_t n)
 {
-	char tmp[1024];
-	if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >=
-	    sizeof tmp) {
+	if ((size_t)snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid()) >= n) {
 		die_msg("%s: path too long", path);
-		return -1;
+		return NULL;
 	}
 	FILE *fp = fopen(tmp, "w");
-	if (!fp) {
+	if (!fp)
 		die_msg("%s: cannot create: %s", tmp, strerror(errno));
-		return -1;
-	}
-	int bad = table_write(t, fp, csv) != 0;
+	return fp;
+}
+
+static int atomic_commit(FILE *fp, int bad, const char *tmp, const char *path)
+{
 	bad |= fflush(fp) != 0;
 	bad |= fsync(fileno(fp)) != 0;
 	bad |= fclose(fp) != 0;
@@ -127,4 +128,22 @@ int write_atomic(const char *path, const struct table *t, int csv)
 		return -1;
 	}
 	return 0;
+}
+
+int write_atomic(const char *path, const struct table *t, int csv)
+{
+	char tmp[1024];
+	FILE *fp = atomic_open(path, tmp, sizeof tmp);
+	if (!fp)
+		return -1;
+	return atomic_commit(fp, table_write(t, fp, csv) != 0, tmp, path);
+}
+
+int write_text_atomic(const char *path, const char *text)
+{
+	char tmp[1024];
+	FILE *fp = atomic_open(path, tmp, sizeof tmp);
+	if (!fp)
+		return -1;
+	return atomic_commit(fp, fputs(text, fp) < 0, tmp, path);
 }

@@ -1,0 +1,32 @@
+/* bench_run.h: running the kernel benchmarks for `bench` and `calibrate`,
+ * and printing the conditions they ran under. */
+#ifndef KARAT_CLI_BENCH_RUN_H
+#define KARAT_CLI_BENCH_RUN_H
+
+#include "cli/cli.h"
+#include "kernels/harness.h"
+
+#define BENCH_MAX 64
+
+struct bench_plan {
+	const struct kernel_def *k[16];
+	int nk;
+	double min_time;
+};
+
+struct bench_data {
+	struct cpu_roof roof;
+	double clock_res;
+	struct kernel_result res[BENCH_MAX];
+	int n;
+};
+
+/* Kernels named as positional arguments (all when none) and --min-time. */
+int bench_plan_from_args(const struct command *c, const struct args *a,
+			 struct bench_plan *p);
+
+/* Measures the roofline, then every kernel at its sizes.  Conditions go
+ * to stdout (human = 1) or stderr. */
+int bench_execute(const struct bench_plan *p, struct bench_data *d, int human);
+
+#endif

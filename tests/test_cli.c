@@ -194,3 +194,20 @@ Test(cli, algo_swaps_and_refusals)
 	cr_expect_eq(run("show sparq"), 0);
 	cr_expect(strstr(out, "sparse.ratio") && strstr(out, "Graphcore"), "%s", out);
 }
+
+Test(cli, bench_csv_contract_and_errors)
+{
+	cr_expect_eq(run("bench nosuch"), 2);
+	cr_expect(strstr(err, "unknown kernel 'nosuch' (kernels: indexer, topk"), "%s", err);
+	cr_expect_eq(run("bench topk --min-time 5"), 2);
+	cr_expect(strstr(err, "missing unit"), "%s", err);
+	cr_assert_eq(run("bench quest_score --min-time 10ms --format csv"), 0, "%s", err);
+	const char *head = "kernel,size,threads,time_s,predicted_s,bytes_per_s,flops_per_s,efficiency\n";
+	cr_assert(strncmp(out, head, strlen(head)) == 0, "header: %.120s", out);
+	int rows = 0;
+	for (const char *p = out; (p = strstr(p, "\nquest_score,")); p++)
+		rows++;
+	cr_expect_eq(rows, 3, "three sizes");
+	cr_expect(strstr(err, "karat bench: conditions:") && strstr(err, "threads"),
+		  "conditions go to stderr in CSV mode: %s", err);
+}

@@ -196,6 +196,9 @@ static void mla_teardown(void *state)
 #define GKV 8
 #define GG (GH / GKV)
 #define GD 128
+#ifndef GQA_PF
+#define GQA_PF 2 /* prefetch distance in 16-token pages */
+#endif
 
 struct gqa {
 	int L, pages;
@@ -261,8 +264,8 @@ static void gqa_run(void *state)
 			float kt[GD][TILE], acc[8][TILE];
 			const uint16_t *kp = s->k + ((size_t)kv * P + p) * GD * TILE;
 			float *ktf = &kt[0][0];
-			for (int i = 0; i < GD * TILE; i += 32) /* two pages ahead */
-				__builtin_prefetch(kp + 2 * GD * TILE + i);
+			for (int i = 0; i < GD * TILE; i += 32) /* PF pages ahead */
+				__builtin_prefetch(kp + GQA_PF * GD * TILE + i);
 			for (int i = 0; i < GD * TILE; i++)
 				ktf[i] = bf16_to_f32(kp[i]);
 			tile_dots(q, GD, GG, GD, (const float(*)[TILE])kt, acc);
@@ -295,9 +298,10 @@ static void gqa_run(void *state)
 				for (int t = t0; t < t1; t++) {
 					const uint16_t *vr = s->v + ((size_t)kv * L + t) * GD + c0;
 					if (c0 == 0) /* first sweep of the block streams V in */
-						__builtin_prefetch(vr + 16 * GD), __builtin_prefetch(vr + 16 * GD + 32),
-							__builtin_prefetch(vr + 16 * GD + 64),
-							__builtin_prefetch(vr + 16 * GD + 96);
+						__builtin_prefetch(vr + GQA_PF * 16 * GD),
+							__builtin_prefetch(vr + GQA_PF * 16 * GD + 32),
+							__builtin_prefetch(vr + GQA_PF * 16 * GD + 64),
+							__builtin_prefetch(vr + GQA_PF * 16 * GD + 96);
 					float vf[32];
 					for (int c = 0; c < 32; c++)
 						vf[c] = bf16_to_f32(vr[c]);

@@ -72,7 +72,7 @@ int cmd_help(const struct args *a)
 	printf("karat: roofline and design-space explorer for LLM decode\n\n"
 	       "usage: karat COMMAND [OPTIONS]\n\ncommands:\n");
 	for (const struct command *c = commands; c->name; c++)
-		printf("  %-6s %s\n", c->name, c->summary);
+		printf("  %-10s %s\n", c->name, c->summary);
 	printf("\n'karat help COMMAND' shows a command's options.  Exit status: 0 ok,\n"
 	       "1 failure (bad input file, infeasible request), 2 usage error.\n");
 	return 0;

@@ -203,7 +203,9 @@ static void quest_teardown(void *state)
 
 /* ---- msa_score: block score = max over the block's tokens of q_h . k_t ---
  * MiniMax-M3 index branch: 4 index heads x 128 dims against one shared FP8
- * key per token (128 B, no scale), blocks of 128 tokens.
+ * key per token (128 B, no scale), blocks of 128 tokens.  Keys are kept in
+ * pages of 16 tokens stored dimension-major (same bytes, a layout choice),
+ * so one dimension of 16 tokens decodes as one vector.
  * FLOPs: 2 * 4 * 128 per token.  Bytes: 128 per token read + 4 per block
  * and head written. */
 #define MH 4
@@ -229,15 +231,22 @@ static void *msa_setup(double size, struct kerr *err)
 	s->blocks = (int)msa_blocks(size);
 	s->q = kalloc(sizeof(float) * MH * MD, err);
 	s->out = kalloc(sizeof(float) * (size_t)s->blocks * MH, err);
-	s->keys = kalloc((size_t)s->n * MD, err);
+	size_t padded = (size_t)(s->n + TILE - 1) / TILE * TILE;
+	s->keys = kalloc(padded * MD, err); /* padding tokens are zero keys */
 	if (!s->q || !s->out || !s->keys)
 		return NULL;
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
 	gsl_rng_set(r, KSEED + 2);
 	fill_uniform(r, s->q, MH * MD, -1, 1);
-	fill_fp8(r, s->keys, (size_t)s->n * MD);
+	fill_fp8(r, s->keys, (size_t)s->n * MD); /* padding slots are never read */
 	gsl_rng_free(r);
 	return s;
+}
+
+/* Byte of token t, dimension d, in the paged dimension-major layout. */
+static inline size_t msa_kidx(int t, int d)
+{
+	return ((size_t)(t / TILE) * MD + (size_t)d) * TILE + (size_t)(t % TILE);
 }
 
 static void msa_run(void *state)
@@ -249,17 +258,17 @@ static void msa_run(void *state)
 		for (int h = 0; h < MH; h++)
 			best[h] = -INFINITY;
 		int t1 = (b + 1) * MBLK < s->n ? (b + 1) * MBLK : s->n;
-		for (int t = b * MBLK; t < t1; t++) {
-			float k[MD];
-			const uint8_t *kb = s->keys + (size_t)t * MD;
-			for (int d = 0; d < MD; d++)
-				k[d] = fp8_e4m3_value(kb[d]);
-			for (int h = 0; h < MH; h++) {
-				float acc = 0;
-				for (int d = 0; d < MD; d++)
-					acc += s->q[h * MD + d] * k[d];
-				best[h] = acc > best[h] ? acc : best[h];
-			}
+		for (int t0 = b * MBLK; t0 < t1; t0 += TILE) {
+			float kt[MD][TILE], acc[8][TILE];
+			const uint8_t *kp = s->keys + msa_kidx(t0, 0);
+			float *ktf = &kt[0][0];
+			for (int i = 0; i < MD * TILE; i++)
+				ktf[i] = fp8_e4m3_value(kp[i]);
+			tile_dots(s->q, MD, MH, MD, (const float(*)[TILE])kt, acc);
+			int nt = t1 - t0 < TILE ? t1 - t0 : TILE;
+			for (int h = 0; h < MH; h++)
+				for (int j = 0; j < nt; j++)
+					best[h] = acc[h][j] > best[h] ? acc[h][j] : best[h];
 		}
 		for (int h = 0; h < MH; h++)
 			s->out[(size_t)b * MH + h] = best[h];
@@ -276,7 +285,7 @@ static int msa_check(void *state, char *why, size_t n)
 			for (int t = b * MBLK; t < s->n && t < (b + 1) * MBLK; t++) {
 				double acc = 0;
 				for (int d = 0; d < MD; d++)
-					acc += (double)s->q[h * MD + d] * t8[s->keys[(size_t)t * MD + d]];
+					acc += (double)s->q[h * MD + d] * t8[s->keys[msa_kidx(t, d)]];
 				best = fmax(best, acc);
 			}
 			if (!close_rel(s->out[(size_t)b * MH + h], best, 1e-4))

@@ -232,7 +232,7 @@ static void *msa_setup(double size, struct kerr *err)
 	s->q = kalloc(sizeof(float) * MH * MD, err);
 	s->out = kalloc(sizeof(float) * (size_t)s->blocks * MH, err);
 	size_t padded = (size_t)(s->n + TILE - 1) / TILE * TILE;
-	s->keys = kalloc(padded * MD, err); /* padding tokens are zero keys */
+	s->keys = kalloc(padded * MD, err); /* whole pages */
 	if (!s->q || !s->out || !s->keys)
 		return NULL;
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);

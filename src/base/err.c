@@ -6,6 +6,16 @@
 
 int kerr_set(struct kerr *e, const char *file, int line, const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
+	kerr_vset(e, file, line, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int kerr_vset(struct kerr *e, const char *file, int line, const char *fmt,
+	      va_list ap)
+{
 	if (!e)
 		return -1;
 	size_t n = 0;
@@ -15,10 +25,7 @@ int kerr_set(struct kerr *e, const char *file, int line, const char *fmt, ...)
 		n = (size_t)snprintf(e->msg, sizeof e->msg, "%s: ", file);
 	if (n >= sizeof e->msg)
 		n = sizeof e->msg - 1;
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(e->msg + n, sizeof e->msg - n, fmt, ap);
-	va_end(ap);
 	return -1;
 }
 

@@ -4,6 +4,7 @@
 #ifndef KARAT_BASE_ERR_H
 #define KARAT_BASE_ERR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #define KERR_MSG 768
@@ -16,6 +17,10 @@ struct kerr {
  * Always returns -1 so callers can write `return kerr_set(...)`. */
 int kerr_set(struct kerr *e, const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+
+/* kerr_set with a va_list. */
+int kerr_vset(struct kerr *e, const char *file, int line, const char *fmt,
+	      va_list ap);
 
 /* Empties the buffer. */
 void kerr_clear(struct kerr *e);

@@ -4,6 +4,7 @@
 #include "io/ini_doc.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <ini.h>
 #include <stdio.h>
@@ -50,6 +51,19 @@ static long comment_start(const char *s, size_t n)
 	return -1;
 }
 
+/* Records an error at the current line and tells inih to stop (returns 0). */
+static int reject(struct feed *f, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int reject(struct feed *f, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	kerr_vset(f->err, f->doc->path, f->line, fmt, ap);
+	va_end(ap);
+	f->failed = 1;
+	return 0;
+}
+
 static void record_section(struct feed *f, const char *s, size_t n)
 {
 	size_t i = 0;
@@ -68,31 +82,23 @@ static void record_section(struct feed *f, const char *s, size_t n)
 	struct ini_doc *d = f->doc;
 	char name[INI_NAME];
 	if (b - a >= sizeof name) {
-		f->failed = 1;
-		kerr_set(f->err, d->path, f->line, "section name longer than %d characters",
-			 INI_NAME - 1);
+		reject(f, "section name longer than %d characters", INI_NAME - 1);
 		return;
 	}
 	memcpy(name, s + a, b - a);
 	name[b - a] = '\0';
 	if (!valid_name(name)) {
-		f->failed = 1;
-		kerr_set(f->err, d->path, f->line,
-			 "bad section name '[%s]' (letters, digits, _ - . only)", name);
+		reject(f, "bad section name '[%s]' (letters, digits, _ - . only)", name);
 		return;
 	}
 	for (int k = 0; k < d->nsec; k++)
 		if (strcmp(d->sec[k].name, name) == 0) {
-			f->failed = 1;
-			kerr_set(f->err, d->path, f->line,
-				 "section [%s] repeated (first at line %d)", name,
-				 d->sec[k].line);
+			reject(f, "section [%s] repeated (first at line %d)", name,
+			       d->sec[k].line);
 			return;
 		}
 	if (d->nsec == INI_MAX_SECTIONS) {
-		f->failed = 1;
-		kerr_set(f->err, d->path, f->line, "more than %d sections",
-			 INI_MAX_SECTIONS);
+		reject(f, "more than %d sections", INI_MAX_SECTIONS);
 		return;
 	}
 	snprintf(d->sec[d->nsec].name, INI_NAME, "%s", name);
@@ -130,10 +136,8 @@ static char *feed_line(char *str, int num, void *stream)
 	while (body && (s[body - 1] == ' ' || s[body - 1] == '\t'))
 		body--;
 	if (body > INIH_LINE_ROOM || (int)body + 2 > num) {
-		f->failed = 1;
-		kerr_set(f->err, f->doc->path, f->line,
-			 "line too long (%zu characters before any comment, at most %d)",
-			 body, INIH_LINE_ROOM);
+		reject(f, "line too long (%zu characters before any comment, at most %d)",
+		       body, INIH_LINE_ROOM);
 		return NULL;
 	}
 	record_section(f, s, body);
@@ -151,22 +155,17 @@ static int on_pair(void *user, const char *section, const char *key,
 	struct feed *f = user;
 	struct ini_doc *d = f->doc;
 	if (!*section)
-		return f->failed = 1, kerr_set(f->err, d->path, f->line,
-				 "key '%s' appears before any [section]", key), 0;
+		return reject(f, "key '%s' appears before any [section]", key);
 	if (!valid_name(key) || strlen(key) >= INI_NAME)
-		return f->failed = 1, kerr_set(f->err, d->path, f->line,
-				 "bad key name '%.64s' (letters, digits, _ - . only)", key), 0;
+		return reject(f, "bad key name '%.64s' (letters, digits, _ - . only)", key);
 	if (!*value)
-		return f->failed = 1, kerr_set(f->err, d->path, f->line,
-				 "key '%s' has no value", key), 0;
+		return reject(f, "key '%s' has no value", key);
 	const struct ini_entry *old = ini_doc_find(d, section, key);
 	if (old)
-		return f->failed = 1, kerr_set(f->err, d->path, f->line,
-				 "duplicate key '%s' in [%s] (first at line %d)", key,
-				 section, old->line), 0;
+		return reject(f, "duplicate key '%s' in [%s] (first at line %d)", key,
+			      section, old->line);
 	if (d->n == INI_MAX_ENTRIES)
-		return f->failed = 1, kerr_set(f->err, d->path, f->line,
-				 "more than %d keys", INI_MAX_ENTRIES), 0;
+		return reject(f, "more than %d keys", INI_MAX_ENTRIES);
 	struct ini_entry *e = &d->e[d->n++];
 	snprintf(e->section, sizeof e->section, "%s", section);
 	snprintf(e->key, sizeof e->key, "%s", key);

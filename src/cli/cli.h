@@ -36,6 +36,9 @@ struct command {
 
 extern const struct command commands[];
 
+/* The table entry named name, or NULL. */
+const struct command *command_find(const char *name);
+
 /* Parses argv (after the command name) against c's options; prints a usage
  * error and returns -1 on failure. */
 int args_parse(const struct command *c, int argc, char **argv, struct args *a);

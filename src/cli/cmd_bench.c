@@ -6,9 +6,7 @@
 
 int cmd_bench(const struct args *a)
 {
-	const struct command *c = commands;
-	while (c->name && strcmp(c->name, "bench"))
-		c++;
+	const struct command *c = command_find("bench");
 	const char *fmt = arg_get(c, a, "format");
 	int csv = fmt && strcmp(fmt, "csv") == 0;
 	if (fmt && !csv && strcmp(fmt, "table") != 0)

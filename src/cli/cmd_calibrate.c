@@ -144,9 +144,7 @@ static int draw(const char *dir, const struct bench_data *d)
 
 int cmd_calibrate(const struct args *a)
 {
-	const struct command *c = commands;
-	while (c->name && strcmp(c->name, "calibrate"))
-		c++;
+	const struct command *c = command_find("calibrate");
 	struct bench_plan plan;
 	int rc = bench_plan_from_args(c, a, &plan);
 	if (rc)

@@ -161,8 +161,6 @@ int cmd_list(const struct args *a)
 		return list_hw();
 	if (strcmp(what, "algos") == 0)
 		return list_algos();
-	const struct command *c = commands;
-	while (c->name && strcmp(c->name, "list"))
-		c++;
+	const struct command *c = command_find("list");
 	return usage_error(c, "cannot list '%.40s'", what);
 }

@@ -5,17 +5,9 @@
 #include "cli/report.h"
 #include "cost/attn.h"
 
-static const struct command *self(void)
-{
-	for (const struct command *c = commands; c->name; c++)
-		if (strcmp(c->name, "ops") == 0)
-			return c;
-	return NULL;
-}
-
 int cmd_ops(const struct args *a)
 {
-	const struct command *c = self();
+	const struct command *c = command_find("ops");
 	const char *model = arg_get(c, a, "model"), *hw = arg_get(c, a, "hw");
 	const char *batch = arg_get(c, a, "batch"), *ctx = arg_get(c, a, "context");
 	const char *fmt = arg_get(c, a, "format");

@@ -47,9 +47,7 @@ static int one(const char *model, const char *hw, double batch)
 
 int cmd_run(const struct args *a)
 {
-	const struct command *c = commands;
-	while (c->name && strcmp(c->name, "run"))
-		c++;
+	const struct command *c = command_find("run");
 	double batch = 64;
 	const char *b = arg_get(c, a, "batch");
 	if (b && parse_count("batch", b, 0, 1, 1e6, &batch))

@@ -49,7 +49,7 @@ const struct command commands[] = {
 	 run_opts, 0, 0},
 	{0, 0, 0, 0, 0, 0, 0}};
 
-static const struct command *find_command(const char *name)
+const struct command *command_find(const char *name)
 {
 	for (const struct command *c = commands; c->name; c++)
 		if (strcmp(c->name, name) == 0)
@@ -60,9 +60,9 @@ static const struct command *find_command(const char *name)
 int cmd_help(const struct args *a)
 {
 	if (a->npos == 1) {
-		const struct command *c = find_command(a->pos[0]);
+		const struct command *c = command_find(a->pos[0]);
 		if (!c)
-			return usage_error(find_command("help"), "unknown command '%.40s'",
+			return usage_error(command_find("help"), "unknown command '%.40s'",
 					   a->pos[0]);
 		printf("usage: karat %s %s\n  %s\n", c->name, c->usage, c->summary);
 		for (int i = 0; c->opts[i].name; i++)
@@ -87,7 +87,7 @@ int main(int argc, char **argv)
 	const char *name = argv[1];
 	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
 		name = "help";
-	const struct command *c = find_command(name);
+	const struct command *c = command_find(name);
 	if (!c) {
 		usage_error(NULL, "unknown command '%.40s' (try 'karat help')", name);
 		return EXIT_USAGE;

@@ -77,12 +77,11 @@ static void topk(const struct sparse_cfg *sp, double units, double n, double k,
 /* A learned indexer (DSA family) scoring `entries` keys: multiply-adds of
  * H_I heads against one shared key, an fp32 score per entry and query
  * written, the query and head weights read. */
-static void indexer(const struct kmodel *m, const struct sparse_cfg *sp,
-		    double entries, double q, struct stage *s)
+static void indexer(const struct sparse_cfg *sp, double entries, double q,
+		    struct stage *s)
 {
 	double hi = sp->p[SP_INDEX_HEADS], di = sp->p[SP_INDEX_DIM];
 	double sq = dtype_bytes((enum dtype)sp->p[SP_INDEX_DTYPE]);
-	(void)m;
 	s->scan_f += 2 * hi * di * entries * q;
 	s->scan_b += entries * sparse_index_key_bytes(sp) + q * entries * sp->p[SP_SCORE_BYTES] +
 		     q * (hi * di * sq + hi * 4);
@@ -96,9 +95,8 @@ static double union_rows(const struct geo *g, const struct sparse_cfg *sp,
 	return sp->p[SP_PER_GROUP] > 0 ? sel : fmin(cap, g->G * sel);
 }
 
-static void stages(const struct kmodel *m, const struct geo *g,
-		   const struct sparse_cfg *sp, enum lclass cls, double L, double q,
-		   struct stage *s)
+static void stages(const struct geo *g, const struct sparse_cfg *sp,
+		   enum lclass cls, double L, double q, struct stage *s)
 {
 	const double *p = sp->p;
 	memset(s, 0, sizeof *s);
@@ -115,7 +113,7 @@ static void stages(const struct kmodel *m, const struct geo *g,
 	case ALGO_INDEX_SHARE: {
 		double k = fmin(L, p[SP_TOPK]);
 		if (cls == LC_SPARSE) {
-			indexer(m, sp, L, q, s);
+			indexer(sp, L, q, s);
 			topk(sp, 1, L, k, q, s);
 		}
 		attend(g, k, k, q, s);
@@ -124,7 +122,7 @@ static void stages(const struct kmodel *m, const struct geo *g,
 	case ALGO_DSV4_CSA: {
 		double ne = ceil(L / p[SP_RATIO]), k = fmin(ne, p[SP_TOPK]);
 		double w = fmin(L, p[SP_WINDOW]);
-		indexer(m, sp, ne, q, s);
+		indexer(sp, ne, q, s);
 		topk(sp, 1, ne, k, q, s);
 		attend(g, k + w, k + w, q, s);
 		return;
@@ -137,12 +135,12 @@ static void stages(const struct kmodel *m, const struct geo *g,
 		double sel = fmin(L, k + w);
 		if (cls == LC_SPARSE) { /* scores everything, picks candidates too */
 			double nb = ceil(L / p[SP_CAND_BLOCK]);
-			indexer(m, sp, L, q, s);
+			indexer(sp, L, q, s);
 			topk(sp, 1, L, k, q, s);
 			topk(sp, 1, nb, fmin(nb, p[SP_CAND_BLOCKS]), q, s);
 		} else if (cls == LC_REINDEX) {
 			double c = fmin(L, p[SP_CAND_BLOCKS] * p[SP_CAND_BLOCK]);
-			indexer(m, sp, c, q, s);
+			indexer(sp, c, q, s);
 			topk(sp, 1, c, fmin(c, k), q, s);
 		}
 		attend(g, sel, sel, q, s);
@@ -401,7 +399,7 @@ void attn_emit(struct emit *e, const struct sparse_cfg *sp, double layers,
 		int nreq = r->ctx ? r->nctx : 1;
 		double w = r->ctx ? 1 : r->n; /* uniform contexts: one request x n */
 		for (int j = 0; j < nreq; j++) {
-			stages(m, &g, sp, lc[i].cls, r->ctx ? r->ctx[j] : r->context, q, &one);
+			stages(&g, sp, lc[i].cls, r->ctx ? r->ctx[j] : r->context, q, &one);
 			sum.scan_f += w * one.scan_f, sum.scan_b += w * one.scan_b;
 			sum.topk_f += w * one.topk_f, sum.topk_b += w * one.topk_b;
 			sum.gather_b += w * one.gather_b;

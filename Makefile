@@ -9,7 +9,7 @@ CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror \
 LDLIBS  = -fopenmp -linih -lcsv -lgsl -lgslcblas -lm -lpthread
 
 B       := build
-LIB_SRC := $(wildcard src/base/*.c src/io/*.c src/sparse/*.c src/model/*.c src/hw/*.c src/cost/*.c src/zoo/*.c src/kernels/*.c)
+LIB_SRC := $(wildcard src/base/*.c src/io/*.c src/sparse/*.c src/model/*.c src/hw/*.c src/sys/*.c src/work/*.c src/cost/*.c src/sched/*.c src/solve/*.c src/zoo/*.c src/kernels/*.c)
 # The validation kernels are tuned for the machine they run on.
 KERNEL_CFLAGS = -O3 -march=native -mprefer-vector-width=512 -ffast-math -ffp-contract=fast -fopenmp
 CLI_SRC := $(wildcard src/cli/*.c)

@@ -45,8 +45,22 @@ static int find_opt(const struct command *c, const char *name, size_t len)
 int args_parse(const struct command *c, int argc, char **argv, struct args *a)
 {
 	memset(a, 0, sizeof *a);
+	char alias[64];
 	for (int i = 0; i < argc; i++) {
 		const char *s = argv[i];
+		if (s[0] == '-' && s[1] && s[1] != '-') { /* -x VALUE or -xVALUE */
+			int k = -1;
+			for (int j = 0; c->opts && c->opts[j].name; j++)
+				if (c->opts[j].short_name == s[1])
+					k = j;
+			if (k < 0)
+				return usage_error(c, "unknown option '%.20s'", s), -1;
+			if (s[2])
+				snprintf(alias, sizeof alias, "--%s=%.40s", c->opts[k].name, s + 2);
+			else
+				snprintf(alias, sizeof alias, "--%s", c->opts[k].name);
+			s = alias;
+		}
 		if (strncmp(s, "--", 2) != 0 || s[2] == '\0') {
 			if (a->npos == MAX_POS || a->npos >= c->max_pos)
 				return usage_error(c, "unexpected argument '%.80s'", s), -1;
@@ -58,7 +72,7 @@ int args_parse(const struct command *c, int argc, char **argv, struct args *a)
 		int k = find_opt(c, name, len);
 		if (k < 0)
 			return usage_error(c, "unknown option '--%.*s'", (int)len, name), -1;
-		if (a->set[k])
+		if (a->set[k] && !c->opts[k].repeat)
 			return usage_error(c, "option --%s given twice", c->opts[k].name), -1;
 		a->set[k] = 1;
 		if (!c->opts[k].has_arg) {
@@ -75,6 +89,12 @@ int args_parse(const struct command *c, int argc, char **argv, struct args *a)
 		}
 		if (!*a->val[k])
 			return usage_error(c, "option --%s has an empty value", c->opts[k].name), -1;
+		if (c->opts[k].repeat) {
+			if (a->nmany == MAX_MANY)
+				return usage_error(c, "more than %d --%s options", MAX_MANY,
+						   c->opts[k].name), -1;
+			a->many[a->nmany++] = a->val[k];
+		}
 	}
 	if (a->npos < c->min_pos)
 		return usage_error(c, "missing argument"), -1;

@@ -13,9 +13,12 @@ struct optdef {
 	const char *name; /* without the leading "--" */
 	int has_arg;
 	const char *help;
+	int repeat;       /* may be given many times (values in args.many) */
+	char short_name;  /* "-x VALUE" alias, or 0 */
 };
 
-#define MAX_OPTS 16
+#define MAX_OPTS 24
+#define MAX_MANY 64
 #define MAX_POS 8
 
 struct args {
@@ -23,6 +26,8 @@ struct args {
 	int set[MAX_OPTS];
 	const char *pos[MAX_POS];
 	int npos;
+	const char *many[MAX_MANY]; /* values of the repeatable option */
+	int nmany;
 };
 
 struct command {
@@ -58,7 +63,7 @@ int parse_count(const char *opt, const char *text, int tokens, double lo,
 		double hi, double *out);
 
 /* Output: a table of rows of cells printed aligned, or CSV. */
-#define OUT_MAX_COLS 16
+#define OUT_MAX_COLS 40
 #define OUT_CELL 320
 struct table {
 	int ncols, nrows, cap;
@@ -78,6 +83,8 @@ int table_write(const struct table *t, FILE *fp, int csv);
  * file in the same folder, then rename.  Print the error, return -1. */
 int write_atomic(const char *path, const struct table *t, int csv);
 int write_text_atomic(const char *path, const char *text);
+/* One CSV row (libcsv quoting where needed); 0 or -1 on a write error. */
+int csv_write_row(FILE *fp, int n, const char *const *cells);
 
 /* The command functions. */
 int cmd_help(const struct args *a);
@@ -87,5 +94,9 @@ int cmd_ops(const struct args *a);
 int cmd_run(const struct args *a);
 int cmd_bench(const struct args *a);
 int cmd_calibrate(const struct args *a);
+int cmd_query(const struct args *a);
+int cmd_solve(const struct args *a);
+int cmd_sweep(const struct args *a);
+int cmd_quantiles(const struct args *a);
 
 #endif

@@ -4,30 +4,61 @@
 
 #include <string.h>
 
-static const struct optdef no_opts[] = {{0, 0, 0}};
+static const struct optdef no_opts[] = {{0, 0, 0, 0, 0}};
 static const struct optdef ops_opts[] = {
-	{"model", 1, "zoo name or INI path of the model"},
-	{"hw", 1, "zoo name or INI path of the device"},
-	{"batch", 1, "requests in the batch, all GPUs together"},
-	{"context", 1, "context length of every request (K = 1024, M = 1048576)"},
-	{"gpus", 1, "GPUs: attention data-parallel, experts expert-parallel (default 1)"},
-	{"mtp", 1, "draft tokens verified per step (default: the model's)"},
-	{"algo", 1, "attention algorithm NAME[:key=value,...] (default: the model's; karat list algos)"},
-	{"force", 0, "allow a trained-only algorithm on a model not trained for it"},
-	{"eff-from", 1, "take efficiencies and overhead from this device (e.g. results/cpu-calibrated.ini)"},
-	{"format", 1, "table (default) or csv"},
-	{0, 0, 0}};
+	{"model", 1, "zoo name or INI path of the model", 0, 0},
+	{"hw", 1, "zoo name or INI path of the device", 0, 0},
+	{"batch", 1, "requests in the batch, all GPUs together", 0, 0},
+	{"context", 1, "context length of every request (K = 1024, M = 1048576)", 0, 0},
+	{"gpus", 1, "GPUs: attention data-parallel, experts expert-parallel (default 1)", 0, 0},
+	{"mtp", 1, "draft tokens verified per step (default: the model's)", 0, 0},
+	{"algo", 1, "attention algorithm NAME[:key=value,...] (default: the model's; karat list algos)", 0, 0},
+	{"force", 0, "allow a trained-only algorithm on a model not trained for it", 0, 0},
+	{"eff-from", 1, "take efficiencies and overhead from this device (e.g. results/cpu-calibrated.ini)", 0, 0},
+	{"format", 1, "table (default) or csv", 0, 0},
+	{0, 0, 0, 0, 0}};
 static const struct optdef bench_opts[] = {
-	{"format", 1, "table (default) or csv"},
-	{"min-time", 1, "minimum timed duration per kernel and size (default 200ms)"},
-	{0, 0, 0}};
+	{"format", 1, "table (default) or csv", 0, 0},
+	{"min-time", 1, "minimum timed duration per kernel and size (default 200ms)", 0, 0},
+	{0, 0, 0, 0, 0}};
 static const struct optdef calibrate_opts[] = {
-	{"min-time", 1, "minimum timed duration per kernel and size (default 200ms)"},
-	{"out", 1, "folder for the calibrated INI, CSV and figure (default results/)"},
-	{0, 0, 0}};
+	{"min-time", 1, "minimum timed duration per kernel and size (default 200ms)", 0, 0},
+	{"out", 1, "folder for the calibrated INI, CSV and figure (default results/)", 0, 0},
+	{0, 0, 0, 0, 0}};
+#define POINT_OPTS \
+	{"model", 1, "zoo name or INI path of the model", 0, 0}, \
+	{"algo", 1, "attention algorithm NAME[:key=value,...] (default: the model's)", 0, 0}, \
+	{"system", 1, "zoo name or INI path of the system (karat list systems)", 0, 0}, \
+	{"workload", 1, "zoo name or INI path of the workload (karat list workloads)", 0, 0}, \
+	{"context", 1, "instead of a workload: every request at this context", 0, 0}, \
+	{"microbatches", 1, "1..16 or auto (default auto)", 0, 0}, \
+	{"schedule", 1, "serial, naive, ofms, cmr or ofms+cmr (default ofms+cmr)", 0, 0}, \
+	{"mtp", 1, "draft tokens per step (default: the model's)", 0, 0}, \
+	{"mtp-accept", 1, "acceptance rate of a draft token (default: the model's)", 0, 0}, \
+	{"slo-ms", 1, "P99 time-between-tokens target in ms (default 100)", 0, 0}, \
+	{"samples", 1, "sampled batches per evaluation (default 256)", 0, 0}, \
+	{"seed", 1, "random seed (default 1)", 0, 0}, \
+	{"set", 1, "override section.key=value (repeatable; see README)", 1, 0}, \
+	{"force", 0, "allow a trained-only algorithm on a model not trained for it", 0, 0}, \
+	{"exact", 0, "schedule every layer explicitly (reference; slower)", 0, 0}, \
+	{"format", 1, "table (default) or csv", 0, 0}
+static const struct optdef query_opts[] = {
+	POINT_OPTS,
+	{"batch", 1, "requests in the batch, all GPUs together", 0, 0},
+	{0, 0, 0, 0, 0}};
+static const struct optdef solve_opts[] = {POINT_OPTS, {0, 0, 0, 0, 0}};
+static const struct optdef sweep_opts[] = {
+	{"jobs", 1, "worker threads, also -j N (default 1); output is identical for any count", 0, 'j'},
+	{"output", 1, "CSV file to write (default: [sweep] output, else results/NAME.csv)", 0, 0},
+	{"set", 1, "override section.key=value for every point (repeatable)", 1, 0},
+	{0, 0, 0, 0, 0}};
+static const struct optdef quantiles_opts[] = {
+	{"input-column", 1, "column of input (context) lengths", 0, 0},
+	{"output-column", 1, "column of output lengths", 0, 0},
+	{0, 0, 0, 0, 0}};
 static const struct optdef run_opts[] = {
-	{"batch", 1, "requests per step in the study (default 64)"},
-	{0, 0, 0}};
+	{"batch", 1, "requests per step in the study (default 64)", 0, 0},
+	{0, 0, 0, 0, 0}};
 
 const struct command commands[] = {
 	{"help", cmd_help, "[COMMAND]", "show commands, or one command's options",
@@ -44,6 +75,19 @@ const struct command commands[] = {
 	{"calibrate", cmd_calibrate, "[--min-time T] [--out DIR]",
 	 "fit per-kernel efficiencies, write a calibrated CPU device INI, CSV and roofline figure",
 	 calibrate_opts, 0, 0},
+	{"query", cmd_query,
+	 "--model M --system S (--workload W | --context L) --batch B [options]",
+	 "one design point: step time mean and P99, throughput, per TDP, capacity; kept even when infeasible",
+	 query_opts, 0, 0},
+	{"solve", cmd_solve, "--model M --system S (--workload W | --context L) [options]",
+	 "the largest batch that fits and meets the P99 TBT SLO (best micro-batch count with auto)",
+	 solve_opts, 0, 0},
+	{"sweep", cmd_sweep, "FILE.ini [--jobs N] [--output FILE.csv] [--set k=v]",
+	 "evaluate the Cartesian product of a sweep file's lists; one CSV row per point",
+	 sweep_opts, 1, 1},
+	{"quantiles", cmd_quantiles, "TRACE.csv --input-column C --output-column C",
+	 "percentile tables of a trace's lengths, as [input] and [output] workload sections",
+	 quantiles_opts, 1, 1},
 	{"run", cmd_run, "[--batch B]",
 	 "the main job: operator tables of DeepSeek-V3.2, GLM-5.2, MiniMax-M3 at 128K on H200 and KARAT",
 	 run_opts, 0, 0},

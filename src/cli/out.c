@@ -55,7 +55,7 @@ static int csv_field(FILE *fp, const char *s)
 	return csv_fwrite(fp, s, strlen(s)) == 0 ? 0 : -1;
 }
 
-static int csv_row(FILE *fp, int n, const char *const *cells)
+int csv_write_row(FILE *fp, int n, const char *const *cells)
 {
 	for (int i = 0; i < n; i++) {
 		if (i && fputc(',', fp) == EOF)
@@ -69,13 +69,13 @@ static int csv_row(FILE *fp, int n, const char *const *cells)
 int table_write(const struct table *t, FILE *fp, int csv)
 {
 	if (csv) {
-		if (csv_row(fp, t->ncols, t->head) != 0)
+		if (csv_write_row(fp, t->ncols, t->head) != 0)
 			return -1;
 		for (int r = 0; r < t->nrows; r++) {
 			const char *cells[OUT_MAX_COLS];
 			for (int i = 0; i < t->ncols; i++)
 				cells[i] = t->cell[r][i];
-			if (csv_row(fp, t->ncols, cells) != 0)
+			if (csv_write_row(fp, t->ncols, cells) != 0)
 				return -1;
 		}
 		return ferror(fp) ? -1 : 0;

@@ -440,3 +440,81 @@ int attn_applicable(const struct kmodel *m, const struct sparse_cfg *sp,
 				a->name, m->name);
 	return 0;
 }
+
+static enum dtype scan_dtype(const struct kmodel *m, const struct sparse_cfg *sp)
+{
+	return algo_table[sp->algo].has_index && sp->p[SP_INDEX_DIM] > 0
+		       ? (enum dtype)sp->p[SP_INDEX_DTYPE]
+		       : (enum dtype)m->attn_dt;
+}
+
+/* Bytes of the indexer query a GPU sends per query token on class cls. */
+static double index_query_bytes(const struct sparse_cfg *sp, enum lclass cls)
+{
+	double hi = sp->p[SP_INDEX_HEADS], di = sp->p[SP_INDEX_DIM];
+	double sq = dtype_bytes((enum dtype)sp->p[SP_INDEX_DTYPE]);
+	switch ((enum algo_id)sp->algo) {
+	case ALGO_DSA: case ALGO_INDEX_SHARE: case ALGO_DSV4_CSA: case ALGO_DSV41:
+		return cls == LC_SPARSE || cls == LC_REINDEX ? hi * di * sq + hi * 4 : 0;
+	case ALGO_MSA:
+		return cls == LC_SPARSE ? hi * di * sq : 0;
+	default:
+		return 0;
+	}
+}
+
+void attn_layout(const struct kmodel *m, const struct sparse_cfg *sp,
+		 double layers, int mtp, double q, struct attn_layout *lay)
+{
+	static const enum op_kind kinds[ATTN_SLOTS_PER_CLASS] = {
+		OP_CACHE_WRITE, OP_CACHE_WRITE, OP_INDEX_SCAN, OP_TOPK, OP_GATHER,
+		OP_ATTENTION};
+	struct geo g;
+	geometry(m, &g);
+	double sa = dtype_bytes(m->act_dt);
+	struct lcount lc[LC_N];
+	int nc = attn_classes(m, sp, layers, mtp, lc);
+	lay->n = 0;
+	lay->layers = layers;
+	lay->out_bytes = lay->back_bytes = 0;
+	for (int i = 0; i < nc; i++) {
+		if (lc[i].layers <= 0)
+			continue;
+		for (int k = 0; k < ATTN_SLOTS_PER_CLASS; k++) {
+			struct attn_slot *s = &lay->s[lay->n++];
+			s->kind = kinds[k];
+			s->cls = op_table[kinds[k]].cls;
+			s->dt = k == 2 ? scan_dtype(m, sp) : k == 5 ? (enum dtype)m->attn_dt : DT_FP32;
+			s->layers = lc[i].layers;
+		}
+		double kv_w, idx_w;
+		writes(&g, sp, lc[i].cls, &kv_w, &idx_w);
+		lay->out_bytes += lc[i].layers * q *
+				  (g.H * g.dk * sa + kv_w + idx_w + index_query_bytes(sp, lc[i].cls));
+		lay->back_bytes += lc[i].layers * q * g.H * g.dv * sa;
+	}
+}
+
+void attn_request(const struct kmodel *m, const struct sparse_cfg *sp,
+		  const struct attn_layout *lay, int mtp, double L, double q,
+		  double *f, double *b)
+{
+	struct geo g;
+	geometry(m, &g);
+	struct lcount lc[LC_N];
+	int nc = attn_classes(m, sp, lay->layers, mtp, lc);
+	int j = 0;
+	for (int i = 0; i < nc && j < lay->n; i++) {
+		if (lc[i].layers <= 0)
+			continue;
+		struct stage st;
+		double kv_w, idx_w;
+		writes(&g, sp, lc[i].cls, &kv_w, &idx_w);
+		stages(&g, sp, lc[i].cls, L, q, &st);
+		double fs[ATTN_SLOTS_PER_CLASS] = {0, 0, st.scan_f, st.topk_f, 0, st.attn_f};
+		double bs[ATTN_SLOTS_PER_CLASS] = {q * kv_w, q * idx_w, st.scan_b, st.topk_b,
+						   st.gather_b, st.attn_b};
+		for (int k = 0; k < ATTN_SLOTS_PER_CLASS; k++, j++)
+			f[j] = fs[k], b[j] = bs[k];
+	}
+}

@@ -4,6 +4,7 @@
 #ifndef KARAT_COST_ATTN_H
 #define KARAT_COST_ATTN_H
 
+#include "cost/ops.h"
 #include "model/model.h"
 #include "sparse/algo.h"
 
@@ -41,5 +42,39 @@ void attn_bytes_per_token(const struct kmodel *m, const struct sparse_cfg *sp,
  * Returns 0 or -1 with the reason. */
 int attn_applicable(const struct kmodel *m, const struct sparse_cfg *sp,
 		    int force, struct kerr *err);
+
+/* The cache-side operators of one request, slot by slot, for the system
+ * layer: per layer class the two cache writes (KV, index), the index
+ * scan, top-k, gather and attention.  A group of requests on one device
+ * costs, per slot, the roofline of the summed FLOPs and bytes: exactly what
+ * attn_emit emits for the same requests. */
+#define ATTN_SLOTS_PER_CLASS 6
+#define ATTN_MAX_SLOTS (LC_N * ATTN_SLOTS_PER_CLASS)
+
+struct attn_slot {
+	enum op_kind kind;
+	enum op_class cls;
+	enum dtype dt;
+	double layers;     /* instances per step */
+};
+
+struct attn_layout {
+	int n;
+	double layers;     /* decoder layers the layout covers */
+	struct attn_slot s[ATTN_MAX_SLOTS];
+	double out_bytes;  /* per request per step: query, new KV and index rows */
+	double back_bytes; /* per request per step: attention output */
+};
+
+/* Slots of `layers` decoder layers (mtp = 1: the MTP layer) at q query
+ * tokens per request. */
+void attn_layout(const struct kmodel *m, const struct sparse_cfg *sp,
+		 double layers, int mtp, double q, struct attn_layout *lay);
+
+/* FLOPs and bytes per instance of each slot of lay for one request at
+ * context L (arrays of lay->n). */
+void attn_request(const struct kmodel *m, const struct sparse_cfg *sp,
+		  const struct attn_layout *lay, int mtp, double L, double q,
+		  double *f, double *b);
 
 #endif

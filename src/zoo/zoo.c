@@ -14,6 +14,8 @@ static const struct {
 	[ZOO_MODEL] = {"models", "model", "karat list models"},
 	[ZOO_DEVICE] = {"hw", "device", "karat list hw"},
 	[ZOO_LINK] = {"hw/links", "link", "karat list hw"},
+	[ZOO_SYSTEM] = {"hw/systems", "system", "karat list systems"},
+	[ZOO_WORKLOAD] = {"workloads", "workload", "karat list workloads"},
 };
 
 const char *zoo_home(void)
@@ -108,6 +110,24 @@ int zoo_load_link(const char *name, struct klink *l, struct ini_doc **doc,
 	if (!d)
 		return -1;
 	return finish(d, doc, 0);
+}
+
+int zoo_load_system(const char *name, struct ksystem *sy, struct ini_doc **doc,
+		    struct kerr *err)
+{
+	memset(sy, 0, sizeof *sy);
+	struct ini_doc *d = load_bound(ZOO_SYSTEM, name, &system_schema, sy, err);
+	if (!d)
+		return -1;
+	return finish(d, doc, system_validate(sy, d, err));
+}
+
+int zoo_load_workload(const char *name, struct kworkload *w, struct kerr *err)
+{
+	char path[1024];
+	if (zoo_resolve(ZOO_WORKLOAD, name, path, sizeof path, err) != 0)
+		return -1;
+	return workload_load(path, w, err);
 }
 
 static int cmp_name(const void *a, const void *b)

@@ -1,5 +1,6 @@
 /* zoo.h: finding and loading the shipped models (models/), devices (hw/)
- * and links (hw/links/) by name, or any INI file by path. */
+ * links (hw/links/), systems
+ * (hw/systems/) and workloads (workloads/) by name, or any INI file by path. */
 #ifndef KARAT_ZOO_ZOO_H
 #define KARAT_ZOO_ZOO_H
 
@@ -10,8 +11,10 @@
 #include "hw/link.h"
 #include "io/ini_doc.h"
 #include "model/model.h"
+#include "sys/system.h"
+#include "work/workload.h"
 
-enum zoo_kind { ZOO_MODEL, ZOO_DEVICE, ZOO_LINK, ZOO_NKIND };
+enum zoo_kind { ZOO_MODEL, ZOO_DEVICE, ZOO_LINK, ZOO_SYSTEM, ZOO_WORKLOAD, ZOO_NKIND };
 
 /* Folder holding models/ and hw/: $KARAT_HOME, else the source tree. */
 const char *zoo_home(void);
@@ -30,6 +33,11 @@ int zoo_load_device(const char *name, struct kdevice *d, struct ini_doc **doc,
 		    struct kerr *err);
 int zoo_load_link(const char *name, struct klink *l, struct ini_doc **doc,
 		  struct kerr *err);
+
+int zoo_load_system(const char *name, struct ksystem *s, struct ini_doc **doc,
+		    struct kerr *err);
+/* Workloads (workloads/NAME.ini); free with workload_free. */
+int zoo_load_workload(const char *name, struct kworkload *w, struct kerr *err);
 
 /* Zoo names of kind k, sorted; returns how many (at most max), -1 on error. */
 int zoo_list(enum zoo_kind k, char names[][64], int max, struct kerr *err);

@@ -1,0 +1,118 @@
+/* cmd_point.c: `karat query` (one design point at a given batch) and
+ * `karat solve` (the largest batch under the SLO). */
+#include <string.h>
+
+#include "cli/point.h"
+
+/* Fills a spec from a command's options. */
+static void spec_from_args(const struct command *c, const struct args *a,
+			   struct point_spec *ps)
+{
+	memset(ps, 0, sizeof *ps);
+	ps->model = arg_get(c, a, "model");
+	ps->algo = arg_get(c, a, "algo");
+	ps->system = arg_get(c, a, "system");
+	ps->workload = arg_get(c, a, "workload");
+	ps->context = arg_get(c, a, "context");
+	ps->batch = arg_get(c, a, "batch");
+	ps->mb = arg_get(c, a, "microbatches");
+	ps->schedule = arg_get(c, a, "schedule");
+	ps->mtp = arg_get(c, a, "mtp");
+	ps->accept = arg_get(c, a, "mtp-accept");
+	ps->slo_ms = arg_get(c, a, "slo-ms");
+	ps->samples = arg_get(c, a, "samples");
+	ps->seed = arg_get(c, a, "seed");
+	ps->force = arg_get(c, a, "force") != NULL;
+	ps->exact = arg_get(c, a, "exact") != NULL;
+	for (int i = 0; i < a->nmany; i++)
+		ps->sets[ps->nsets++] = a->many[i];
+}
+
+/* At a fixed batch, auto picks the micro-batch count with the lowest mean
+ * step time among the feasible ones (else the lowest overall). */
+static int query_auto(struct plan *p, double batch, struct result *r,
+		      struct kerr *err)
+{
+	for (int m = 1; m <= PIPE_MAX_MB; m++) {
+		struct result x;
+		if (plan_eval(p, batch, m, &x, err) != 0)
+			return -1;
+		if (m == 1 || (x.feasible && !r->feasible) ||
+		    (x.feasible == r->feasible && x.tbt_mean < r->tbt_mean))
+			*r = x;
+	}
+	return 0;
+}
+
+static int print_result(const struct loaded *ld, const struct result *r, int csv)
+{
+	static char cells[OUT_MAX_COLS][OUT_CELL];
+	point_cells(ld, r, cells);
+	struct table t;
+	int rc;
+	if (csv) {
+		const char *row[OUT_MAX_COLS];
+		for (int i = 0; i < point_ncols; i++)
+			row[i] = cells[i];
+		table_init(&t, point_ncols, point_head, NULL);
+		rc = table_add(&t, row);
+	} else { /* one line per field reads better than 35 columns */
+		static const char *const head[] = {"field", "value"};
+		table_init(&t, 2, head, NULL);
+		rc = 0;
+		for (int i = 0; i < point_ncols && rc == 0; i++) {
+			const char *row[2] = {point_head[i], cells[i]};
+			rc = table_add(&t, row);
+		}
+	}
+	rc = rc || table_write(&t, stdout, csv) != 0;
+	table_free(&t);
+	return rc ? 1 : 0;
+}
+
+static int run_point(const char *name, const struct args *a, int solve)
+{
+	const struct command *c = command_find(name);
+	const char *fmt = arg_get(c, a, "format");
+	int csv = fmt && strcmp(fmt, "csv") == 0;
+	if (fmt && !csv && strcmp(fmt, "table") != 0)
+		return usage_error(c, "--format must be table or csv, not '%.20s'", fmt);
+	struct point_spec ps;
+	spec_from_args(c, a, &ps);
+	if (!solve && !ps.batch)
+		return usage_error(c, "--batch is required");
+	static struct loaded ld;
+	struct kerr err;
+	int rc = point_load(&ps, &ld, &err);
+	if (rc) {
+		point_free(&ld);
+		return rc == 2 ? usage_error(c, "%s", err.msg) : (die_msg("%s", err.msg), 1);
+	}
+	struct plan *p = plan_new(&ld.d, &err);
+	struct result r;
+	if (!p)
+		rc = 1;
+	else if (solve)
+		rc = plan_solve(p, ld.mb, &r, &err) != 0;
+	else if (ld.mb == 0)
+		rc = query_auto(p, ld.batch, &r, &err) != 0;
+	else
+		rc = plan_eval(p, ld.batch, ld.mb, &r, &err) != 0;
+	if (rc)
+		die_msg("%s", err.msg);
+	else
+		rc = print_result(&ld, &r, csv);
+	plan_free(p);
+	point_free(&ld);
+	return rc;
+}
+
+int cmd_query(const struct args *a)
+{
+	return run_point("query", a, 0);
+}
+
+int cmd_solve(const struct args *a)
+{
+	return run_point("solve", a, 1);
+}

@@ -1,0 +1,47 @@
+/* cmd_quantiles.c: `karat quantiles TRACE.csv`: the percentile tables of a
+ * trace's input and output lengths (GSL quantiles with linear
+ * interpolation), printed as workload INI sections.  The shipped
+ * workloads/ tables were made with it. */
+#include <gsl/gsl_sort.h>
+#include <stdlib.h>
+
+#include "cli/cli.h"
+#include "work/workload.h"
+
+static const double pct[] = {0, 1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95,
+			     99, 99.9, 100};
+
+static void section(const char *name, const char *path, const char *col,
+		    double *v, long n)
+{
+	gsl_sort(v, 1, (size_t)n);
+	printf("[%s]\ndist = quantiles ; derived: karat quantiles %s, column %s (%ld rows)\n",
+	       name, path, col, n);
+	for (size_t i = 0; i < sizeof pct / sizeof *pct; i++) {
+		char key[16];
+		snprintf(key, sizeof key, "p%g", pct[i]);
+		printf("%-6s = %.0f ; derived: %s percentile of %s\n", key,
+		       workload_quantile(v, n, pct[i] / 100), key + 1, col);
+	}
+}
+
+int cmd_quantiles(const struct args *a)
+{
+	const struct command *c = command_find("quantiles");
+	const char *in = arg_get(c, a, "input-column"), *out = arg_get(c, a, "output-column");
+	if (!in || !out)
+		return usage_error(c, "--input-column and --output-column are required");
+	double *vi, *vo;
+	long n;
+	struct kerr err;
+	if (workload_read_trace(a->pos[0], in, out, &vi, &vo, &n, &err) != 0) {
+		die_msg("%s", err.msg);
+		return 1;
+	}
+	section("input", a->pos[0], in, vi, n);
+	printf("\n");
+	section("output", a->pos[0], out, vo, n);
+	free(vi);
+	free(vo);
+	return 0;
+}

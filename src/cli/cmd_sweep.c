@@ -1,0 +1,2 @@
+#include "cli/cli.h"
+int cmd_sweep(const struct args *a) { (void)a; return 1; }

@@ -1,0 +1,376 @@
+/* point.c (cli): design points from strings, overrides, CSV rows. */
+#include "cli/point.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/units.h"
+#include "cost/attn.h"
+#include "cli/load.h"
+
+const char *const point_head[] = {
+	"model", "algo", "system", "workload", "schedule", "microbatches", "batch",
+	"tbt_mean_s", "tbt_p99_s", "throughput_tok_s", "tdp_w", "tok_s_per_w",
+	"energy_j_per_tok", "feasible", "reason",
+	"gpus", "memdevs", "mtp", "mtp_accept", "slo_s", "samples", "seed",
+	"ctx_mean_tokens", "ctx_clipped_share", "gpu_mem_use", "memdev_mem_use",
+	"busy_gpu_s", "busy_memdev_s", "busy_link_s", "busy_net_s",
+	"bubble_gpu", "bubble_memdev", "bubble_link", "bubble_net", "overrides"};
+const int point_ncols = sizeof point_head / sizeof point_head[0];
+
+static int bad(struct kerr *err, int rc, const char *fmt, const char *a,
+	       const char *b)
+{
+	kerr_set(err, 0, 0, fmt, a, b);
+	return rc;
+}
+
+/* Status for a zoo name that does not resolve: usage (2). */
+static int resolve(enum zoo_kind k, const char *name, struct kerr *err)
+{
+	char path[1024];
+	return zoo_resolve(k, name, path, sizeof path, err) != 0 ? 2 : 0;
+}
+
+static int num(const char *opt, const char *text, enum unit_class u, double lo,
+	       double hi, double *out, struct kerr *err)
+{
+	char why[160];
+	if (unit_parse(text, u, out, why, sizeof why) != 0) {
+		kerr_set(err, 0, 0, "--%s: %s", opt, why);
+		return 2;
+	}
+	if (!(*out >= lo && *out <= hi)) {
+		kerr_set(err, 0, 0, "--%s: %s is out of range [%g, %g]", opt, text, lo, hi);
+		return 2;
+	}
+	return 0;
+}
+
+static const struct field *field_by_key(const struct schema *s, const char *key)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->fields[i].key, key) == 0)
+			return &s->fields[i];
+	return NULL;
+}
+
+static int set_field(const struct schema *s, const struct field *f, void *obj,
+		     const char *what, const char *value, struct kerr *err)
+{
+	char why[200];
+	if (!f) {
+		kerr_set(err, 0, 0, "--set %s: no such key (see karat show)", what);
+		return 2;
+	}
+	(void)s;
+	if (schema_set(f, value, obj, why, sizeof why) != 0) {
+		kerr_set(err, 0, 0, "--set %s: %s", what, why);
+		return 1;
+	}
+	return 0;
+}
+
+/* Stages of override application: what each section names. */
+enum stage { ST_SYSTEM, ST_HW, ST_MODEL, ST_SPARSE, ST_WORKLOAD, ST_N };
+
+static int section_stage(const char *sec)
+{
+	static const char *const hw[] = {"gpu", "memdev", "scaleup_link",
+					 "scaleout_link", "memdev_link", 0};
+	static const char *const model[] = {"model", "attention", "ffn", "moe",
+					    "dtypes", "decode", 0};
+	if (strcmp(sec, "system") == 0)
+		return ST_SYSTEM;
+	for (int i = 0; hw[i]; i++)
+		if (strcmp(sec, hw[i]) == 0)
+			return ST_HW;
+	for (int i = 0; model[i]; i++)
+		if (strcmp(sec, model[i]) == 0)
+			return ST_MODEL;
+	if (strcmp(sec, "sparse") == 0)
+		return ST_SPARSE;
+	if (!strcmp(sec, "workload") || !strcmp(sec, "input") || !strcmp(sec, "output"))
+		return ST_WORKLOAD;
+	return -1;
+}
+
+static int apply_one(struct loaded *ld, int stage, const char *sec, const char *key,
+		     const char *value, const char *what, struct kerr *err)
+{
+	char why[200];
+	switch (stage) {
+	case ST_SYSTEM:
+		return set_field(&system_schema, schema_field(&system_schema, sec, key),
+				 &ld->sys, what, value, err);
+	case ST_HW: {
+		if (!strcmp(sec, "gpu") || !strcmp(sec, "memdev")) {
+			if (!strcmp(key, "kind") || !strcmp(key, "ops") || !strcmp(key, "link")) {
+				kerr_set(err, 0, 0, "--set %s: copy the device file to change "
+					 "its %s", what, key);
+				return 2;
+			}
+			if (!strcmp(sec, "memdev") && !system_has_memdev(&ld->sys)) {
+				kerr_set(err, 0, 0, "--set %s: the system has no memory device",
+					 what);
+				return 2;
+			}
+			return set_field(&device_schema, field_by_key(&device_schema, key),
+					 !strcmp(sec, "gpu") ? &ld->gpu : &ld->mem, what, value, err);
+		}
+		struct klink *l = !strcmp(sec, "scaleup_link") ? &ld->up
+				  : !strcmp(sec, "scaleout_link") ? &ld->out : &ld->ml;
+		if (l == &ld->ml && !system_has_memdev(&ld->sys)) {
+			kerr_set(err, 0, 0, "--set %s: the system has no memory device", what);
+			return 2;
+		}
+		return set_field(&link_schema, field_by_key(&link_schema, key), l, what,
+				 value, err);
+	}
+	case ST_MODEL:
+		return set_field(&model_schema, schema_field(&model_schema, sec, key),
+				 &ld->m, what, value, err);
+	case ST_SPARSE:
+		if (sparse_cfg_set(&ld->sp, key, value, why, sizeof why) != 0 ||
+		    sparse_cfg_check(&ld->sp, why, sizeof why) != 0) {
+			kerr_set(err, 0, 0, "--set %s: %s", what, why);
+			return 1;
+		}
+		return 0;
+	default:
+		return workload_set(&ld->wl, sec, key, value, err) != 0 ? 1 : 0;
+	}
+}
+
+/* Applies the overrides of one stage, in the order given. */
+static int apply_sets(const struct point_spec *ps, struct loaded *ld, int stage,
+		      struct kerr *err)
+{
+	for (int i = 0; i < ps->nsets; i++) {
+		const char *s = ps->sets[i], *eq = strchr(s, '='), *dot = strchr(s, '.');
+		if (!eq || !dot || dot > eq || dot == s || eq == dot + 1 || !eq[1])
+			return bad(err, 2, "--set '%s%s': expected section.key=value", s, "");
+		char sec[64], key[64];
+		if ((size_t)(dot - s) >= sizeof sec || (size_t)(eq - dot - 1) >= sizeof key)
+			return bad(err, 2, "--set '%.80s%s': name too long", s, "");
+		snprintf(sec, sizeof sec, "%.*s", (int)(dot - s), s);
+		snprintf(key, sizeof key, "%.*s", (int)(eq - dot - 1), dot + 1);
+		int st = section_stage(sec);
+		if (st < 0)
+			return bad(err, 2, "--set %s: unknown section '%s' (system, gpu, memdev, "
+				   "scaleup_link, scaleout_link, memdev_link, model sections, "
+				   "sparse, workload, input, output)", s, sec);
+		if (st != stage)
+			continue;
+		char what[160];
+		snprintf(what, sizeof what, "%.*s", (int)(eq - s), s);
+		int rc = apply_one(ld, st, sec, key, eq + 1, what, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int load_dev(const char *name, struct kdevice *d, struct kerr *err)
+{
+	int rc = resolve(ZOO_DEVICE, name, err);
+	if (rc)
+		return rc;
+	return zoo_load_device(name, d, NULL, err) != 0 ? 1 : 0;
+}
+
+static int load_link(const char *name, struct klink *l, struct kerr *err)
+{
+	int rc = resolve(ZOO_LINK, name, err);
+	if (rc)
+		return rc;
+	return zoo_load_link(name, l, NULL, err) != 0 ? 1 : 0;
+}
+
+static int load_parts(const struct point_spec *ps, struct loaded *ld, struct kerr *err)
+{
+	int rc;
+	if ((rc = resolve(ZOO_MODEL, ps->model, err)) != 0)
+		return rc;
+	if (zoo_load_model(ps->model, &ld->m, NULL, err) != 0)
+		return 1;
+	if ((rc = apply_sets(ps, ld, ST_MODEL, err)) != 0)
+		return rc;
+	ld->sp = ld->m.sp;
+	if (ps->algo && sparse_parse_spec(ps->algo, &ld->m.sp, &ld->sp, err) != 0)
+		return 2;
+	if ((rc = apply_sets(ps, ld, ST_SPARSE, err)) != 0)
+		return rc;
+	if (attn_applicable(&ld->m, &ld->sp, ps->force, err) != 0)
+		return 1;
+	if ((rc = resolve(ZOO_SYSTEM, ps->system, err)) != 0)
+		return rc;
+	if (zoo_load_system(ps->system, &ld->sys, NULL, err) != 0)
+		return 1;
+	if ((rc = apply_sets(ps, ld, ST_SYSTEM, err)) != 0)
+		return rc;
+	if (system_validate(&ld->sys, NULL, err) != 0)
+		return 1;
+	if ((rc = load_dev(ld->sys.gpu, &ld->gpu, err)) != 0 ||
+	    (rc = load_link(ld->sys.scaleup_link, &ld->up, err)) != 0 ||
+	    (rc = load_link(ld->sys.scaleout_link, &ld->out, err)) != 0)
+		return rc;
+	if (system_has_memdev(&ld->sys) &&
+	    ((rc = load_dev(ld->sys.memdev, &ld->mem, err)) != 0 ||
+	     (rc = load_link(ld->sys.memdev_link, &ld->ml, err)) != 0))
+		return rc;
+	if ((rc = apply_sets(ps, ld, ST_HW, err)) != 0)
+		return rc;
+	if (ps->workload && ps->context)
+		return bad(err, 2, "give --workload or --context, not both%s%s", "", "");
+	if (ps->workload) {
+		if ((rc = resolve(ZOO_WORKLOAD, ps->workload, err)) != 0)
+			return rc;
+		if (zoo_load_workload(ps->workload, &ld->wl, err) != 0)
+			return 1;
+	} else {
+		double L;
+		if ((rc = num("context", ps->context, U_TOKENS, 1, 1e9, &L, err)) != 0)
+			return rc;
+		workload_fixed(&ld->wl, L);
+		snprintf(ld->wl.name, sizeof ld->wl.name, "fixed-%s", ps->context);
+	}
+	return apply_sets(ps, ld, ST_WORKLOAD, err);
+}
+
+static int parse_design(const struct point_spec *ps, struct loaded *ld,
+			struct kerr *err)
+{
+	struct design *d = &ld->d;
+	int rc;
+	d->sched = SCHED_OFMS_CMR;
+	if (ps->schedule) {
+		int k = 0;
+		while (sched_names[k] && strcmp(sched_names[k], ps->schedule))
+			k++;
+		if (!sched_names[k])
+			return bad(err, 2, "--schedule: '%s' is not serial, naive, ofms, cmr or "
+				   "ofms+cmr%s", ps->schedule, "");
+		d->sched = k;
+	}
+	double x;
+	ld->mb = 0;
+	if (ps->mb && strcmp(ps->mb, "auto") != 0) {
+		if ((rc = num("microbatches", ps->mb, U_INT, 1, PIPE_MAX_MB, &x, err)) != 0)
+			return rc;
+		ld->mb = (int)x;
+	}
+	if (d->sched == SCHED_SERIAL && ld->mb != 1) {
+		if (ps->mb && ld->mb > 1)
+			return bad(err, 2, "--schedule serial runs one micro-batch (got "
+				   "--microbatches %s)%s", ps->mb, "");
+		ld->mb = 1;
+	}
+	ld->batch = 0;
+	if (ps->batch && (rc = num("batch", ps->batch, U_INT, 1, PLAN_MAX_BATCH,
+				   &ld->batch, err)) != 0)
+		return rc;
+	d->mtp = ld->m.mtp_draft;
+	d->accept = ld->m.mtp_accept;
+	if (ps->mtp && (rc = num("mtp", ps->mtp, U_INT, 0, 64, &d->mtp, err)) != 0)
+		return rc;
+	if (ps->accept && (rc = num("mtp-accept", ps->accept, U_REAL, 0, 1, &d->accept,
+				    err)) != 0)
+		return rc;
+	d->slo = 0.1;
+	if (ps->slo_ms) {
+		if ((rc = num("slo-ms", ps->slo_ms, U_REAL, 1e-3, 1e6, &x, err)) != 0)
+			return rc;
+		d->slo = x / 1e3;
+	}
+	d->samples = 256;
+	if (ps->samples) {
+		if ((rc = num("samples", ps->samples, U_INT, 1, 1e6, &x, err)) != 0)
+			return rc;
+		d->samples = (int)x;
+	}
+	d->seed = 1;
+	if (ps->seed) {
+		if ((rc = num("seed", ps->seed, U_INT, 0, 4294967295.0, &x, err)) != 0)
+			return rc;
+		d->seed = (unsigned long)x;
+	}
+	d->exact = ps->exact;
+	return 0;
+}
+
+int point_load(const struct point_spec *ps, struct loaded *ld, struct kerr *err)
+{
+	memset(ld, 0, sizeof *ld);
+	if (!ps->model || !ps->system || (!ps->workload && !ps->context))
+		return bad(err, 2, "--model, --system and --workload (or --context) are "
+			   "required%s%s", "", "");
+	int rc = load_parts(ps, ld, err);
+	if (rc == 0)
+		rc = parse_design(ps, ld, err);
+	if (rc)
+		return rc;
+	struct design *d = &ld->d;
+	d->m = &ld->m, d->sp = &ld->sp, d->sys = &ld->sys, d->gpu = &ld->gpu;
+	d->mem = system_has_memdev(&ld->sys) ? &ld->mem : NULL;
+	d->up = &ld->up, d->out = &ld->out;
+	d->mlink = d->mem ? &ld->ml : NULL;
+	d->wl = &ld->wl;
+	arg_label(ps->model, ld->label[0], sizeof ld->label[0]);
+	snprintf(ld->label[1], sizeof ld->label[1], "%s", ps->algo ? ps->algo :
+		 algo_table[ld->sp.algo].name);
+	arg_label(ps->system, ld->label[2], sizeof ld->label[2]);
+	if (ps->workload)
+		arg_label(ps->workload, ld->label[3], sizeof ld->label[3]);
+	else
+		snprintf(ld->label[3], sizeof ld->label[3], "%s", ld->wl.name);
+	size_t o = 0;
+	for (int i = 0; i < ps->nsets && o < sizeof ld->sets; i++)
+		o += (size_t)snprintf(ld->sets + o, sizeof ld->sets - o, "%s%s",
+				      i ? ";" : "", ps->sets[i]);
+	return 0;
+}
+
+void point_free(struct loaded *ld)
+{
+	workload_free(&ld->wl);
+}
+
+void point_cells(const struct loaded *ld, const struct result *r,
+		 char cells[][OUT_CELL])
+{
+	const struct design *d = &ld->d;
+	int i = 0;
+#define CELL(...) snprintf(cells[i++], OUT_CELL, __VA_ARGS__)
+	for (int k = 0; k < 4; k++)
+		CELL("%s", ld->label[k]);
+	CELL("%s", sched_names[d->sched]);
+	CELL("%d", r->mb);
+	CELL("%.0f", r->batch);
+	CELL("%.6g", r->tbt_mean);
+	CELL("%.6g", r->tbt_p99);
+	CELL("%.6g", r->throughput);
+	CELL("%.6g", r->tdp);
+	CELL("%.6g", r->tok_per_w);
+	CELL("%.6g", r->j_per_tok);
+	CELL("%s", r->feasible ? "true" : "false");
+	CELL("%s", r->reason);
+	CELL("%g", ld->sys.gpus);
+	CELL("%g", system_has_memdev(&ld->sys) ? ld->sys.memdevs : 0);
+	CELL("%g", d->mtp);
+	CELL("%g", d->accept);
+	CELL("%g", d->slo);
+	CELL("%d", d->samples);
+	CELL("%lu", d->seed);
+	CELL("%.6g", r->ctx_mean);
+	CELL("%.4g", r->clipped);
+	CELL("%.4g", r->gpu_use);
+	CELL("%.4g", r->mem_use);
+	for (int x = 0; x < RES_N; x++)
+		CELL("%.6g", r->busy[x]);
+	for (int x = 0; x < RES_N; x++)
+		CELL("%.4f", r->bubble[x]);
+	CELL("%s", ld->sets);
+#undef CELL
+}

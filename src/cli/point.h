@@ -1,0 +1,47 @@
+/* point.h (cli): one design point as the command line or a sweep names it
+ * (strings), loaded into a solve/ design, and its CSV row.  Shared by
+ * query, solve, sweep and run. */
+#ifndef KARAT_CLI_POINT_H
+#define KARAT_CLI_POINT_H
+
+#include "cli/cli.h"
+#include "solve/point.h"
+#include "zoo/zoo.h"
+
+struct point_spec {
+	const char *model, *algo, *system, *workload, *context, *batch, *mb,
+		*schedule, *mtp, *accept, *slo_ms, *samples, *seed;
+	const char *sets[MAX_MANY]; /* section.key=value overrides */
+	int nsets;
+	int force, exact;
+};
+
+struct loaded {
+	struct kmodel m;
+	struct sparse_cfg sp;
+	struct ksystem sys;
+	struct kdevice gpu, mem;
+	struct klink up, out, ml;
+	struct kworkload wl;
+	struct design d;
+	int mb;          /* 0 = auto */
+	double batch;    /* 0 when not given */
+	char label[4][128]; /* model, algo, system, workload */
+	char sets[512];  /* the overrides, ';'-separated, for the CSV */
+};
+
+/* Loads and checks everything the spec names and applies its overrides.
+ * Returns 0, 1 (bad file or value) or 2 (usage: unknown name or option
+ * value); err says why.  Free with point_free. */
+int point_load(const struct point_spec *ps, struct loaded *ld, struct kerr *err);
+void point_free(struct loaded *ld);
+
+/* The CSV header (stable; the first 15 columns are fixed by issue 5). */
+extern const char *const point_head[];
+extern const int point_ncols;
+
+/* Formats r of ld as cells (buffers of OUT_CELL). */
+void point_cells(const struct loaded *ld, const struct result *r,
+		 char cells[][OUT_CELL]);
+
+#endif

@@ -1,0 +1,256 @@
+/* pipeline.c: the event/list schedule of the micro-batch pipeline.
+ * Every micro-batch is a chain of tasks; at each step the task that can
+ * start earliest (ties: the one that waited longest, then the lower
+ * micro-batch) starts on its resource.  Starts are committed in time
+ * order, so this is a non-delay list schedule; naive adds the fixed
+ * round-robin order on the GPU stream and puts communication on it. */
+#include "sched/pipeline.h"
+
+#include <math.h>
+#include <string.h>
+
+const char *const sched_names[SCHED_N + 1] = {"serial", "naive", "ofms", "cmr",
+					      "ofms+cmr", 0};
+const char *const pipe_res_names[RES_N + 1] = {"gpu", "memdev", "link", "net", 0};
+const char *const pipe_task_names[T_ALL + 1] = {
+	"pre", "out", "attn", "back", "post", "dispatch", "experts", "combine",
+	"tail_gpu", "tail_link", "tail_memdev", 0};
+
+int sched_uses_cmr(int kind)
+{
+	return kind == SCHED_CMR || kind == SCHED_OFMS_CMR;
+}
+
+/* Resource a task needs by nature. */
+static int natural_res(const struct pipe_in *in, int t)
+{
+	switch (t) {
+	case T_OUT: case T_BACK: case T_TAIL_L: return RES_LINK;
+	case T_DISP: case T_COMB: return RES_NET;
+	case T_ATTN: case T_TAIL_M: return in->attn_on_gpu ? RES_GPU : RES_MEM;
+	default: return RES_GPU;
+	}
+}
+
+struct sim {
+	const struct pipe_in *in;
+	int naive, serial, rr;
+	long last;                 /* index past the last task of a chain */
+	long k[PIPE_MAX_MB];       /* next task of each micro-batch */
+	double r[PIPE_MAX_MB];     /* when that task becomes ready */
+	double F[RES_N];           /* when each execution slot frees */
+	double busy[RES_N];
+	long ntask;
+	double tol;                /* times closer than this are ties */
+	int trest[T_ALL], tres[T_ALL]; /* natural and execution resource */
+};
+
+static int task_of(const struct sim *s, long k)
+{
+	long L8 = (long)s->in->layers * T_LAYER;
+	return k < L8 ? (int)(k % T_LAYER) : (int)(T_TAIL_G + (k - L8));
+}
+
+static void sim_init(struct sim *s, const struct pipe_in *in)
+{
+	memset(s, 0, sizeof *s);
+	s->in = in;
+	s->serial = in->kind == SCHED_SERIAL;
+	s->naive = in->kind == SCHED_NAIVE || in->kind == SCHED_CMR;
+	s->last = (long)in->layers * T_LAYER + (T_ALL - T_LAYER);
+	double work = 0;
+	for (int i = 0; i < in->m; i++)
+		for (int t = 0; t < T_ALL; t++)
+			work += in->dur[i][t];
+	/* Ties decided by rounding noise would make the schedule depend on
+	 * where it sits in time; compare with a tolerance instead. */
+	s->tol = 1e-12 * work * in->layers;
+	for (int t = 0; t < T_ALL; t++) {
+		s->trest[t] = natural_res(in, t);
+		int x = s->trest[t];
+		if (s->serial || (s->naive && (x == RES_LINK || x == RES_NET)))
+			x = RES_GPU; /* one stream */
+		s->tres[t] = x;
+	}
+}
+
+static int valid(const struct pipe_in *in)
+{
+	if (in->m < 1 || in->m > PIPE_MAX_MB || in->layers < 1 || in->kind < 0 ||
+	    in->kind >= SCHED_N)
+		return 0;
+	for (int i = 0; i < in->m; i++)
+		for (int t = 0; t < T_ALL; t++)
+			if (!(in->dur[i][t] >= 0) || !isfinite(in->dur[i][t]))
+				return 0;
+	return 1;
+}
+
+/* The micro-batch whose next task starts first, or -1 when all are done. */
+static int pick(const struct sim *s, double *start)
+{
+	int best = -1;
+	double bs = 0, br = 0;
+	for (int i = 0; i < s->in->m; i++) {
+		if (s->k[i] == s->last)
+			continue;
+		int res = s->tres[task_of(s, s->k[i])];
+		if (s->naive && res == RES_GPU && i != s->rr)
+			continue;
+		double st = s->r[i] > s->F[res] ? s->r[i] : s->F[res];
+		if (best < 0 || st < bs - s->tol ||
+		    (st <= bs + s->tol && s->r[i] < br - s->tol)) {
+			best = i, bs = st, br = s->r[i];
+		}
+	}
+	*start = bs;
+	return best;
+}
+
+static void commit(struct sim *s, int i, double start, struct pipe_event *ev)
+{
+	int t = task_of(s, s->k[i]);
+	int res = s->tres[t];
+	double d = s->in->dur[i][t], end = start + d;
+	if (ev) {
+		long layer = s->k[i] / T_LAYER;
+		*ev = (struct pipe_event){i, (int)(layer < s->in->layers ? layer : s->in->layers - 1),
+					  t, res, start, end};
+	}
+	s->F[res] = end;
+	s->r[i] = end;
+	s->busy[s->trest[t]] += d;
+	if (res != s->trest[t])
+		s->busy[res] += d; /* communication holding the GPU stream */
+	s->k[i]++;
+	s->ntask++;
+	if (s->naive && res == RES_GPU &&
+	    (s->k[i] == s->last || s->tres[task_of(s, s->k[i])] != RES_GPU)) {
+		int m = s->in->m;
+		for (int j = 1; j <= m; j++) { /* next unfinished, cyclically */
+			int c = (i + j) % m;
+			if (s->k[c] != s->last) {
+				s->rr = c;
+				break;
+			}
+		}
+	}
+}
+
+static void finish(const struct sim *s, struct pipe_out *out)
+{
+	double end = 0;
+	for (int i = 0; i < s->in->m; i++)
+		end = s->r[i] > end ? s->r[i] : end;
+	out->makespan = end;
+	out->tasks = s->ntask;
+	for (int x = 0; x < RES_N; x++) {
+		out->busy[x] = s->busy[x];
+		out->bubble[x] = end > 0 ? 1 - s->busy[x] / end : 0;
+	}
+}
+
+int pipe_list(const struct pipe_in *in, struct pipe_out *out,
+	      struct pipe_event *ev, long nev)
+{
+	if (!valid(in))
+		return -1;
+	_Static_assert(T_ALL == T_LAYER + 3, "the tail has three tasks");
+	struct sim s;
+	sim_init(&s, in);
+	double start;
+	int i;
+	while ((i = pick(&s, &start)) >= 0)
+		commit(&s, i, start, ev && s.ntask < nev ? &ev[s.ntask] : NULL);
+	finish(&s, out);
+	return 0;
+}
+
+/* State at the start of one of micro-batch 0's layers, relative to t0. */
+struct snap {
+	double t0, busy[RES_N];
+	long k0, ntask, dk[PIPE_MAX_MB];
+	double dr[PIPE_MAX_MB], dF[RES_N];
+	int rr;
+};
+
+#define NSNAP 8
+
+static void take(const struct sim *s, double t0, struct snap *p)
+{
+	p->t0 = t0;
+	p->k0 = s->k[0];
+	p->ntask = s->ntask;
+	p->rr = s->rr;
+	memcpy(p->busy, s->busy, sizeof p->busy);
+	for (int i = 0; i < s->in->m; i++)
+		p->dk[i] = s->k[i] - s->k[0], p->dr[i] = s->r[i] - t0;
+	/* A slot free before every pending task is ready is simply free: clamp,
+	 * or an idle resource's stale time would hide the period. */
+	double rmin = INFINITY;
+	for (int i = 0; i < s->in->m; i++)
+		if (s->k[i] != s->last && s->r[i] < rmin)
+			rmin = s->r[i];
+	for (int x = 0; x < RES_N; x++)
+		p->dF[x] = (s->F[x] > rmin ? s->F[x] : rmin) - t0;
+}
+
+static int same(const struct snap *a, const struct snap *b, int m, double eps)
+{
+	if (a->rr != b->rr)
+		return 0;
+	for (int i = 0; i < m; i++)
+		if (a->dk[i] != b->dk[i] || fabs(a->dr[i] - b->dr[i]) > eps)
+			return 0;
+	for (int x = 0; x < RES_N; x++)
+		if (fabs(a->dF[x] - b->dF[x]) > eps)
+			return 0;
+	return 1;
+}
+
+int pipe_fast(const struct pipe_in *in, struct pipe_out *out)
+{
+	if (!valid(in))
+		return -1;
+	struct sim s;
+	sim_init(&s, in);
+	struct snap ring[NSNAP];
+	int nsnap = 0, jumped = 0;
+	double eps = s.tol;
+	long L8 = (long)in->layers * T_LAYER;
+	double start;
+	int i;
+	while ((i = pick(&s, &start)) >= 0) {
+		if (!jumped && i == 0 && s.k[0] % T_LAYER == 0 && s.k[0] > 0 && s.k[0] < L8) {
+			struct snap *now = &ring[nsnap % NSNAP];
+			take(&s, start, now);
+			for (int p = 1; p <= NSNAP - 1 && p <= nsnap; p++) {
+				const struct snap *then = &ring[(nsnap - p) % NSNAP];
+				if (!same(now, then, in->m, eps))
+					continue;
+				long kmax = 0;
+				for (int j = 0; j < in->m; j++)
+					kmax = s.k[j] > kmax ? s.k[j] : kmax;
+				long step = now->k0 - then->k0;
+				long n = kmax <= L8 ? (L8 - kmax) / step : 0;
+				jumped = 1; /* one jump, or none when too close to the end */
+				if (n < 1)
+					break;
+				double dt = now->t0 - then->t0;
+				for (int j = 0; j < in->m; j++)
+					s.k[j] += n * step, s.r[j] += n * dt;
+				for (int x = 0; x < RES_N; x++) {
+					s.F[x] += n * dt;
+					s.busy[x] += n * (now->busy[x] - then->busy[x]);
+				}
+				break;
+			}
+			nsnap++;
+			if (jumped && s.k[0] != now->k0)
+				continue; /* pick again from the shifted state */
+		}
+		commit(&s, i, start, NULL);
+	}
+	finish(&s, out);
+	return 0;
+}

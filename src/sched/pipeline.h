@@ -1,0 +1,68 @@
+/* pipeline.h: the micro-batch pipeline of one decode step (DESIGN.md
+ * section 5).  Each of m micro-batches runs a chain of tasks per layer,
+ *   pre (GPU) -> out (link) -> attn (memory device) -> back (link)
+ *   -> post (GPU) -> dispatch (network) -> experts (GPU) -> combine (network)
+ * and after the last layer a tail (LM head, sampling and the MTP draft
+ * module: GPU, then link, then memory device).  Four resources each run one
+ * task at a time.  Schedules:
+ *   serial: one task at a time anywhere (no overlap at all);
+ *   naive:  the GPU serves the micro-batches in a fixed round-robin order
+ *           and communication occupies the GPU stream;
+ *   ofms:   communication runs on its own resources and every resource
+ *           takes whichever ready task has waited longest.
+ * cmr and ofms+cmr are naive and ofms with context-balanced micro-batches
+ * (the assignment lives in solve/; the timing here is the same).
+ * pipe_list is the explicit event/list schedule (the reference); pipe_fast
+ * runs the same schedule but jumps over layers once the state repeats
+ * (identical layers make it periodic), and tests check the two agree. */
+#ifndef KARAT_SCHED_PIPELINE_H
+#define KARAT_SCHED_PIPELINE_H
+
+enum sched_kind { SCHED_SERIAL, SCHED_NAIVE, SCHED_OFMS, SCHED_CMR, SCHED_OFMS_CMR,
+		  SCHED_N };
+extern const char *const sched_names[SCHED_N + 1];
+
+/* Whether kind assigns requests to micro-batches by context (CMR). */
+int sched_uses_cmr(int kind);
+
+enum pipe_res { RES_GPU, RES_MEM, RES_LINK, RES_NET, RES_N };
+extern const char *const pipe_res_names[RES_N + 1];
+
+enum pipe_task { T_PRE, T_OUT, T_ATTN, T_BACK, T_POST, T_DISP, T_EXP, T_COMB,
+		 T_LAYER, /* tasks per layer */
+		 T_TAIL_G = T_LAYER, T_TAIL_L, T_TAIL_M, T_ALL };
+extern const char *const pipe_task_names[T_ALL + 1];
+
+#define PIPE_MAX_MB 16
+
+struct pipe_in {
+	int kind;                        /* enum sched_kind */
+	int m;                           /* micro-batches, 1..PIPE_MAX_MB */
+	int layers;                      /* >= 1 */
+	int attn_on_gpu;                 /* no memory device: attn runs on the GPU */
+	double dur[PIPE_MAX_MB][T_ALL];  /* seconds; per layer for T_PRE..T_COMB */
+};
+
+struct pipe_out {
+	double makespan;
+	double busy[RES_N];   /* seconds each resource worked */
+	double bubble[RES_N]; /* 1 - busy / makespan */
+	long tasks;           /* tasks simulated (pipe_fast: fewer than all) */
+};
+
+/* One scheduled task (for tests and reports). */
+struct pipe_event {
+	int mb, layer, task, res;
+	double start, end;
+};
+
+/* The reference event/list schedule over every task.  When ev is not NULL
+ * it receives up to nev events in start order.  Returns 0, or -1 when the
+ * input is out of range (m, layers, negative durations). */
+int pipe_list(const struct pipe_in *in, struct pipe_out *out,
+	      struct pipe_event *ev, long nev);
+
+/* The same schedule with periodic fast-forward; same result up to rounding. */
+int pipe_fast(const struct pipe_in *in, struct pipe_out *out);
+
+#endif

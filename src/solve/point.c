@@ -1,0 +1,713 @@
+/* point.c: design-point evaluation and the SLO solver (see point.h). */
+#include "solve/point.h"
+
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_sort_double.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost/attn.h"
+#include "cost/roofline.h"
+#include "cost/step.h"
+
+#define POOL 4096        /* contexts drawn per plan */
+#define MB PIPE_MAX_MB
+#define SLACK_BYTES 0.5  /* storage sums are whole bytes; "exactly full" fits */
+
+/* Where each operator sits in a layer's chain (sched/pipeline.h). */
+enum phase { PH_NONE, PH_PRE, PH_POST, PH_DISP, PH_EXP, PH_COMB, PH_TAIL, PH_CACHE, PH_N };
+
+static const unsigned char phase_of[OP_N] = {
+	[OP_ATTN_NORM] = PH_PRE, [OP_QKV_PROJ] = PH_PRE, [OP_Q_PROJ] = PH_PRE,
+	[OP_Q_DOWN] = PH_PRE, [OP_Q_NORM] = PH_PRE, [OP_Q_UP] = PH_PRE,
+	[OP_KV_DOWN] = PH_PRE, [OP_KV_NORM] = PH_PRE, [OP_Q_ABSORB] = PH_PRE,
+	[OP_INDEX_Q_PROJ] = PH_PRE, [OP_INDEX_K_PROJ] = PH_PRE,
+	[OP_INDEX_W_PROJ] = PH_PRE, [OP_ROPE] = PH_PRE,
+	[OP_CACHE_WRITE] = PH_CACHE, [OP_INDEX_SCAN] = PH_CACHE, [OP_TOPK] = PH_CACHE,
+	[OP_GATHER] = PH_CACHE, [OP_ATTENTION] = PH_CACHE,
+	[OP_V_ABSORB] = PH_POST, [OP_O_PROJ] = PH_POST, [OP_FFN_NORM] = PH_POST,
+	[OP_DENSE_FFN] = PH_POST, [OP_ROUTER] = PH_POST, [OP_SHARED_EXPERT] = PH_POST,
+	[OP_DISPATCH] = PH_DISP, [OP_EXPERTS] = PH_EXP, [OP_COMBINE] = PH_COMB,
+	[OP_FINAL_NORM] = PH_TAIL, [OP_LM_HEAD] = PH_TAIL, [OP_SAMPLING] = PH_TAIL,
+	[OP_MTP] = PH_TAIL,
+};
+
+/* Roofline of one cache-side slot on the device that runs it. */
+struct slotdev {
+	double ic, im, ovh; /* s per FLOP, s per byte, s per instance */
+	int on_gpu;         /* unsupported on the memory device: the GPU runs it */
+};
+
+struct plan {
+	struct design d;
+	int G, D, per, share, has_mem, LB;
+	double q, layers, weights;
+	struct attn_layout lay, laym;
+	struct slotdev sd[ATTN_MAX_SLOTS], sdm[ATTN_MAX_SLOTS];
+	/* the pool */
+	double *ctx, *pf, *pb, *pfm, *pbm, *store, *store_gpu;
+	double clipped;
+	/* GPU phase seconds per step for n requests per GPU in a micro-batch */
+	double (*memo)[PH_N];
+	unsigned char *memo_ok;
+	long memo_cap;
+	/* scratch, sized for cap_b requests */
+	long cap_b;
+	int *rq, *rgpu, *rdev, *rmb;
+	size_t *perm;
+	double *lctx;
+	double *dev_load, *dev_store, *gpu_store;
+	double *bf, *bb, *bfm, *bbm, *gf, *gb, *gfm, *gbm; /* per (device or GPU, mb, slot) */
+	int *gcnt, *dcnt, *lcnt;
+	double *tbt, *use_g, *use_m;
+	gsl_rng *rng;
+	struct step step;
+};
+
+static double slot_time(const struct slotdev *sd, const struct attn_slot *s,
+			double f, double b)
+{
+	if (f <= 0 && b <= 0)
+		return 0;
+	double tc = f * sd->ic, tm = b * sd->im;
+	return s->layers * ((tc > tm ? tc : tm) + sd->ovh);
+}
+
+static void slot_rates(const struct kdevice *dv, const struct attn_slot *s,
+		       struct slotdev *sd)
+{
+	double peak = device_peak(dv, s->dt, 0);
+	int ok = (dv->supports & (1u << s->cls)) && peak > 0;
+	sd->ic = ok ? 1 / (peak * dv->eff_c[s->cls]) : INFINITY;
+	sd->im = ok ? 1 / (dv->mem_bw * dv->eff_m[s->cls]) : INFINITY;
+	sd->ovh = dv->overhead;
+}
+
+static void place_slots(struct plan *p, const struct attn_layout *lay,
+			struct slotdev *sd)
+{
+	const struct design *d = &p->d;
+	for (int s = 0; s < lay->n; s++) {
+		struct slotdev own;
+		slot_rates(p->has_mem ? d->mem : d->gpu, &lay->s[s], &own);
+		if (isfinite(own.ic) || !p->has_mem) {
+			sd[s] = own;
+			sd[s].on_gpu = !p->has_mem;
+		} else { /* a fixed-function device: the GPU runs this stage */
+			slot_rates(d->gpu, &lay->s[s], &sd[s]);
+			sd[s].on_gpu = 1;
+		}
+	}
+}
+
+/* All-to-all time of `bytes` leaving one GPU: scale-up inside the node,
+ * scale-out across nodes. */
+static double a2a_time(const struct plan *p, double bytes)
+{
+	if (bytes <= 0)
+		return 0;
+	const struct design *d = &p->d;
+	double G = p->G, gpn = d->sys->gpus_per_node;
+	double t_up = d->up->latency, t_out = 0;
+	if (G <= gpn) {
+		t_up += bytes / (d->up->bw * d->up->efficiency);
+	} else {
+		t_up += bytes * (gpn - 1) / (G - 1) / (d->up->bw * d->up->efficiency);
+		t_out = d->out->latency +
+			bytes * (G - gpn) / (G - 1) / (d->out->bw * d->out->efficiency);
+	}
+	return t_up > t_out ? t_up : t_out;
+}
+
+static void *grab(size_t n, size_t size, int *fail)
+{
+	void *x = calloc(n ? n : 1, size);
+	if (!x)
+		*fail = 1;
+	return x;
+}
+
+static int ensure_batch(struct plan *p, long B)
+{
+	if (B <= p->cap_b)
+		return 0;
+	long c = p->cap_b ? p->cap_b : 256;
+	while (c < B)
+		c *= 2;
+	free(p->rq), free(p->rgpu), free(p->rdev), free(p->rmb), free(p->perm), free(p->lctx);
+	int fail = 0;
+	p->rq = grab((size_t)c, sizeof(int), &fail);
+	p->rgpu = grab((size_t)c, sizeof(int), &fail);
+	p->rdev = grab((size_t)c, sizeof(int), &fail);
+	p->rmb = grab((size_t)c, sizeof(int), &fail);
+	p->perm = grab((size_t)c, sizeof(size_t), &fail);
+	p->lctx = grab((size_t)c, sizeof(double), &fail);
+	p->cap_b = fail ? 0 : c;
+	return fail ? -1 : 0;
+}
+
+static int ensure_memo(struct plan *p, long n)
+{
+	if (n < p->memo_cap)
+		return 0;
+	long c = p->memo_cap ? p->memo_cap : 64;
+	while (c <= n)
+		c *= 2;
+	double (*m)[PH_N] = realloc(p->memo, (size_t)c * sizeof *m);
+	if (!m)
+		return -1;
+	p->memo = m;
+	unsigned char *ok = realloc(p->memo_ok, (size_t)c);
+	if (!ok)
+		return -1;
+	memset(ok + p->memo_cap, 0, (size_t)(c - p->memo_cap));
+	p->memo_ok = ok;
+	p->memo_cap = c;
+	return 0;
+}
+
+/* GPU-side seconds per step, by phase, for n requests per GPU in one
+ * micro-batch (every GPU's copy of the micro-batch routes together). */
+static const double *gpu_phases(struct plan *p, long n)
+{
+	if (p->memo_ok[n])
+		return p->memo[n];
+	double *ph = p->memo[n];
+	memset(ph, 0, sizeof(double) * PH_N);
+	if (n > 0) {
+		struct kbatch kb = {.requests = (double)n * p->G, .gpus = p->G,
+				    .context = 1, .mtp = p->d.mtp, .sp = p->d.sp};
+		struct kerr err;
+		if (step_build(p->d.m, &kb, &p->step, &err) != 0) {
+			for (int k = 0; k < PH_N; k++)
+				ph[k] = INFINITY;
+		} else {
+			for (int i = 0; i < p->step.n; i++) {
+				struct op_cost *o = &p->step.op[i];
+				if (o->side == SIDE_CACHE)
+					continue; /* priced per request from the pool */
+				double t;
+				if (o->side == SIDE_LINK) {
+					t = a2a_time(p, o->bytes);
+				} else {
+					roofline_op(o, p->d.gpu, p->d.up);
+					t = o->time;
+				}
+				ph[phase_of[o->kind]] += o->count * t;
+			}
+		}
+	}
+	p->memo_ok[n] = 1;
+	return ph;
+}
+
+void plan_free(struct plan *p)
+{
+	if (!p)
+		return;
+	free(p->ctx), free(p->pf), free(p->pb), free(p->pfm), free(p->pbm);
+	free(p->store), free(p->store_gpu), free(p->memo), free(p->memo_ok);
+	free(p->rq), free(p->rgpu), free(p->rdev), free(p->rmb), free(p->perm), free(p->lctx);
+	free(p->dev_load), free(p->dev_store), free(p->gpu_store);
+	free(p->bf), free(p->bb), free(p->bfm), free(p->bbm), free(p->gf), free(p->gb);
+	free(p->gfm), free(p->gbm);
+	free(p->gcnt), free(p->dcnt), free(p->lcnt);
+	free(p->tbt), free(p->use_g), free(p->use_m);
+	if (p->rng)
+		gsl_rng_free(p->rng);
+	free(p);
+}
+
+static int check_design(const struct design *d, struct kerr *err)
+{
+	for (int k = 0; k < OP_N; k++)
+		if (phase_of[k] == PH_NONE)
+			return kerr_set(err, 0, 0, "internal: operator %s has no pipeline phase",
+					op_table[k].name);
+	if (!d->m || !d->sp || !d->sys || !d->gpu || !d->up || !d->out || !d->wl)
+		return kerr_set(err, 0, 0, "internal: incomplete design");
+	if (system_has_memdev(d->sys) && (!d->mem || !d->mlink))
+		return kerr_set(err, 0, 0, "internal: memory device or its link not loaded");
+	if (d->sched < 0 || d->sched >= SCHED_N)
+		return kerr_set(err, 0, 0, "unknown schedule %d", d->sched);
+	if (!(d->mtp >= 0) || d->mtp > 64 || d->mtp != floor(d->mtp))
+		return kerr_set(err, 0, 0, "mtp must be a whole number in [0, 64] (got %g)", d->mtp);
+	if (d->mtp > 0 && d->m->mtp_layers == 0)
+		return kerr_set(err, 0, 0, "model %s has no MTP module (mtp_layers = 0)",
+				d->m->name);
+	if (!(d->accept >= 0 && d->accept <= 1))
+		return kerr_set(err, 0, 0, "mtp acceptance must be in [0, 1] (got %g)", d->accept);
+	if (!(d->slo > 0))
+		return kerr_set(err, 0, 0, "the SLO must be > 0 (got %g s)", d->slo);
+	if (d->samples < 1 || d->samples > 1000000)
+		return kerr_set(err, 0, 0, "samples must be in [1, 1000000] (got %d)", d->samples);
+	if (d->gpu->kind != DEV_GPU)
+		return kerr_set(err, 0, 0, "system.gpu '%s' is not a GPU (kind %s)",
+				d->gpu->name, dev_kind_names[d->gpu->kind]);
+	return system_validate(d->sys, NULL, err);
+}
+
+struct plan *plan_new(const struct design *d, struct kerr *err)
+{
+	if (check_design(d, err) != 0)
+		return NULL;
+	int fail = 0;
+	struct plan *p = grab(1, sizeof *p, &fail);
+	if (!p) {
+		kerr_set(err, 0, 0, "out of memory");
+		return NULL;
+	}
+	p->d = *d;
+	p->G = (int)d->sys->gpus;
+	p->has_mem = system_has_memdev(d->sys);
+	p->D = p->has_mem ? (int)d->sys->memdevs : p->G;
+	p->per = p->D >= p->G ? p->D / p->G : 1;
+	p->share = p->D >= p->G ? 1 : p->G / p->D;
+	p->LB = p->D >= p->G ? p->D : p->G;
+	p->q = 1 + d->mtp;
+	p->layers = d->m->layers;
+	p->weights = model_weight_bytes(d->m, p->G);
+	attn_layout(d->m, d->sp, d->m->layers, 0, p->q, &p->lay);
+	attn_layout(d->m, d->sp, 1, 1, p->q, &p->laym);
+	place_slots(p, &p->lay, p->sd);
+	place_slots(p, &p->laym, p->sdm);
+	int S = p->lay.n, Sm = p->laym.n, D = p->D, G = p->G;
+	p->ctx = grab(POOL, sizeof(double), &fail);
+	p->pf = grab((size_t)POOL * S, sizeof(double), &fail);
+	p->pb = grab((size_t)POOL * S, sizeof(double), &fail);
+	p->pfm = grab((size_t)POOL * Sm, sizeof(double), &fail);
+	p->pbm = grab((size_t)POOL * Sm, sizeof(double), &fail);
+	p->store = grab(POOL, sizeof(double), &fail);
+	p->store_gpu = grab(POOL, sizeof(double), &fail);
+	p->dev_load = grab((size_t)D, sizeof(double), &fail);
+	p->dev_store = grab((size_t)D, sizeof(double), &fail);
+	p->gpu_store = grab((size_t)G, sizeof(double), &fail);
+	p->bf = grab((size_t)D * MB * S, sizeof(double), &fail);
+	p->bb = grab((size_t)D * MB * S, sizeof(double), &fail);
+	p->bfm = grab((size_t)D * MB * Sm, sizeof(double), &fail);
+	p->bbm = grab((size_t)D * MB * Sm, sizeof(double), &fail);
+	p->gf = grab((size_t)G * MB * S, sizeof(double), &fail);
+	p->gb = grab((size_t)G * MB * S, sizeof(double), &fail);
+	p->gfm = grab((size_t)G * MB * Sm, sizeof(double), &fail);
+	p->gbm = grab((size_t)G * MB * Sm, sizeof(double), &fail);
+	p->gcnt = grab((size_t)G * MB, sizeof(int), &fail);
+	p->dcnt = grab((size_t)D * MB, sizeof(int), &fail);
+	p->lcnt = grab((size_t)p->LB * MB, sizeof(int), &fail);
+	p->tbt = grab((size_t)d->samples, sizeof(double), &fail);
+	p->use_g = grab((size_t)d->samples, sizeof(double), &fail);
+	p->use_m = grab((size_t)d->samples, sizeof(double), &fail);
+	p->rng = gsl_rng_alloc(gsl_rng_taus2); /* cheap to seed: one stream per sample */
+	if (fail || !p->rng || ensure_memo(p, 64) != 0 || ensure_batch(p, 256) != 0) {
+		plan_free(p);
+		kerr_set(err, 0, 0, "out of memory");
+		return NULL;
+	}
+	/* The pool: contexts from the workload, cut to the model's maximum. */
+	gsl_rng_set(p->rng, d->seed);
+	long cut = 0;
+	for (int i = 0; i < POOL; i++) {
+		double L = workload_draw_context(d->wl, p->rng);
+		if (L > d->m->max_context)
+			L = d->m->max_context, cut++;
+		p->ctx[i] = L;
+		attn_request(d->m, d->sp, &p->lay, 0, L, p->q, p->pf + (size_t)i * S,
+			     p->pb + (size_t)i * S);
+		attn_request(d->m, d->sp, &p->laym, 1, L, p->q, p->pfm + (size_t)i * Sm,
+			     p->pbm + (size_t)i * Sm);
+		double kv, idx;
+		attn_storage(d->m, d->sp, L, &kv, &idx);
+		/* index keys go with the stage that reads them */
+		int scan_on_gpu = 0;
+		for (int s = 0; s < S; s++)
+			if (p->lay.s[s].kind == OP_INDEX_SCAN && p->sd[s].on_gpu)
+				scan_on_gpu = 1;
+		p->store[i] = p->has_mem ? kv + (scan_on_gpu ? 0 : idx) : kv + idx;
+		p->store_gpu[i] = p->has_mem && scan_on_gpu ? idx : 0;
+	}
+	p->clipped = (double)cut / POOL;
+	return p;
+}
+
+static double bucket_time(const struct attn_layout *lay, const struct slotdev *sd,
+			  const double *f, const double *b, int want_gpu)
+{
+	double t = 0;
+	for (int s = 0; s < lay->n; s++)
+		if (sd[s].on_gpu == want_gpu)
+			t += slot_time(&sd[s], &lay->s[s], f[s], b[s]);
+	return t;
+}
+
+/* Requests of one GPU to micro-batches: arrival order in equal chunks, or
+ * CMR: longest context first to the micro-batch whose device load is
+ * lowest, at most ceil(n/m) per micro-batch. */
+static void assign_mb(struct plan *p, int g, long B, int m, double *mbload)
+{
+	long n = 0;
+	for (long j = g; j < B; j += p->G)
+		p->lctx[n] = p->ctx[p->rq[j]], p->perm[n] = (size_t)j, n++;
+	if (!sched_uses_cmr(p->d.sched)) {
+		for (long t = 0; t < n; t++)
+			p->rmb[p->perm[t]] = (int)(t * m / n);
+		return;
+	}
+	long cap = (n + m - 1) / m;
+	int cnt[MB] = {0};
+	size_t *order = p->perm + n; /* second half of perm as scratch */
+	gsl_sort_index(order, p->lctx, 1, (size_t)n);
+	for (long t = n - 1; t >= 0; t--) {
+		long j = (long)p->perm[order[t]];
+		int dev = p->rdev[j], best = -1;
+		for (int i = 0; i < m; i++) {
+			if (cnt[i] >= cap)
+				continue;
+			double li = mbload[i * p->D + dev], lb = best < 0 ? 0 : mbload[best * p->D + dev];
+			if (best < 0 || li < lb || (li == lb && cnt[i] < cnt[best]))
+				best = i;
+		}
+		p->rmb[j] = best;
+		cnt[best]++;
+		mbload[best * p->D + dev] += p->ctx[p->rq[j]];
+	}
+}
+
+/* One sampled batch: place, assign, price, schedule.  Returns the step time. */
+static double one_sample(struct plan *p, long B, int m, int sample,
+			 struct pipe_out *po, double *use_g, double *use_m)
+{
+	/* Sample s draws from its own stream, so the batch of B + 1 holds the
+	 * batch of B plus one request (common random numbers across B, m). */
+	gsl_rng_set(p->rng, p->d.seed * 1000003UL + (unsigned long)sample + 1);
+	const struct design *d = &p->d;
+	int S = p->lay.n, Sm = p->laym.n, G = p->G, D = p->D;
+	for (long j = 0; j < B; j++)
+		p->rq[j] = (int)gsl_rng_uniform_int(p->rng, POOL);
+	memset(p->dev_load, 0, sizeof(double) * (size_t)D);
+	memset(p->dev_store, 0, sizeof(double) * (size_t)D);
+	memset(p->gpu_store, 0, sizeof(double) * (size_t)G);
+	/* placement: GPU by arrival; the least loaded of the GPU's devices */
+	for (long j = 0; j < B; j++) {
+		int g = (int)(j % G), dev;
+		if (p->D >= p->G) {
+			dev = g * p->per;
+			for (int k = 1; k < p->per; k++)
+				if (p->dev_load[g * p->per + k] < p->dev_load[dev])
+					dev = g * p->per + k;
+		} else {
+			dev = g / p->share;
+		}
+		double L = p->ctx[p->rq[j]];
+		p->rgpu[j] = g, p->rdev[j] = dev;
+		p->dev_load[dev] += L;
+		p->dev_store[dev] += p->store[p->rq[j]];
+		p->gpu_store[g] += p->store_gpu[p->rq[j]];
+	}
+	/* micro-batches; dev_load is reused as per-(device, mb) load for CMR */
+	double *mbload = p->bf; /* scratch until the buckets are cleared below */
+	memset(mbload, 0, sizeof(double) * (size_t)m * D);
+	for (int g = 0; g < G; g++)
+		assign_mb(p, g, B, m, mbload);
+	memset(p->bf, 0, sizeof(double) * (size_t)m * D * S);
+	memset(p->bb, 0, sizeof(double) * (size_t)m * D * S);
+	memset(p->bfm, 0, sizeof(double) * (size_t)m * D * Sm);
+	memset(p->bbm, 0, sizeof(double) * (size_t)m * D * Sm);
+	memset(p->gf, 0, sizeof(double) * (size_t)m * G * S);
+	memset(p->gb, 0, sizeof(double) * (size_t)m * G * S);
+	memset(p->gfm, 0, sizeof(double) * (size_t)m * G * Sm);
+	memset(p->gbm, 0, sizeof(double) * (size_t)m * G * Sm);
+	memset(p->gcnt, 0, sizeof(int) * (size_t)m * G);
+	memset(p->dcnt, 0, sizeof(int) * (size_t)m * D);
+	memset(p->lcnt, 0, sizeof(int) * (size_t)m * p->LB);
+	for (long j = 0; j < B; j++) {
+		int g = p->rgpu[j], dev = p->rdev[j], i = p->rmb[j], r = p->rq[j];
+		const double *f = p->pf + (size_t)r * S, *b = p->pb + (size_t)r * S;
+		double *bf = p->bf + ((size_t)i * D + dev) * S;
+		double *bb = p->bb + ((size_t)i * D + dev) * S;
+		double *gf = p->gf + ((size_t)i * G + g) * S;
+		double *gb = p->gb + ((size_t)i * G + g) * S;
+		for (int s = 0; s < S; s++) {
+			if (p->sd[s].on_gpu && p->has_mem)
+				gf[s] += f[s], gb[s] += b[s];
+			else
+				bf[s] += f[s], bb[s] += b[s];
+		}
+		const double *fm = p->pfm + (size_t)r * Sm, *bm = p->pbm + (size_t)r * Sm;
+		double *bfm = p->bfm + ((size_t)i * D + dev) * Sm;
+		double *bbm = p->bbm + ((size_t)i * D + dev) * Sm;
+		double *gfm = p->gfm + ((size_t)i * G + g) * Sm;
+		double *gbm = p->gbm + ((size_t)i * G + g) * Sm;
+		for (int s = 0; s < Sm; s++) {
+			if (p->sdm[s].on_gpu && p->has_mem)
+				gfm[s] += fm[s], gbm[s] += bm[s];
+			else
+				bfm[s] += fm[s], bbm[s] += bm[s];
+		}
+		p->gcnt[i * G + g]++;
+		p->dcnt[i * D + dev]++;
+		p->lcnt[i * p->LB + (p->D >= p->G ? dev : g)]++;
+	}
+	/* price each micro-batch at the pace of its slowest device */
+	struct pipe_in in = {.kind = d->sched, .m = m, .layers = (int)p->layers,
+			     .attn_on_gpu = !p->has_mem};
+	double L = p->layers;
+	const struct klink *ml = d->mlink;
+	for (int i = 0; i < m; i++) {
+		int n = 0, c = 0;
+		for (int g = 0; g < G; g++)
+			n = p->gcnt[i * G + g] > n ? p->gcnt[i * G + g] : n;
+		for (int k = 0; k < p->LB; k++)
+			c = p->lcnt[i * p->LB + k] > c ? p->lcnt[i * p->LB + k] : c;
+		double attn = 0, attn_m = 0, fb = 0, fbm = 0;
+		for (int dev = 0; dev < D; dev++) {
+			if (!p->dcnt[i * D + dev])
+				continue;
+			size_t o = (size_t)i * D + dev;
+			double t = bucket_time(&p->lay, p->sd, p->bf + o * S, p->bb + o * S,
+					       !p->has_mem);
+			double tm = bucket_time(&p->laym, p->sdm, p->bfm + o * Sm,
+						p->bbm + o * Sm, !p->has_mem);
+			attn = t > attn ? t : attn;
+			attn_m = tm > attn_m ? tm : attn_m;
+		}
+		if (p->has_mem)
+			for (int g = 0; g < G; g++) {
+				size_t o = (size_t)i * G + g;
+				double t = bucket_time(&p->lay, p->sd, p->gf + o * S,
+						       p->gb + o * S, 1);
+				double tm = bucket_time(&p->laym, p->sdm, p->gfm + o * Sm,
+							p->gbm + o * Sm, 1);
+				fb = t > fb ? t : fb;
+				fbm = tm > fbm ? tm : fbm;
+			}
+		const double *ph = gpu_phases(p, n);
+		double *du = in.dur[i];
+		du[T_PRE] = (ph[PH_PRE] + fb) / L;
+		du[T_ATTN] = attn / L;
+		du[T_POST] = ph[PH_POST] / L;
+		du[T_DISP] = ph[PH_DISP] / L;
+		du[T_EXP] = ph[PH_EXP] / L;
+		du[T_COMB] = ph[PH_COMB] / L;
+		du[T_TAIL_G] = ph[PH_TAIL] + fbm * d->mtp;
+		du[T_TAIL_M] = attn_m * d->mtp;
+		if (p->has_mem && c > 0) {
+			double bw = ml->bw * ml->efficiency;
+			du[T_OUT] = c * p->lay.out_bytes / L / bw + ml->latency;
+			du[T_BACK] = c * p->lay.back_bytes / L / bw + ml->latency;
+			du[T_TAIL_L] = d->mtp > 0 ? d->mtp * (c * (p->laym.out_bytes +
+						     p->laym.back_bytes) / bw + 2 * ml->latency)
+						  : 0;
+		} else {
+			du[T_OUT] = du[T_BACK] = du[T_TAIL_L] = 0;
+		}
+	}
+	/* capacity: the fullest GPU and memory device of this batch */
+	double ug = 0, um = 0;
+	for (int g = 0; g < G; g++) {
+		double u = p->weights + p->gpu_store[g];
+		if (!p->has_mem)
+			u += p->dev_store[g];
+		ug = u > ug ? u : ug;
+	}
+	if (p->has_mem)
+		for (int dev = 0; dev < D; dev++)
+			um = p->dev_store[dev] > um ? p->dev_store[dev] : um;
+	*use_g = ug, *use_m = um;
+	for (int i = 0; i < m; i++)
+		for (int t = 0; t < T_ALL; t++)
+			if (!isfinite(in.dur[i][t])) {
+				memset(po, 0, sizeof *po);
+				return INFINITY;
+			}
+	if (d->exact ? pipe_list(&in, po, NULL, 0) : pipe_fast(&in, po))
+		return NAN;
+	return po->makespan;
+}
+
+static void fmt_bytes(double b, char *buf, size_t n)
+{
+	if (b >= 1e12)
+		snprintf(buf, n, "%.3f TB", b / 1e12);
+	else
+		snprintf(buf, n, "%.3f GB", b / 1e9);
+}
+
+/* The first unsupported cache-side stage, for the reason text. */
+static const char *unsupported(const struct plan *p)
+{
+	for (int s = 0; s < p->lay.n; s++)
+		if (!isfinite(p->sd[s].ic))
+			return op_table[p->lay.s[s].kind].name;
+	return "an operator";
+}
+
+/* Samples one design point.  With `early`, stops as soon as the outcome
+ * is known to be infeasible (enough samples over the SLO or capacity for
+ * the P99 to be over) and returns 1; the result is then incomplete. */
+static int eval_core(struct plan *p, double batch, int m, struct result *r,
+		     int early, struct kerr *err)
+{
+	const struct design *d = &p->d;
+	if (!(batch >= 1) || batch != floor(batch) || batch > PLAN_MAX_BATCH)
+		return kerr_set(err, 0, 0, "batch must be a whole number in [1, %g] (got %g)",
+				PLAN_MAX_BATCH, batch);
+	if (m < 1 || m > MB)
+		return kerr_set(err, 0, 0, "micro-batches must be in 1..%d (got %d)", MB, m);
+	long B = (long)batch;
+	if (ensure_batch(p, 2 * B) != 0 || ensure_memo(p, B / p->G + 2) != 0)
+		return kerr_set(err, 0, 0, "out of memory for a batch of %ld", B);
+	memset(r, 0, sizeof *r);
+	r->batch = batch, r->mb = m;
+	int ns = d->samples;
+	/* p99 = s[k] + f (s[k+1] - s[k]), k = floor(0.99 (n - 1)): once n - k
+	 * samples exceed a limit, so does the P99. */
+	int over = 0, enough = ns - (int)floor(0.99 * (ns - 1));
+	if (early && p->weights > d->gpu->mem_capacity + SLACK_BYTES)
+		return 1;
+	double busy[RES_N] = {0}, bubble[RES_N] = {0}, ctx_sum = 0;
+	for (int s = 0; s < ns; s++) {
+		struct pipe_out po;
+		p->tbt[s] = one_sample(p, B, m, s, &po, &p->use_g[s], &p->use_m[s]);
+		if (early && (!(p->tbt[s] <= d->slo) ||
+			      p->use_g[s] > d->gpu->mem_capacity + SLACK_BYTES ||
+			      (p->has_mem && p->use_m[s] > d->mem->mem_capacity + SLACK_BYTES)) &&
+		    ++over >= enough) {
+			r->feasible = 0;
+			snprintf(r->reason, sizeof r->reason, "infeasible (early exit)");
+			return 1;
+		}
+		for (int x = 0; x < RES_N; x++)
+			busy[x] += po.busy[x], bubble[x] += po.bubble[x];
+		for (long j = 0; j < B; j++)
+			ctx_sum += p->ctx[p->rq[j]];
+	}
+	double tokens = batch * (1 + d->accept * d->mtp);
+	r->tbt_mean = gsl_stats_mean(p->tbt, 1, (size_t)ns);
+	gsl_sort(p->tbt, 1, (size_t)ns);
+	r->tbt_p99 = gsl_stats_quantile_from_sorted_data(p->tbt, 1, (size_t)ns, 0.99);
+	gsl_sort(p->use_g, 1, (size_t)ns);
+	gsl_sort(p->use_m, 1, (size_t)ns);
+	double ug = gsl_stats_quantile_from_sorted_data(p->use_g, 1, (size_t)ns, 0.99);
+	double um = gsl_stats_quantile_from_sorted_data(p->use_m, 1, (size_t)ns, 0.99);
+	r->gpu_use = ug / d->gpu->mem_capacity;
+	r->mem_use = p->has_mem ? um / d->mem->mem_capacity : 0;
+	for (int x = 0; x < RES_N; x++)
+		r->busy[x] = busy[x] / ns, r->bubble[x] = bubble[x] / ns;
+	r->ctx_mean = ctx_sum / ((double)ns * B);
+	r->clipped = p->clipped;
+	r->tdp = p->G * d->gpu->tdp + (p->has_mem ? p->D * d->mem->tdp : 0);
+	r->throughput = tokens / r->tbt_mean;
+	r->tok_per_w = r->throughput / r->tdp;
+	r->j_per_tok = r->tdp * r->tbt_mean / tokens;
+	char a[32], b[32];
+	r->feasible = 0;
+	if (p->weights > d->gpu->mem_capacity + SLACK_BYTES) {
+		fmt_bytes(p->weights, a, sizeof a), fmt_bytes(d->gpu->mem_capacity, b, sizeof b);
+		snprintf(r->reason, sizeof r->reason, "weights %s per GPU exceed %s", a, b);
+	} else if (ug > d->gpu->mem_capacity + SLACK_BYTES) {
+		fmt_bytes(ug, a, sizeof a), fmt_bytes(d->gpu->mem_capacity, b, sizeof b);
+		snprintf(r->reason, sizeof r->reason, "GPU memory: %s needed (P99) of %s", a, b);
+	} else if (p->has_mem && um > d->mem->mem_capacity + SLACK_BYTES) {
+		fmt_bytes(um, a, sizeof a), fmt_bytes(d->mem->mem_capacity, b, sizeof b);
+		snprintf(r->reason, sizeof r->reason, "memdev memory: %s needed (P99) of %s", a, b);
+	} else if (!isfinite(r->tbt_p99)) {
+		snprintf(r->reason, sizeof r->reason, "%s cannot run %s",
+			 p->has_mem ? d->mem->name : d->gpu->name, unsupported(p));
+	} else if (r->tbt_p99 > d->slo) {
+		snprintf(r->reason, sizeof r->reason, "P99 TBT %.1f ms exceeds the %.0f ms SLO",
+			 1e3 * r->tbt_p99, 1e3 * d->slo);
+	} else {
+		r->feasible = 1;
+	}
+	return 0;
+}
+
+int plan_eval(struct plan *p, double batch, int m, struct result *r,
+	      struct kerr *err)
+{
+	return eval_core(p, batch, m, r, 0, err) < 0 ? -1 : 0;
+}
+
+/* Whether batch fits and meets the SLO; -1 on error. */
+static int feasible_at(struct plan *p, double batch, int m, struct kerr *err)
+{
+	struct result r;
+	int rc = eval_core(p, batch, m, &r, 1, err);
+	return rc < 0 ? -1 : rc == 1 ? 0 : r.feasible;
+}
+
+/* Largest feasible batch at m: exponential search from `hint` (a batch to
+ * try first, e.g. the answer at another m), then bisection.  Feasibility
+ * is decided with early exit; the answer is evaluated in full. */
+static int solve_m(struct plan *p, int m, double hint, struct result *best,
+		   struct kerr *err)
+{
+	int f = feasible_at(p, 1, m, err);
+	if (f < 0)
+		return -1;
+	if (!f) /* nothing fits: report batch 1 and why */
+		return plan_eval(p, 1, m, best, err);
+	double lo = 1, hi = 0;
+	double b = hint > 1 ? floor(hint) : 2;
+	if (b > PLAN_MAX_BATCH)
+		b = PLAN_MAX_BATCH;
+	if ((f = feasible_at(p, b, m, err)) < 0)
+		return -1;
+	if (f) {
+		lo = b;
+		for (b = 2 * lo; !hi && lo < PLAN_MAX_BATCH; b = 2 * lo) {
+			if (b > PLAN_MAX_BATCH)
+				b = PLAN_MAX_BATCH;
+			if ((f = feasible_at(p, b, m, err)) < 0)
+				return -1;
+			if (f)
+				lo = b;
+			else
+				hi = b;
+		}
+	} else {
+		hi = b;
+		while (hi > 2) {
+			b = floor(hi / 2);
+			if ((f = feasible_at(p, b, m, err)) < 0)
+				return -1;
+			if (f) {
+				lo = b;
+				break;
+			}
+			hi = b;
+		}
+	}
+	while (hi && hi - lo > 1) {
+		double mid = floor((lo + hi) / 2);
+		if ((f = feasible_at(p, mid, m, err)) < 0)
+			return -1;
+		if (f)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return plan_eval(p, lo, m, best, err);
+}
+
+int plan_solve(struct plan *p, int m, struct result *r, struct kerr *err)
+{
+	if (m < 0 || m > MB)
+		return kerr_set(err, 0, 0, "micro-batches must be in 1..%d or auto (got %d)", MB, m);
+	if (m > 0)
+		return solve_m(p, m, 0, r, err);
+	double hint = 0;
+	for (int k = 1; k <= MB; k++) {
+		struct result x;
+		if (solve_m(p, k, hint, &x, err) != 0)
+			return -1;
+		if (k == 1 || (x.feasible && (!r->feasible || x.throughput > r->throughput)))
+			*r = x;
+		if (x.feasible)
+			hint = x.batch;
+	}
+	return 0;
+}

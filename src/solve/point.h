@@ -1,0 +1,77 @@
+/* point.h: one design point (model, algorithm, system, workload, schedule,
+ * micro-batches) evaluated on sampled decode batches, and the solver for
+ * the largest batch under the P99 time-between-tokens SLO (DESIGN.md
+ * sections 4-7).
+ *
+ * A plan precomputes what does not depend on the batch: a pool of request
+ * contexts drawn from the workload (fixed seed), each request's cache-side
+ * FLOPs and bytes per operator slot, its cache footprint, and the GPU-side
+ * phase times per micro-batch size (memoised).  Evaluating a batch of B
+ * then draws B requests from the pool per sample, places them (GPUs in
+ * arrival order; within a GPU, the least loaded memory device), assigns
+ * them to micro-batches (arrival order, or CMR), prices every micro-batch's
+ * tasks on the device that sets the pace, and schedules the pipeline.  The
+ * hot path does not allocate. */
+#ifndef KARAT_SOLVE_POINT_H
+#define KARAT_SOLVE_POINT_H
+
+#include "base/err.h"
+#include "hw/device.h"
+#include "hw/link.h"
+#include "model/model.h"
+#include "sched/pipeline.h"
+#include "sys/system.h"
+#include "work/workload.h"
+
+struct design {
+	const struct kmodel *m;
+	const struct sparse_cfg *sp;   /* the algorithm (m->sp for the native) */
+	const struct ksystem *sys;
+	const struct kdevice *gpu, *mem; /* mem is NULL without memory devices */
+	const struct klink *up, *out, *mlink; /* scale-up, scale-out, GPU<->memdev */
+	const struct kworkload *wl;
+	int sched;             /* enum sched_kind */
+	double mtp, accept;    /* draft tokens per step, acceptance rate */
+	double slo;            /* P99 TBT target, s */
+	int samples;           /* sampled batches per evaluation */
+	unsigned long seed;
+	int exact;             /* 1: the reference list schedule, not pipe_fast */
+};
+
+struct result {
+	double batch;
+	int mb;
+	double tbt_mean, tbt_p99;      /* s */
+	double throughput;             /* output tokens/s, whole system */
+	double tdp;                    /* W, all devices */
+	double tok_per_w, j_per_tok;   /* at TDP */
+	int feasible;
+	char reason[200];
+	double busy[RES_N], bubble[RES_N]; /* mean over samples: s, fraction */
+	double gpu_use, mem_use;       /* P99 over samples of the fullest device / capacity */
+	double ctx_mean;               /* mean context of the requests drawn */
+	double clipped;                /* share of drawn contexts cut to the model maximum */
+};
+
+struct plan;
+
+/* Checks the design (devices, counts, workload) and precomputes.  Returns
+ * NULL with err on a bad design. */
+struct plan *plan_new(const struct design *d, struct kerr *err);
+void plan_free(struct plan *p);
+
+/* One design point at batch B (all GPUs together) and m micro-batches,
+ * evaluated even when it does not fit (feasible = 0, reason says why).
+ * Returns 0, or -1 with err for invalid input (B < 1, m out of 1..16). */
+int plan_eval(struct plan *p, double batch, int m, struct result *r,
+	      struct kerr *err);
+
+/* The largest batch that fits and meets the SLO at m micro-batches (m = 0:
+ * the best m in 1..16 by throughput).  When nothing is feasible, r holds
+ * the batch-1 evaluation with its reason. */
+int plan_solve(struct plan *p, int m, struct result *r, struct kerr *err);
+
+/* Largest batch plan_solve tries. */
+#define PLAN_MAX_BATCH 1048576.0
+
+#endif

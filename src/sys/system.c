@@ -1,0 +1,81 @@
+/* system.c: the system schema and its cross-field checks. */
+#include "sys/system.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#define OFF(f) offsetof(struct ksystem, f)
+#define STR(key, fld, req, help) \
+	{"system", key, FK_STR, U_INT, OFF(fld), SYS_NAME, req, 0, 0, 0, 0, help}
+#define NUM(key, fld, req, lo, pos, help) \
+	{"system", key, FK_NUM, U_INT, OFF(fld), 0, req, lo, 1e6, pos, 0, help}
+
+static const struct field system_fields[] = {
+	STR("name", name, 1, "display name"),
+	STR("gpu", gpu, 1, "GPU device (hw/NAME.ini): weights, projections, MoE"),
+	NUM("gpus", gpus, 1, 1, 1, "GPUs in the system"),
+	NUM("gpus_per_node", gpus_per_node, 1, 1, 1, "GPUs per scale-up domain"),
+	STR("scaleup_link", scaleup_link, 1, "link inside a node (hw/links/NAME.ini)"),
+	STR("scaleout_link", scaleout_link, 1, "link across nodes (hw/links/NAME.ini)"),
+	STR("memdev", memdev, 1, "cache device (hw/NAME.ini), or none"),
+	NUM("memdevs", memdevs, 0, 0, 0, "memory devices in the system"),
+	STR("memdev_link", memdev_link, 0, "link from a GPU to a memory device"),
+};
+
+const struct schema system_schema = {"system", system_fields,
+				     sizeof system_fields / sizeof system_fields[0], 0};
+
+int system_has_memdev(const struct ksystem *s)
+{
+	return strcmp(s->memdev, "none") != 0;
+}
+
+static int line_of(const struct ini_doc *doc, const char *key)
+{
+	const struct ini_entry *e = doc ? ini_doc_find(doc, "system", key) : NULL;
+	return e ? e->line : 0;
+}
+
+static int whole(double x)
+{
+	return x == floor(x);
+}
+
+int system_validate(const struct ksystem *s, const struct ini_doc *doc,
+		    struct kerr *err)
+{
+	const char *path = doc ? doc->path : NULL;
+	if (!whole(s->gpus))
+		return kerr_set(err, path, line_of(doc, "gpus"),
+				"system.gpus must be a whole number (got %g)", s->gpus);
+	if (!whole(s->gpus_per_node))
+		return kerr_set(err, path, line_of(doc, "gpus_per_node"),
+				"system.gpus_per_node must be a whole number (got %g)",
+				s->gpus_per_node);
+	if (s->gpus > s->gpus_per_node && fmod(s->gpus, s->gpus_per_node) != 0)
+		return kerr_set(err, path, line_of(doc, "gpus"),
+				"system.gpus (%g) must fill whole nodes of %g GPUs",
+				s->gpus, s->gpus_per_node);
+	if (!system_has_memdev(s)) {
+		if (s->memdevs != 0)
+			return kerr_set(err, path, line_of(doc, "memdevs"),
+					"system.memdevs is %g but system.memdev is none",
+					s->memdevs);
+		return 0;
+	}
+	if (!(s->memdevs >= 1) || !whole(s->memdevs))
+		return kerr_set(err, path, line_of(doc, "memdevs"),
+				"system.memdevs must be a whole number >= 1 when "
+				"system.memdev is %s (got %g)", s->memdev, s->memdevs);
+	if (fmod(s->memdevs, s->gpus) != 0 && fmod(s->gpus, s->memdevs) != 0)
+		return kerr_set(err, path, line_of(doc, "memdevs"),
+				"system.memdevs (%g) must be a multiple or a divisor of "
+				"system.gpus (%g): each GPU owns whole devices, or a "
+				"device serves whole GPUs", s->memdevs, s->gpus);
+	if (!s->memdev_link[0] || strcmp(s->memdev_link, "none") == 0)
+		return kerr_set(err, path, line_of(doc, "memdev"),
+				"system.memdev_link is required when system.memdev is %s",
+				s->memdev);
+	return 0;
+}

@@ -1,0 +1,38 @@
+/* system.h: a serving system as composed in hw/systems/NAME.ini: the GPUs
+ * that hold the weights, their scale-up (inside a node) and scale-out
+ * (across nodes) links, and the memory devices that hold the KV and index
+ * caches, with the link between a GPU and a memory device.  Names only:
+ * the zoo loads the devices and links they point to. */
+#ifndef KARAT_SYS_SYSTEM_H
+#define KARAT_SYS_SYSTEM_H
+
+#include "base/err.h"
+#include "io/ini_doc.h"
+#include "io/schema.h"
+
+#define SYS_NAME 64
+
+struct ksystem {
+	char name[SYS_NAME];          /* display name */
+	char gpu[SYS_NAME];           /* device holding weights */
+	double gpus;                  /* GPUs in the system */
+	double gpus_per_node;         /* GPUs sharing the scale-up link domain */
+	char scaleup_link[SYS_NAME];  /* expert all-to-all inside a node */
+	char scaleout_link[SYS_NAME]; /* ... and across nodes */
+	char memdev[SYS_NAME];        /* cache device, or "none" (caches in HBM) */
+	double memdevs;               /* memory devices in the system */
+	char memdev_link[SYS_NAME];   /* one GPU <-> one memory device */
+};
+
+extern const struct schema system_schema;
+
+/* Whether the system has memory devices (memdev is not "none"). */
+int system_has_memdev(const struct ksystem *s);
+
+/* Cross-field checks: whole counts, memdevs a multiple or a divisor of
+ * gpus, a link named when there are memory devices.  doc (may be NULL)
+ * gives line numbers.  Returns 0 or -1 with err. */
+int system_validate(const struct ksystem *s, const struct ini_doc *doc,
+		    struct kerr *err);
+
+#endif

@@ -1,0 +1,451 @@
+/* workload.c: loading workload INIs and traces, and drawing lengths. */
+#include "work/workload.h"
+
+#include <csv.h>
+#include <errno.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/units.h"
+
+const char *const wl_kind_names[WD_N + 1] = {"none", "fixed", "lognormal", "gamma",
+					     "quantiles", 0};
+const char *const wl_origin_names[WO_N + 1] = {"trace", "scaled", "synthetic", 0};
+
+#define MAX_TOKENS 1e9
+
+static int lookup(const char *const *names, const char *v)
+{
+	for (int i = 0; names[i]; i++)
+		if (strcmp(names[i], v) == 0)
+			return i;
+	return -1;
+}
+
+static int copy_str(char *dst, size_t n, const char *v, const char *what,
+		    const char *path, int line, struct kerr *err)
+{
+	if (strlen(v) >= n)
+		return kerr_set(err, path, line, "%s is longer than %zu characters", what,
+				n - 1);
+	memcpy(dst, v, strlen(v) + 1);
+	return 0;
+}
+
+/* "p99.9" -> 0.999; -1 when key is not a percentile key. */
+static double pct_key(const char *key)
+{
+	if (key[0] != 'p' || !key[1])
+		return -1;
+	char *end;
+	errno = 0;
+	double p = strtod(key + 1, &end);
+	if (*end || errno || !(p >= 0 && p <= 100) || !(key[1] >= '0' && key[1] <= '9'))
+		return -1;
+	return p / 100;
+}
+
+static int set_dist(struct wl_dist *d, const char *sec, const char *key,
+		    const char *v, const char *path, int line, struct kerr *err)
+{
+	char why[160];
+	double x;
+	if (strcmp(key, "dist") == 0) {
+		int k = lookup(wl_kind_names, v);
+		if (k <= WD_NONE)
+			return kerr_set(err, path, line,
+					"%s.dist: '%s' is not fixed, lognormal, gamma or quantiles",
+					sec, v);
+		d->kind = k;
+		return 0;
+	}
+	enum unit_class u = strcmp(key, "sigma") == 0 || strcmp(key, "shape") == 0
+				    ? U_REAL : U_TOKENS;
+	double p = pct_key(key);
+	if (p < 0 && strcmp(key, "value") && strcmp(key, "median") && strcmp(key, "sigma") &&
+	    strcmp(key, "shape") && strcmp(key, "scale") && strcmp(key, "min") &&
+	    strcmp(key, "max"))
+		return kerr_set(err, path, line,
+				"unknown key %s.%s (dist, value, median, sigma, shape, "
+				"scale, min, max, or a percentile such as p50)", sec, key);
+	if (strcmp(key, "scale") == 0)
+		u = U_REAL;
+	if (unit_parse(v, u, &x, why, sizeof why) != 0)
+		return kerr_set(err, path, line, "%s.%s: %s", sec, key, why);
+	if (!(x >= 0) || x > MAX_TOKENS)
+		return kerr_set(err, path, line, "%s.%s: %g is out of range [0, %g]", sec,
+				key, x, MAX_TOKENS);
+	if (p >= 0) {
+		for (int i = 0; i < d->nq; i++)
+			if (d->qp[i] == p)
+				return kerr_set(err, path, line, "%s.%s: percentile given twice",
+						sec, key);
+		if (d->nq == WL_MAX_Q)
+			return kerr_set(err, path, line, "%s: more than %d percentiles", sec,
+					WL_MAX_Q);
+		int i = d->nq++;
+		while (i > 0 && d->qp[i - 1] > p) { /* keep p ascending */
+			d->qp[i] = d->qp[i - 1], d->qv[i] = d->qv[i - 1];
+			i--;
+		}
+		d->qp[i] = p, d->qv[i] = x;
+		return 0;
+	}
+	if (strcmp(key, "value") == 0) d->value = x;
+	else if (strcmp(key, "median") == 0) d->median = x;
+	else if (strcmp(key, "sigma") == 0) d->sigma = x;
+	else if (strcmp(key, "shape") == 0) d->shape = x;
+	else if (strcmp(key, "scale") == 0) d->scale = x;
+	else if (strcmp(key, "min") == 0) d->min = x, d->has_min = 1;
+	else d->max = x, d->has_max = 1;
+	return 0;
+}
+
+static int check_dist(const struct wl_dist *d, const char *sec, const char *path,
+		      int line, struct kerr *err)
+{
+	switch (d->kind) {
+	case WD_NONE:
+		return kerr_set(err, path, line, "[%s] needs dist = fixed, lognormal, "
+				"gamma or quantiles (or a trace in [workload])", sec);
+	case WD_FIXED:
+		if (!(d->value > 0))
+			return kerr_set(err, path, line, "%s: fixed needs value > 0", sec);
+		break;
+	case WD_LOGNORMAL:
+		if (!(d->median > 0) || !(d->sigma > 0))
+			return kerr_set(err, path, line, "%s: lognormal needs median > 0 and sigma > 0", sec);
+		break;
+	case WD_GAMMA:
+		if (!(d->shape > 0) || !(d->scale > 0))
+			return kerr_set(err, path, line, "%s: gamma needs shape > 0 and scale > 0", sec);
+		break;
+	case WD_QUANTILES:
+		if (d->nq < 2 || d->qp[0] != 0 || d->qp[d->nq - 1] != 1)
+			return kerr_set(err, path, line,
+					"%s: a quantile table needs p0 and p100 and at least "
+					"two points", sec);
+		for (int i = 1; i < d->nq; i++)
+			if (d->qv[i] < d->qv[i - 1])
+				return kerr_set(err, path, line,
+						"%s: quantiles must not decrease (p%g = %g < p%g = %g)",
+						sec, 100 * d->qp[i], d->qv[i], 100 * d->qp[i - 1],
+						d->qv[i - 1]);
+		break;
+	}
+	if (d->has_min && d->has_max && d->min > d->max)
+		return kerr_set(err, path, line, "%s: min %g exceeds max %g", sec, d->min,
+				d->max);
+	return 0;
+}
+
+static int set_main(struct kworkload *w, const char *key, const char *v,
+		    const char *path, int line, struct kerr *err)
+{
+	if (strcmp(key, "name") == 0)
+		return copy_str(w->name, sizeof w->name, v, "workload.name", path, line, err);
+	if (strcmp(key, "origin") == 0) {
+		int k = lookup(wl_origin_names, v);
+		if (k < 0)
+			return kerr_set(err, path, line,
+					"workload.origin: '%s' is not trace, scaled or synthetic", v);
+		w->origin = k;
+		return 0;
+	}
+	if (strcmp(key, "trace") == 0) {
+		/* relative to the INI's folder */
+		const char *slash = strrchr(path, '/');
+		int dir = v[0] == '/' || !slash ? 0 : (int)(slash - path + 1);
+		if ((size_t)snprintf(w->trace, sizeof w->trace, "%.*s%s", dir, path, v) >=
+		    sizeof w->trace)
+			return kerr_set(err, path, line, "workload.trace: path too long");
+		return 0;
+	}
+	if (strcmp(key, "input_column") == 0)
+		return copy_str(w->in_col, sizeof w->in_col, v, "workload.input_column",
+				path, line, err);
+	if (strcmp(key, "output_column") == 0)
+		return copy_str(w->out_col, sizeof w->out_col, v, "workload.output_column",
+				path, line, err);
+	return kerr_set(err, path, line, "unknown key workload.%s (name, origin, trace, "
+			"input_column, output_column)", key);
+}
+
+static int set_entry(struct kworkload *w, const char *sec, const char *key,
+		     const char *v, const char *path, int line, struct kerr *err)
+{
+	if (strcmp(sec, "workload") == 0)
+		return set_main(w, key, v, path, line, err);
+	if (strcmp(sec, "input") == 0)
+		return set_dist(&w->in, sec, key, v, path, line, err);
+	if (strcmp(sec, "output") == 0)
+		return set_dist(&w->out, sec, key, v, path, line, err);
+	return kerr_set(err, path, line, "unknown section [%s] (workload, input, output)",
+			sec);
+}
+
+static int finish(struct kworkload *w, const char *path, struct kerr *err)
+{
+	if (!w->name[0])
+		return kerr_set(err, path, 0, "workload.name is required");
+	free(w->trace_in), free(w->trace_out);
+	w->trace_in = w->trace_out = NULL;
+	w->n_trace = 0;
+	if (w->trace[0]) {
+		if (!w->in_col[0] || !w->out_col[0])
+			return kerr_set(err, path, 0, "a trace needs workload.input_column "
+					"and workload.output_column");
+		return workload_read_trace(w->trace, w->in_col, w->out_col, &w->trace_in,
+					   &w->trace_out, &w->n_trace, err);
+	}
+	if (check_dist(&w->in, "input", path, 0, err) != 0 ||
+	    check_dist(&w->out, "output", path, 0, err) != 0)
+		return -1;
+	return 0;
+}
+
+int workload_load(const char *path, struct kworkload *w, struct kerr *err)
+{
+	memset(w, 0, sizeof *w);
+	w->origin = -1;
+	struct ini_doc *doc = ini_doc_load(path, err);
+	if (!doc)
+		return -1;
+	int rc = 0;
+	for (int i = 0; i < doc->n && rc == 0; i++) {
+		const struct ini_entry *e = &doc->e[i];
+		rc = set_entry(w, e->section, e->key, e->value, doc->path, e->line, err);
+	}
+	if (rc == 0 && w->origin < 0)
+		rc = kerr_set(err, path, 0, "workload.origin is required: trace, scaled or "
+			      "synthetic (say what the lengths are)");
+	if (rc == 0)
+		rc = finish(w, path, err);
+	ini_doc_free(doc);
+	if (rc != 0)
+		workload_free(w);
+	return rc;
+}
+
+int workload_set(struct kworkload *w, const char *section, const char *key,
+		 const char *value, struct kerr *err)
+{
+	char trace[sizeof w->trace];
+	memcpy(trace, w->trace, sizeof trace);
+	if (set_entry(w, section, key, value, "--set", 0, err) != 0)
+		return -1;
+	if (strcmp(section, "workload") == 0 && strcmp(key, "trace") == 0)
+		return finish(w, "--set", err);
+	if (!w->trace[0] && strcmp(section, "workload") != 0) {
+		const struct wl_dist *d = strcmp(section, "input") == 0 ? &w->in : &w->out;
+		return check_dist(d, section, "--set", 0, err);
+	}
+	return 0;
+}
+
+void workload_fixed(struct kworkload *w, double context)
+{
+	memset(w, 0, sizeof *w);
+	snprintf(w->name, sizeof w->name, "fixed");
+	w->origin = WO_SYNTHETIC;
+	w->in.kind = WD_FIXED, w->in.value = context;
+	w->out.kind = WD_FIXED, w->out.value = 0;
+}
+
+void workload_free(struct kworkload *w)
+{
+	free(w->trace_in);
+	free(w->trace_out);
+	w->trace_in = w->trace_out = NULL;
+	w->n_trace = 0;
+}
+
+/* ---- traces ---- */
+
+struct trace_rd {
+	const char *path, *in_col, *out_col;
+	int col_in, col_out, field, header_done, failed;
+	long row;          /* data rows seen (1-based in messages) */
+	double vin, vout;
+	int got_in, got_out;
+	double *in, *out;
+	long n, cap;
+	struct kerr *err;
+};
+
+static void on_field(void *s, size_t len, void *data)
+{
+	struct trace_rd *t = data;
+	int f = t->field++;
+	if (t->failed)
+		return;
+	if (!t->header_done) {
+		if (len == strlen(t->in_col) && memcmp(s, t->in_col, len) == 0)
+			t->col_in = f;
+		if (len == strlen(t->out_col) && memcmp(s, t->out_col, len) == 0)
+			t->col_out = f;
+		return;
+	}
+	if (f != t->col_in && f != t->col_out)
+		return;
+	char buf[64];
+	double v = NAN;
+	if (len > 0 && len < sizeof buf) {
+		memcpy(buf, s, len);
+		buf[len] = '\0';
+		char *end;
+		v = strtod(buf, &end);
+		if (*end || end == buf)
+			v = NAN;
+	}
+	if (!(v >= 0) || v > MAX_TOKENS || v != floor(v)) {
+		t->failed = 1;
+		kerr_set(t->err, t->path, 0, "row %ld: column %s: '%.*s' is not a whole "
+			 "token count >= 0", t->row + 1, f == t->col_in ? t->in_col : t->out_col,
+			 (int)(len < 40 ? len : 40), (const char *)s);
+		return;
+	}
+	if (f == t->col_in)
+		t->vin = v, t->got_in = 1;
+	if (f == t->col_out)
+		t->vout = v, t->got_out = 1;
+}
+
+static void on_row(int c, void *data)
+{
+	(void)c;
+	struct trace_rd *t = data;
+	int fields = t->field;
+	t->field = 0;
+	if (t->failed)
+		return;
+	if (!t->header_done) {
+		t->header_done = 1;
+		if (t->col_in < 0 || t->col_out < 0) {
+			t->failed = 1;
+			kerr_set(t->err, t->path, 1, "header has no column '%s'",
+				 t->col_in < 0 ? t->in_col : t->out_col);
+		}
+		return;
+	}
+	t->row++;
+	if (!t->got_in || !t->got_out) {
+		t->failed = 1;
+		kerr_set(t->err, t->path, 0, "row %ld: %d fields, too few for columns %s and %s",
+			 t->row, fields, t->in_col, t->out_col);
+		return;
+	}
+	t->got_in = t->got_out = 0;
+	if (t->vin < 1) {
+		t->failed = 1;
+		kerr_set(t->err, t->path, 0, "row %ld: input length must be >= 1", t->row);
+		return;
+	}
+	if (t->n == t->cap) {
+		long cap = t->cap ? 2 * t->cap : 4096;
+		double *a = realloc(t->in, (size_t)cap * sizeof *a);
+		double *b = a ? realloc(t->out, (size_t)cap * sizeof *b) : NULL;
+		if (a)
+			t->in = a;
+		if (!a || !b) {
+			t->failed = 1;
+			kerr_set(t->err, t->path, 0, "out of memory at row %ld", t->row);
+			return;
+		}
+		t->out = b, t->cap = cap;
+	}
+	t->in[t->n] = t->vin, t->out[t->n] = t->vout, t->n++;
+}
+
+int workload_read_trace(const char *path, const char *in_col,
+			const char *out_col, double **in, double **out,
+			long *n, struct kerr *err)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return kerr_set(err, path, 0, "cannot open trace: %s", strerror(errno));
+	struct csv_parser p;
+	if (csv_init(&p, CSV_APPEND_NULL) != 0) {
+		fclose(fp);
+		return kerr_set(err, path, 0, "cannot start the CSV parser");
+	}
+	struct trace_rd t = {.path = path, .in_col = in_col, .out_col = out_col,
+			     .col_in = -1, .col_out = -1, .err = err};
+	char buf[65536];
+	size_t got;
+	int bad = 0;
+	while (!t.failed && (got = fread(buf, 1, sizeof buf, fp)) > 0)
+		if (csv_parse(&p, buf, got, on_field, on_row, &t) != got) {
+			bad = 1;
+			break;
+		}
+	if (!t.failed && !bad && ferror(fp))
+		kerr_set(err, path, 0, "read error"), t.failed = 1;
+	if (bad && !t.failed)
+		kerr_set(err, path, 0, "row %ld: %s", t.row + 1, csv_strerror(csv_error(&p))),
+			t.failed = 1;
+	if (!t.failed)
+		csv_fini(&p, on_field, on_row, &t); /* a last row without newline */
+	csv_free(&p);
+	fclose(fp);
+	if (!t.failed && !t.header_done)
+		kerr_set(err, path, 0, "empty trace"), t.failed = 1;
+	if (!t.failed && t.n == 0)
+		kerr_set(err, path, 0, "trace has a header but no rows"), t.failed = 1;
+	if (t.failed) {
+		free(t.in);
+		free(t.out);
+		return -1;
+	}
+	*in = t.in, *out = t.out, *n = t.n;
+	return 0;
+}
+
+/* ---- drawing ---- */
+
+double wl_dist_draw(const struct wl_dist *d, gsl_rng *r)
+{
+	double x = 0;
+	switch (d->kind) {
+	case WD_FIXED: x = d->value; break;
+	case WD_LOGNORMAL: x = gsl_ran_lognormal(r, log(d->median), d->sigma); break;
+	case WD_GAMMA: x = gsl_ran_gamma(r, d->shape, d->scale); break;
+	case WD_QUANTILES: { /* inverse CDF, linear between the given points */
+		double u = gsl_rng_uniform(r);
+		int i = 1;
+		while (i < d->nq - 1 && d->qp[i] < u)
+			i++;
+		double f = (u - d->qp[i - 1]) / (d->qp[i] - d->qp[i - 1]);
+		x = d->qv[i - 1] + f * (d->qv[i] - d->qv[i - 1]);
+		break;
+	}
+	default: break;
+	}
+	x = round(x);
+	if (d->has_min && x < d->min) x = d->min;
+	if (d->has_max && x > d->max) x = d->max;
+	return x;
+}
+
+double workload_draw_context(const struct kworkload *w, gsl_rng *r)
+{
+	double in, out;
+	if (w->n_trace > 0) {
+		unsigned long i = gsl_rng_uniform_int(r, (unsigned long)w->n_trace);
+		in = w->trace_in[i], out = w->trace_out[i];
+	} else {
+		in = wl_dist_draw(&w->in, r);
+		out = wl_dist_draw(&w->out, r);
+	}
+	double L = in + floor(gsl_rng_uniform(r) * out);
+	return L < 1 ? 1 : L;
+}
+
+double workload_quantile(const double *sorted, long n, double p)
+{
+	return gsl_stats_quantile_from_sorted_data(sorted, 1, (size_t)n, p);
+}

@@ -1,0 +1,76 @@
+/* workload.h: where the requests of a decode batch come from.  A workload
+ * gives every request an input (context at admission) and an output
+ * length, either from a trace CSV (libcsv; columns named in the INI) or
+ * from distributions written in the INI (lognormal, gamma, an empirical
+ * quantile table, a fixed value), drawn with GSL's RNG.  In steady-state
+ * decode a request is seen at a uniformly random point of its output, so
+ * its context is input + U(0, output) (DESIGN.md section 6). */
+#ifndef KARAT_WORK_WORKLOAD_H
+#define KARAT_WORK_WORKLOAD_H
+
+#include <gsl/gsl_rng.h>
+
+#include "base/err.h"
+#include "io/ini_doc.h"
+
+enum wl_kind { WD_NONE, WD_FIXED, WD_LOGNORMAL, WD_GAMMA, WD_QUANTILES, WD_N };
+extern const char *const wl_kind_names[WD_N + 1];
+
+enum wl_origin { WO_TRACE, WO_SCALED, WO_SYNTHETIC, WO_N };
+extern const char *const wl_origin_names[WO_N + 1];
+
+#define WL_MAX_Q 48
+
+/* One length distribution, in tokens. */
+struct wl_dist {
+	int kind;                 /* enum wl_kind */
+	double value;             /* fixed */
+	double median, sigma;     /* lognormal: exp(N(ln median, sigma^2)) */
+	double shape, scale;      /* gamma */
+	int nq;                   /* quantiles: nq points, p ascending 0..1 */
+	double qp[WL_MAX_Q], qv[WL_MAX_Q];
+	double min, max;          /* draws are clamped into [min, max] */
+	int has_min, has_max;
+};
+
+struct kworkload {
+	char name[64];
+	int origin;               /* enum wl_origin: what the lengths are */
+	char trace[512];          /* CSV path (resolved), or "" */
+	char in_col[64], out_col[64];
+	struct wl_dist in, out;   /* used when there is no trace */
+	double *trace_in, *trace_out; /* owned; n_trace rows */
+	long n_trace;
+};
+
+/* Loads and checks a workload INI (the trace too, when it names one).
+ * Returns 0 or -1 with "FILE:LINE: reason". */
+int workload_load(const char *path, struct kworkload *w, struct kerr *err);
+
+/* Applies one override to a loaded workload: section.key = value, as in the
+ * INI (e.g. "input", "median", "64K").  Returns 0 or -1 with err. */
+int workload_set(struct kworkload *w, const char *section, const char *key,
+		 const char *value, struct kerr *err);
+
+/* A fixed-context workload (every request at `context`, no output share). */
+void workload_fixed(struct kworkload *w, double context);
+
+void workload_free(struct kworkload *w);
+
+/* Reads columns in_col and out_col of a CSV trace (header row first).
+ * Allocates *in and *out (free()); a missing column, a short row or a
+ * non-numeric or negative value is an error naming the row. */
+int workload_read_trace(const char *path, const char *in_col,
+			const char *out_col, double **in, double **out,
+			long *n, struct kerr *err);
+
+/* One request's context: input + uniform share of its output. */
+double workload_draw_context(const struct kworkload *w, gsl_rng *r);
+
+/* Draw from one distribution. */
+double wl_dist_draw(const struct wl_dist *d, gsl_rng *r);
+
+/* The p-quantile (0..1) of sorted data with linear interpolation (GSL). */
+double workload_quantile(const double *sorted, long n, double p);
+
+#endif

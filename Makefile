@@ -56,7 +56,7 @@ $(B)/bench_ops: bench/bench_ops.c $(B)/libkarat.a $(HDRS)
 	@echo "  LINK  $@"
 	@$(CC) $(CFLAGS) -DBENCH_CFLAGS='"$(filter-out -DKARAT_DATADIR%,$(CFLAGS))"' -o $@ $< $(B)/libkarat.a $(LDLIBS)
 
-# The main job: until the system model exists, per-operator tables.
+# The main job: the headline study (results/headline*.csv, .png).
 run: $(B)/karat
 	$(B)/karat run
 

@@ -1,2 +1,217 @@
-#include "cli/cli.h"
-int cmd_sweep(const struct args *a) { (void)a; return 1; }
+/* cmd_sweep.c: `karat sweep FILE.ini`: every key of [sweep] and [set] may
+ * hold a comma-separated list; the Cartesian product of the lists is
+ * evaluated (the last key varies fastest) and written as one CSV row per
+ * point, in that order, whatever the number of worker threads. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/pool.h"
+
+#define MAX_DIMS 32
+#define MAX_VALS 64
+
+struct dim {
+	char section[16], key[64];
+	int n;
+	char val[MAX_VALS][128];
+	int line;
+};
+
+struct sweep {
+	const char *path;
+	struct dim dim[MAX_DIMS];
+	int ndim;
+	long total;
+	const char *fixed_sets[MAX_MANY]; /* --set on the command line */
+	int nfixed;
+};
+
+static const char *const sweep_keys[] = {
+	"model", "algo", "system", "workload", "context", "batch", "microbatches",
+	"schedule", "mtp", "mtp_accept", "slo_ms", "samples", "seed", 0};
+
+static void trim(char *s)
+{
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		s[--n] = '\0';
+	size_t i = 0;
+	while (s[i] == ' ' || s[i] == '\t')
+		i++;
+	memmove(s, s + i, n - i + 1);
+}
+
+/* Splits a list.  For algo, "dsa:topk=1024,index_heads=32" is one item: a
+ * piece with '=' and no ':' continues the previous algorithm's parameters. */
+static int split(const char *text, int algo, struct dim *d, const char *path,
+		 struct kerr *err)
+{
+	char buf[INI_VALUE];
+	snprintf(buf, sizeof buf, "%s", text);
+	d->n = 0;
+	for (char *save = 0, *tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(0, ",", &save)) {
+		trim(tok);
+		if (algo && d->n > 0 && strchr(tok, '=') && !strchr(tok, ':')) {
+			size_t l = strlen(d->val[d->n - 1]);
+			snprintf(d->val[d->n - 1] + l, sizeof d->val[0] - l, ",%s", tok);
+			continue;
+		}
+		if (!*tok)
+			return kerr_set(err, path, d->line, "%s.%s: empty item in the list",
+					d->section, d->key);
+		if (d->n == MAX_VALS)
+			return kerr_set(err, path, d->line, "%s.%s: more than %d values",
+					d->section, d->key, MAX_VALS);
+		snprintf(d->val[d->n++], sizeof d->val[0], "%s", tok);
+	}
+	if (d->n == 0)
+		return kerr_set(err, path, d->line, "%s.%s: no values", d->section, d->key);
+	return 0;
+}
+
+static int load_sweep(struct sweep *sw, const char **output, char *outbuf,
+		      size_t outn, struct kerr *err)
+{
+	struct ini_doc *doc = ini_doc_load(sw->path, err);
+	if (!doc)
+		return 1;
+	int rc = 0;
+	sw->total = 1;
+	for (int i = 0; i < doc->n && rc == 0; i++) {
+		const struct ini_entry *e = &doc->e[i];
+		int is_set = strcmp(e->section, "set") == 0;
+		if (!is_set && strcmp(e->section, "sweep") != 0) {
+			rc = kerr_set(err, doc->path, e->line, "unknown section [%s] (sweep, set)",
+				      e->section);
+			break;
+		}
+		if (!is_set && strcmp(e->key, "output") == 0) {
+			snprintf(outbuf, outn, "%s", e->value);
+			*output = outbuf;
+			continue;
+		}
+		if (!is_set) {
+			int k = 0;
+			while (sweep_keys[k] && strcmp(sweep_keys[k], e->key))
+				k++;
+			if (!sweep_keys[k]) {
+				rc = kerr_set(err, doc->path, e->line, "unknown key sweep.%s (model, "
+					      "algo, system, workload, context, batch, microbatches, "
+					      "schedule, mtp, mtp_accept, slo_ms, samples, seed, output)",
+					      e->key);
+				break;
+			}
+		}
+		if (sw->ndim == MAX_DIMS) {
+			rc = kerr_set(err, doc->path, e->line, "more than %d keys", MAX_DIMS);
+			break;
+		}
+		struct dim *d = &sw->dim[sw->ndim++];
+		snprintf(d->section, sizeof d->section, "%s", e->section);
+		snprintf(d->key, sizeof d->key, "%s", e->key);
+		d->line = e->line;
+		if (split(e->value, !is_set && strcmp(e->key, "algo") == 0, d, doc->path, err)) {
+			rc = 1;
+			break;
+		}
+		if (sw->total > 10000000 / d->n) {
+			rc = kerr_set(err, doc->path, e->line, "more than 10 million points");
+			break;
+		}
+		sw->total *= d->n;
+	}
+	ini_doc_free(doc);
+	return rc ? 1 : 0;
+}
+
+/* The spec of point idx (mixed radix, last key fastest); strings point into
+ * sw and into sets[] (caller storage). */
+static void point_spec_of(const void *ctx, long idx, struct point_spec *ps,
+			  char sets[][POOL_SET_LEN])
+{
+	const struct sweep *sw = ctx;
+	memset(ps, 0, sizeof *ps);
+	for (int i = 0; i < sw->nfixed; i++)
+		ps->sets[ps->nsets++] = sw->fixed_sets[i];
+	long rest = idx;
+	int pick[MAX_DIMS];
+	for (int i = sw->ndim - 1; i >= 0; i--) {
+		pick[i] = (int)(rest % sw->dim[i].n);
+		rest /= sw->dim[i].n;
+	}
+	for (int i = 0; i < sw->ndim; i++) {
+		const struct dim *d = &sw->dim[i];
+		const char *v = d->val[pick[i]];
+		if (strcmp(d->section, "set") == 0) {
+			snprintf(sets[ps->nsets], POOL_SET_LEN, "%s=%s", d->key, v);
+			ps->sets[ps->nsets] = sets[ps->nsets];
+			ps->nsets++;
+			continue;
+		}
+		const char **slot[] = {&ps->model, &ps->algo, &ps->system, &ps->workload,
+				       &ps->context, &ps->batch, &ps->mb, &ps->schedule,
+				       &ps->mtp, &ps->accept, &ps->slo_ms, &ps->samples,
+				       &ps->seed};
+		for (int k = 0; sweep_keys[k]; k++)
+			if (strcmp(sweep_keys[k], d->key) == 0)
+				*slot[k] = v;
+	}
+}
+
+int cmd_sweep(const struct args *a)
+{
+	const struct command *c = command_find("sweep");
+	static struct sweep sw;
+	memset(&sw, 0, sizeof sw);
+	sw.path = a->pos[0];
+	double jobs = 1;
+	const char *j = arg_get(c, a, "jobs");
+	if (j && parse_count("jobs", j, 0, 1, 256, &jobs))
+		return EXIT_USAGE;
+	for (int i = 0; i < a->nmany; i++)
+		sw.fixed_sets[sw.nfixed++] = a->many[i];
+	const char *output = arg_get(c, a, "output");
+	char outbuf[INI_VALUE];
+	const char *file_output = NULL;
+	struct kerr err;
+	if (load_sweep(&sw, &file_output, outbuf, sizeof outbuf, &err) != 0) {
+		die_msg("%s", err.msg);
+		return 1;
+	}
+	if (!output)
+		output = file_output;
+	static struct pool pl;
+	pl = (struct pool){.make = point_spec_of, .ctx = &sw, .total = sw.total,
+			   .progress = isatty(2), .what = sw.path};
+	int rc = pool_run(&pl, (int)jobs);
+	if (rc) {
+		die_msg("%s", pl.err.msg);
+		rc = rc == 2 ? EXIT_USAGE : 1;
+	} else {
+		/* header and rows, in point order, written at once */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *fp = open_memstream(&text, &len);
+		rc = !fp || csv_write_row(fp, point_ncols, point_head) != 0;
+		for (long i = 0; i < sw.total && !rc; i++)
+			rc = fputs(pl.rows[i], fp) < 0;
+		if (fp && fclose(fp) != 0)
+			rc = 1;
+		if (rc)
+			die_msg("out of memory writing the sweep");
+		else if (output)
+			rc = write_text_atomic(output, text) != 0;
+		else
+			rc = fputs(text, stdout) < 0;
+		if (!rc && output)
+			fprintf(stderr, "karat sweep: %ld points -> %s\n", sw.total, output);
+		free(text);
+		rc = rc ? 1 : 0;
+	}
+	pool_free(&pl);
+	return rc;
+}

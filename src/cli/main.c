@@ -57,7 +57,8 @@ static const struct optdef quantiles_opts[] = {
 	{"output-column", 1, "column of output lengths", 0, 0},
 	{0, 0, 0, 0, 0}};
 static const struct optdef run_opts[] = {
-	{"batch", 1, "requests per step in the study (default 64)", 0, 0},
+	{"jobs", 1, "worker threads, also -j N (default: the online CPUs)", 0, 'j'},
+	{"set", 1, "override section.key=value for every point (repeatable)", 1, 0},
 	{0, 0, 0, 0, 0}};
 
 const struct command commands[] = {
@@ -88,8 +89,8 @@ const struct command commands[] = {
 	{"quantiles", cmd_quantiles, "TRACE.csv --input-column C --output-column C",
 	 "percentile tables of a trace's lengths, as [input] and [output] workload sections",
 	 quantiles_opts, 1, 1},
-	{"run", cmd_run, "[--batch B]",
-	 "the main job: operator tables of DeepSeek-V3.2, GLM-5.2, MiniMax-M3 at 128K on H200 and KARAT",
+	{"run", cmd_run, "[--jobs N] [--set k=v]",
+	 "the main job: the headline study (GPU + KARAT and the baselines under the SLO) to results/",
 	 run_opts, 0, 0},
 	{0, 0, 0, 0, 0, 0, 0}};
 

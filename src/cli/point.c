@@ -163,6 +163,9 @@ static int apply_sets(const struct point_spec *ps, struct loaded *ld, int stage,
 				   "sparse, workload, input, output)", s, sec);
 		if (st != stage)
 			continue;
+		if (ps->skip_memdev_sets && !system_has_memdev(&ld->sys) &&
+		    (!strcmp(sec, "memdev") || !strcmp(sec, "memdev_link")))
+			continue;
 		char what[160];
 		snprintf(what, sizeof what, "%.*s", (int)(eq - s), s);
 		int rc = apply_one(ld, st, sec, key, eq + 1, what, err);

@@ -14,6 +14,8 @@ struct point_spec {
 	const char *sets[MAX_MANY]; /* section.key=value overrides */
 	int nsets;
 	int force, exact;
+	int skip_memdev_sets; /* memdev.* and memdev_link.* on a system without
+				 memory devices: skip (sweeps) instead of an error */
 };
 
 struct loaded {

@@ -42,14 +42,24 @@ struct slotdev {
 	int on_gpu;         /* unsupported on the memory device: the GPU runs it */
 };
 
+struct vmap {
+	int f, b; /* index of a slot's FLOPs and bytes among the packed values */
+};
+
 struct plan {
 	struct design d;
 	int G, D, per, share, has_mem, LB;
 	double q, layers, weights;
 	struct attn_layout lay, laym;
 	struct slotdev sd[ATTN_MAX_SLOTS], sdm[ATTN_MAX_SLOTS];
-	/* the pool */
-	double *ctx, *pf, *pb, *pfm, *pbm, *store, *store_gpu;
+	/* the pool: contexts, cache-side FLOPs and bytes of each request packed
+	 * into the values its memory device (pmem, km of them) and its GPU
+	 * (pgpu, kg) accumulate; slot s of the layers reads value map[s].f and
+	 * map[s].b (-1: zero for every request), mapm for the MTP layer */
+	double *ctx, *pmem, *pgpu, *store, *store_gpu;
+	int *rank;                 /* order of each pool entry by context */
+	int km, kg;
+	struct vmap map[ATTN_MAX_SLOTS], mapm[ATTN_MAX_SLOTS];
 	double clipped;
 	/* GPU phase seconds per step for n requests per GPU in a micro-batch */
 	double (*memo)[PH_N];
@@ -57,12 +67,10 @@ struct plan {
 	long memo_cap;
 	/* scratch, sized for cap_b requests */
 	long cap_b;
-	int *rq, *rgpu, *rdev, *rmb;
-	size_t *perm;
-	double *lctx;
+	int *rq, *rgpu, *rdev, *rmb, *ord, *tmp;
 	double *dev_load, *dev_store, *gpu_store;
-	double *bf, *bb, *bfm, *bbm, *gf, *gb, *gfm, *gbm; /* per (device or GPU, mb, slot) */
-	int *gcnt, *dcnt, *lcnt;
+	double *bm, *bg, *mbload; /* sums per (mb, device) and (mb, GPU) */
+	int *gcnt, *dcnt, *lcnt, *ccnt;
 	double *tbt, *use_g, *use_m;
 	gsl_rng *rng;
 	struct step step;
@@ -123,6 +131,8 @@ static double a2a_time(const struct plan *p, double bytes)
 	return t_up > t_out ? t_up : t_out;
 }
 
+static int pool_fill(struct plan *p, double *f, double *b);
+
 static void *grab(size_t n, size_t size, int *fail)
 {
 	void *x = calloc(n ? n : 1, size);
@@ -138,14 +148,14 @@ static int ensure_batch(struct plan *p, long B)
 	long c = p->cap_b ? p->cap_b : 256;
 	while (c < B)
 		c *= 2;
-	free(p->rq), free(p->rgpu), free(p->rdev), free(p->rmb), free(p->perm), free(p->lctx);
+	free(p->rq), free(p->rgpu), free(p->rdev), free(p->rmb), free(p->ord), free(p->tmp);
 	int fail = 0;
 	p->rq = grab((size_t)c, sizeof(int), &fail);
 	p->rgpu = grab((size_t)c, sizeof(int), &fail);
 	p->rdev = grab((size_t)c, sizeof(int), &fail);
 	p->rmb = grab((size_t)c, sizeof(int), &fail);
-	p->perm = grab((size_t)c, sizeof(size_t), &fail);
-	p->lctx = grab((size_t)c, sizeof(double), &fail);
+	p->ord = grab((size_t)c, sizeof(int), &fail);
+	p->tmp = grab((size_t)c, sizeof(int), &fail);
 	p->cap_b = fail ? 0 : c;
 	return fail ? -1 : 0;
 }
@@ -209,13 +219,12 @@ void plan_free(struct plan *p)
 {
 	if (!p)
 		return;
-	free(p->ctx), free(p->pf), free(p->pb), free(p->pfm), free(p->pbm);
+	free(p->ctx), free(p->pmem), free(p->pgpu), free(p->rank);
 	free(p->store), free(p->store_gpu), free(p->memo), free(p->memo_ok);
-	free(p->rq), free(p->rgpu), free(p->rdev), free(p->rmb), free(p->perm), free(p->lctx);
+	free(p->rq), free(p->rgpu), free(p->rdev), free(p->rmb), free(p->ord), free(p->tmp);
 	free(p->dev_load), free(p->dev_store), free(p->gpu_store);
-	free(p->bf), free(p->bb), free(p->bfm), free(p->bbm), free(p->gf), free(p->gb);
-	free(p->gfm), free(p->gbm);
-	free(p->gcnt), free(p->dcnt), free(p->lcnt);
+	free(p->bm), free(p->bg), free(p->mbload);
+	free(p->gcnt), free(p->dcnt), free(p->lcnt), free(p->ccnt);
 	free(p->tbt), free(p->use_g), free(p->use_m);
 	if (p->rng)
 		gsl_rng_free(p->rng);
@@ -276,102 +285,176 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	place_slots(p, &p->lay, p->sd);
 	place_slots(p, &p->laym, p->sdm);
 	int S = p->lay.n, Sm = p->laym.n, D = p->D, G = p->G;
+	double *f = grab((size_t)POOL * (S + Sm), sizeof(double), &fail);
+	double *b = grab((size_t)POOL * (S + Sm), sizeof(double), &fail);
 	p->ctx = grab(POOL, sizeof(double), &fail);
-	p->pf = grab((size_t)POOL * S, sizeof(double), &fail);
-	p->pb = grab((size_t)POOL * S, sizeof(double), &fail);
-	p->pfm = grab((size_t)POOL * Sm, sizeof(double), &fail);
-	p->pbm = grab((size_t)POOL * Sm, sizeof(double), &fail);
+	p->rank = grab(POOL, sizeof(int), &fail);
 	p->store = grab(POOL, sizeof(double), &fail);
 	p->store_gpu = grab(POOL, sizeof(double), &fail);
 	p->dev_load = grab((size_t)D, sizeof(double), &fail);
 	p->dev_store = grab((size_t)D, sizeof(double), &fail);
 	p->gpu_store = grab((size_t)G, sizeof(double), &fail);
-	p->bf = grab((size_t)D * MB * S, sizeof(double), &fail);
-	p->bb = grab((size_t)D * MB * S, sizeof(double), &fail);
-	p->bfm = grab((size_t)D * MB * Sm, sizeof(double), &fail);
-	p->bbm = grab((size_t)D * MB * Sm, sizeof(double), &fail);
-	p->gf = grab((size_t)G * MB * S, sizeof(double), &fail);
-	p->gb = grab((size_t)G * MB * S, sizeof(double), &fail);
-	p->gfm = grab((size_t)G * MB * Sm, sizeof(double), &fail);
-	p->gbm = grab((size_t)G * MB * Sm, sizeof(double), &fail);
+	p->mbload = grab((size_t)D * MB, sizeof(double), &fail);
 	p->gcnt = grab((size_t)G * MB, sizeof(int), &fail);
+	p->ccnt = grab((size_t)G * MB, sizeof(int), &fail);
 	p->dcnt = grab((size_t)D * MB, sizeof(int), &fail);
 	p->lcnt = grab((size_t)p->LB * MB, sizeof(int), &fail);
 	p->tbt = grab((size_t)d->samples, sizeof(double), &fail);
 	p->use_g = grab((size_t)d->samples, sizeof(double), &fail);
 	p->use_m = grab((size_t)d->samples, sizeof(double), &fail);
 	p->rng = gsl_rng_alloc(gsl_rng_taus2); /* cheap to seed: one stream per sample */
-	if (fail || !p->rng || ensure_memo(p, 64) != 0 || ensure_batch(p, 256) != 0) {
+	if (fail || !p->rng || ensure_memo(p, 64) != 0 || ensure_batch(p, 256) != 0 ||
+	    pool_fill(p, f, b) != 0) {
+		free(f), free(b);
 		plan_free(p);
 		kerr_set(err, 0, 0, "out of memory");
 		return NULL;
 	}
-	/* The pool: contexts from the workload, cut to the model's maximum. */
+	free(f), free(b);
+	return p;
+}
+
+/* Packs slot s's FLOPs and bytes (arrays f, b over the pool, stride n) into
+ * the values of the device that runs it; values zero for every request are
+ * not stored. */
+static void pack(struct plan *p, const double *f, const double *b, int n, int off,
+		 const struct slotdev *sd, int s, int *fi, int *bi)
+{
+	int gpu = sd[s].on_gpu && p->has_mem;
+	int *k = gpu ? &p->kg : &p->km;
+	int fz = 1, bz = 1;
+	for (int i = 0; i < POOL; i++) {
+		fz &= f[(size_t)i * n + off + s] == 0;
+		bz &= b[(size_t)i * n + off + s] == 0;
+	}
+	*fi = fz ? -1 : (*k)++;
+	*bi = bz ? -1 : (*k)++;
+}
+
+static int pool_fill(struct plan *p, double *f, double *b)
+{
+	const struct design *d = &p->d;
+	int S = p->lay.n, Sm = p->laym.n, n = S + Sm;
 	gsl_rng_set(p->rng, d->seed);
 	long cut = 0;
+	int scan_on_gpu = 0; /* index keys go with the stage that reads them */
+	for (int s = 0; s < S; s++)
+		if (p->lay.s[s].kind == OP_INDEX_SCAN && p->sd[s].on_gpu)
+			scan_on_gpu = p->has_mem;
 	for (int i = 0; i < POOL; i++) {
 		double L = workload_draw_context(d->wl, p->rng);
 		if (L > d->m->max_context)
 			L = d->m->max_context, cut++;
 		p->ctx[i] = L;
-		attn_request(d->m, d->sp, &p->lay, 0, L, p->q, p->pf + (size_t)i * S,
-			     p->pb + (size_t)i * S);
-		attn_request(d->m, d->sp, &p->laym, 1, L, p->q, p->pfm + (size_t)i * Sm,
-			     p->pbm + (size_t)i * Sm);
+		attn_request(d->m, d->sp, &p->lay, 0, L, p->q, f + (size_t)i * n,
+			     b + (size_t)i * n);
+		attn_request(d->m, d->sp, &p->laym, 1, L, p->q, f + (size_t)i * n + S,
+			     b + (size_t)i * n + S);
 		double kv, idx;
 		attn_storage(d->m, d->sp, L, &kv, &idx);
-		/* index keys go with the stage that reads them */
-		int scan_on_gpu = 0;
-		for (int s = 0; s < S; s++)
-			if (p->lay.s[s].kind == OP_INDEX_SCAN && p->sd[s].on_gpu)
-				scan_on_gpu = 1;
-		p->store[i] = p->has_mem ? kv + (scan_on_gpu ? 0 : idx) : kv + idx;
-		p->store_gpu[i] = p->has_mem && scan_on_gpu ? idx : 0;
+		p->store[i] = kv + (scan_on_gpu ? 0 : idx);
+		p->store_gpu[i] = scan_on_gpu ? idx : 0;
+		p->rank[i] = i;
 	}
 	p->clipped = (double)cut / POOL;
-	return p;
+	p->km = p->kg = 0;
+	for (int s = 0; s < S; s++)
+		pack(p, f, b, n, 0, p->sd, s, &p->map[s].f, &p->map[s].b);
+	for (int s = 0; s < Sm; s++)
+		pack(p, f, b, n, S, p->sdm, s, &p->mapm[s].f, &p->mapm[s].b);
+	int fail = 0;
+	p->pmem = grab((size_t)POOL * p->km, sizeof(double), &fail);
+	p->pgpu = grab((size_t)POOL * p->kg, sizeof(double), &fail);
+	p->bm = grab((size_t)MB * p->D * p->km, sizeof(double), &fail);
+	p->bg = grab((size_t)MB * p->G * p->kg, sizeof(double), &fail);
+	if (fail)
+		return -1;
+	for (int i = 0; i < POOL; i++)
+		for (int s = 0; s < n; s++) {
+			int mtp = s >= S, k = mtp ? s - S : s;
+			const struct slotdev *sd = mtp ? &p->sdm[k] : &p->sd[k];
+			int fi = mtp ? p->mapm[k].f : p->map[k].f;
+			int bi = mtp ? p->mapm[k].b : p->map[k].b;
+			double *v = sd->on_gpu && p->has_mem ? p->pgpu + (size_t)i * p->kg
+							     : p->pmem + (size_t)i * p->km;
+			if (fi >= 0)
+				v[fi] = f[(size_t)i * n + s];
+			if (bi >= 0)
+				v[bi] = b[(size_t)i * n + s];
+		}
+	/* rank of each pool entry by context, for CMR's longest-first order */
+	size_t *order = malloc(sizeof(size_t) * POOL);
+	if (!order)
+		return -1;
+	gsl_sort_index(order, p->ctx, 1, POOL);
+	for (int i = 0; i < POOL; i++)
+		p->rank[order[i]] = i;
+	free(order);
+	return 0;
 }
 
-static double bucket_time(const struct attn_layout *lay, const struct slotdev *sd,
-			  const double *f, const double *b, int want_gpu)
+/* Time of the slots of lay that run on the GPU (want_gpu) or the memory
+ * device, from a bucket's packed sums v. */
+static double bucket_time(const struct plan *p, const struct attn_layout *lay,
+			  const struct slotdev *sd, const struct vmap *map,
+			  const double *v, int want_gpu)
 {
 	double t = 0;
 	for (int s = 0; s < lay->n; s++)
-		if (sd[s].on_gpu == want_gpu)
-			t += slot_time(&sd[s], &lay->s[s], f[s], b[s]);
+		if ((sd[s].on_gpu && p->has_mem) == want_gpu)
+			t += slot_time(&sd[s], &lay->s[s], map[s].f >= 0 ? v[map[s].f] : 0,
+				       map[s].b >= 0 ? v[map[s].b] : 0);
 	return t;
 }
 
-/* Requests of one GPU to micro-batches: arrival order in equal chunks, or
- * CMR: longest context first to the micro-batch whose device load is
- * lowest, at most ceil(n/m) per micro-batch. */
-static void assign_mb(struct plan *p, int g, long B, int m, double *mbload)
+/* Requests to micro-batches, per GPU: arrival order in equal chunks; or
+ * CMR: longest context first, to the micro-batch whose load on the
+ * request's device is lowest, at most ceil(n/m) per micro-batch. */
+static void assign_mb(struct plan *p, long B, int m)
 {
-	long n = 0;
-	for (long j = g; j < B; j += p->G)
-		p->lctx[n] = p->ctx[p->rq[j]], p->perm[n] = (size_t)j, n++;
+	int G = p->G, D = p->D;
 	if (!sched_uses_cmr(p->d.sched)) {
-		for (long t = 0; t < n; t++)
-			p->rmb[p->perm[t]] = (int)(t * m / n);
+		for (long j = 0; j < B; j++) {
+			long g = j % G, t = j / G, n = (B - g + G - 1) / G;
+			p->rmb[j] = (int)(t * m / n);
+		}
 		return;
 	}
-	long cap = (n + m - 1) / m;
-	int cnt[MB] = {0};
-	size_t *order = p->perm + n; /* second half of perm as scratch */
-	gsl_sort_index(order, p->lctx, 1, (size_t)n);
-	for (long t = n - 1; t >= 0; t--) {
-		long j = (long)p->perm[order[t]];
-		int dev = p->rdev[j], best = -1;
+	/* longest first: radix sort on the 12-bit pool rank, two 6-bit passes */
+	_Static_assert(POOL == 4096, "the radix sort assumes 12-bit ranks");
+	int *src = p->ord, *dst = p->tmp;
+	for (long j = 0; j < B; j++)
+		src[j] = (int)j;
+	for (int pass = 0; pass < 2; pass++) {
+		long cnt[65] = {0};
+		int sh = 6 * pass;
+		for (long j = 0; j < B; j++)
+			cnt[((POOL - 1 - p->rank[p->rq[src[j]]]) >> sh & 63) + 1]++;
+		for (int k = 0; k < 64; k++)
+			cnt[k + 1] += cnt[k];
+		for (long j = 0; j < B; j++)
+			dst[cnt[(POOL - 1 - p->rank[p->rq[src[j]]]) >> sh & 63]++] = src[j];
+		int *x = src;
+		src = dst, dst = x;
+	}
+	memset(p->mbload, 0, sizeof(double) * (size_t)m * D);
+	memset(p->ccnt, 0, sizeof(int) * (size_t)m * G);
+	for (long t = 0; t < B; t++) {
+		long j = src[t];
+		int g = p->rgpu[j], dev = p->rdev[j], best = -1;
+		long cap = ((B - g + G - 1) / G + m - 1) / m;
 		for (int i = 0; i < m; i++) {
-			if (cnt[i] >= cap)
+			int c = p->ccnt[i * G + g];
+			if (c >= cap)
 				continue;
-			double li = mbload[i * p->D + dev], lb = best < 0 ? 0 : mbload[best * p->D + dev];
-			if (best < 0 || li < lb || (li == lb && cnt[i] < cnt[best]))
+			double li = p->mbload[i * D + dev];
+			if (best < 0 || li < p->mbload[best * D + dev] ||
+			    (li == p->mbload[best * D + dev] && c < p->ccnt[best * G + g]))
 				best = i;
 		}
 		p->rmb[j] = best;
-		cnt[best]++;
-		mbload[best * p->D + dev] += p->ctx[p->rq[j]];
+		p->ccnt[best * G + g]++;
+		p->mbload[best * D + dev] += p->ctx[p->rq[j]];
 	}
 }
 
@@ -383,7 +466,7 @@ static double one_sample(struct plan *p, long B, int m, int sample,
 	 * batch of B plus one request (common random numbers across B, m). */
 	gsl_rng_set(p->rng, p->d.seed * 1000003UL + (unsigned long)sample + 1);
 	const struct design *d = &p->d;
-	int S = p->lay.n, Sm = p->laym.n, G = p->G, D = p->D;
+	int G = p->G, D = p->D;
 	for (long j = 0; j < B; j++)
 		p->rq[j] = (int)gsl_rng_uniform_int(p->rng, POOL);
 	memset(p->dev_load, 0, sizeof(double) * (size_t)D);
@@ -406,46 +489,23 @@ static double one_sample(struct plan *p, long B, int m, int sample,
 		p->dev_store[dev] += p->store[p->rq[j]];
 		p->gpu_store[g] += p->store_gpu[p->rq[j]];
 	}
-	/* micro-batches; dev_load is reused as per-(device, mb) load for CMR */
-	double *mbload = p->bf; /* scratch until the buckets are cleared below */
-	memset(mbload, 0, sizeof(double) * (size_t)m * D);
-	for (int g = 0; g < G; g++)
-		assign_mb(p, g, B, m, mbload);
-	memset(p->bf, 0, sizeof(double) * (size_t)m * D * S);
-	memset(p->bb, 0, sizeof(double) * (size_t)m * D * S);
-	memset(p->bfm, 0, sizeof(double) * (size_t)m * D * Sm);
-	memset(p->bbm, 0, sizeof(double) * (size_t)m * D * Sm);
-	memset(p->gf, 0, sizeof(double) * (size_t)m * G * S);
-	memset(p->gb, 0, sizeof(double) * (size_t)m * G * S);
-	memset(p->gfm, 0, sizeof(double) * (size_t)m * G * Sm);
-	memset(p->gbm, 0, sizeof(double) * (size_t)m * G * Sm);
+	assign_mb(p, B, m);
+	int km = p->km, kg = p->kg;
+	memset(p->bm, 0, sizeof(double) * (size_t)m * D * km);
+	memset(p->bg, 0, sizeof(double) * (size_t)m * G * kg);
 	memset(p->gcnt, 0, sizeof(int) * (size_t)m * G);
 	memset(p->dcnt, 0, sizeof(int) * (size_t)m * D);
 	memset(p->lcnt, 0, sizeof(int) * (size_t)m * p->LB);
 	for (long j = 0; j < B; j++) {
 		int g = p->rgpu[j], dev = p->rdev[j], i = p->rmb[j], r = p->rq[j];
-		const double *f = p->pf + (size_t)r * S, *b = p->pb + (size_t)r * S;
-		double *bf = p->bf + ((size_t)i * D + dev) * S;
-		double *bb = p->bb + ((size_t)i * D + dev) * S;
-		double *gf = p->gf + ((size_t)i * G + g) * S;
-		double *gb = p->gb + ((size_t)i * G + g) * S;
-		for (int s = 0; s < S; s++) {
-			if (p->sd[s].on_gpu && p->has_mem)
-				gf[s] += f[s], gb[s] += b[s];
-			else
-				bf[s] += f[s], bb[s] += b[s];
-		}
-		const double *fm = p->pfm + (size_t)r * Sm, *bm = p->pbm + (size_t)r * Sm;
-		double *bfm = p->bfm + ((size_t)i * D + dev) * Sm;
-		double *bbm = p->bbm + ((size_t)i * D + dev) * Sm;
-		double *gfm = p->gfm + ((size_t)i * G + g) * Sm;
-		double *gbm = p->gbm + ((size_t)i * G + g) * Sm;
-		for (int s = 0; s < Sm; s++) {
-			if (p->sdm[s].on_gpu && p->has_mem)
-				gfm[s] += fm[s], gbm[s] += bm[s];
-			else
-				bfm[s] += fm[s], bbm[s] += bm[s];
-		}
+		const double *v = p->pmem + (size_t)r * km;
+		double *acc = p->bm + ((size_t)i * D + dev) * km;
+		for (int k = 0; k < km; k++)
+			acc[k] += v[k];
+		v = p->pgpu + (size_t)r * kg;
+		acc = p->bg + ((size_t)i * G + g) * kg;
+		for (int k = 0; k < kg; k++)
+			acc[k] += v[k];
 		p->gcnt[i * G + g]++;
 		p->dcnt[i * D + dev]++;
 		p->lcnt[i * p->LB + (p->D >= p->G ? dev : g)]++;
@@ -465,21 +525,17 @@ static double one_sample(struct plan *p, long B, int m, int sample,
 		for (int dev = 0; dev < D; dev++) {
 			if (!p->dcnt[i * D + dev])
 				continue;
-			size_t o = (size_t)i * D + dev;
-			double t = bucket_time(&p->lay, p->sd, p->bf + o * S, p->bb + o * S,
-					       !p->has_mem);
-			double tm = bucket_time(&p->laym, p->sdm, p->bfm + o * Sm,
-						p->bbm + o * Sm, !p->has_mem);
+			const double *v = p->bm + ((size_t)i * D + dev) * km;
+			double t = bucket_time(p, &p->lay, p->sd, p->map, v, 0);
+			double tm = bucket_time(p, &p->laym, p->sdm, p->mapm, v, 0);
 			attn = t > attn ? t : attn;
 			attn_m = tm > attn_m ? tm : attn_m;
 		}
 		if (p->has_mem)
 			for (int g = 0; g < G; g++) {
-				size_t o = (size_t)i * G + g;
-				double t = bucket_time(&p->lay, p->sd, p->gf + o * S,
-						       p->gb + o * S, 1);
-				double tm = bucket_time(&p->laym, p->sdm, p->gfm + o * Sm,
-							p->gbm + o * Sm, 1);
+				const double *v = p->bg + ((size_t)i * G + g) * kg;
+				double t = bucket_time(p, &p->lay, p->sd, p->map, v, 1);
+				double tm = bucket_time(p, &p->laym, p->sdm, p->mapm, v, 1);
 				fb = t > fb ? t : fb;
 				fbm = tm > fbm ? tm : fbm;
 			}

@@ -1,0 +1,130 @@
+/* pool.c (cli): the worker pool behind sweep and run. */
+#include "cli/pool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Evaluates one point into a CSV row (malloc'd). */
+static int eval_point(struct pool *sw, long idx, char **row, struct result *out,
+		      struct kerr *err)
+{
+	struct point_spec ps;
+	char sets[MAX_MANY][POOL_SET_LEN];
+	sw->make(sw->ctx, idx, &ps, sets);
+	ps.skip_memdev_sets = 1; /* a sweep may mix systems with and without */
+	struct loaded *ld = malloc(sizeof *ld);
+	if (!ld) {
+		kerr_set(err, 0, 0, "out of memory");
+		return 1;
+	}
+	pthread_mutex_lock(&sw->lock); /* description loading stays single-threaded */
+	int rc = point_load(&ps, ld, err);
+	pthread_mutex_unlock(&sw->lock);
+	struct plan *p = rc ? NULL : plan_new(&ld->d, err);
+	if (!rc && !p)
+		rc = 1;
+	struct result r;
+	if (!rc) {
+		if (ld->batch > 0 && ld->mb > 0)
+			rc = plan_eval(p, ld->batch, ld->mb, &r, err) != 0;
+		else if (ld->batch > 0) { /* auto at a fixed batch: lowest mean step */
+			for (int m = 1; m <= PIPE_MAX_MB && !rc; m++) {
+				struct result x;
+				rc = plan_eval(p, ld->batch, m, &x, err) != 0;
+				if (!rc && (m == 1 || (x.feasible && !r.feasible) ||
+					    (x.feasible == r.feasible && x.tbt_mean < r.tbt_mean)))
+					r = x;
+			}
+		} else {
+			rc = plan_solve(p, ld->mb, &r, err) != 0;
+		}
+	}
+	if (!rc)
+		*out = r;
+	if (!rc) {
+		char cells[OUT_MAX_COLS][OUT_CELL];
+		const char *c[OUT_MAX_COLS];
+		point_cells(ld, &r, cells);
+		for (int i = 0; i < point_ncols; i++)
+			c[i] = cells[i];
+		size_t len = 0;
+		FILE *fp = open_memstream(row, &len);
+		if (!fp || csv_write_row(fp, point_ncols, c) != 0 || fclose(fp) != 0)
+		{
+			kerr_set(err, 0, 0, "out of memory");
+			rc = 1;
+		}
+	}
+	if (rc) {
+		char msg[KERR_MSG];
+		snprintf(msg, sizeof msg, "%s", err->msg);
+		kerr_set(err, 0, 0, "%s: point %ld: %s", sw->what, idx + 1, msg);
+	}
+	plan_free(p);
+	point_free(ld);
+	free(ld);
+	return rc;
+}
+
+static void *worker(void *arg)
+{
+	struct pool *sw = arg;
+	for (;;) {
+		pthread_mutex_lock(&sw->lock);
+		long idx = sw->err_idx >= 0 ? sw->total : sw->next++;
+		pthread_mutex_unlock(&sw->lock);
+		if (idx >= sw->total)
+			return NULL;
+		struct kerr err;
+		char *row = NULL;
+		struct result r;
+		memset(&r, 0, sizeof r);
+		int rc = eval_point(sw, idx, &row, &r, &err);
+		pthread_mutex_lock(&sw->lock);
+		sw->rows[idx] = row;
+		sw->res[idx] = r;
+		if (rc && (sw->err_idx < 0 || idx < sw->err_idx))
+			sw->err_idx = idx, sw->err_rc = rc, sw->err = err;
+		sw->done++;
+		if (sw->progress)
+			fprintf(stderr, "\rkarat %s: %ld/%ld points", sw->what, sw->done,
+				sw->total);
+		pthread_mutex_unlock(&sw->lock);
+	}
+}
+
+
+int pool_run(struct pool *p, int threads)
+{
+	p->rows = calloc((size_t)p->total, sizeof *p->rows);
+	p->res = calloc((size_t)p->total, sizeof *p->res);
+	p->err_idx = -1;
+	p->next = p->done = 0;
+	if (!p->rows || !p->res) {
+		kerr_set(&p->err, 0, 0, "out of memory for %ld points", p->total);
+		return 1;
+	}
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_t th[256];
+	int started = 0;
+	for (int i = 1; i < threads && i < 256; i++)
+		if (pthread_create(&th[started], NULL, worker, p) == 0)
+			started++;
+	worker(p);
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	if (p->progress)
+		fputc('\n', stderr);
+	pthread_mutex_destroy(&p->lock);
+	return p->err_idx >= 0 ? p->err_rc : 0;
+}
+
+void pool_free(struct pool *p)
+{
+	for (long i = 0; p->rows && i < p->total; i++)
+		free(p->rows[i]);
+	free(p->rows);
+	free(p->res);
+	p->rows = NULL;
+	p->res = NULL;
+}

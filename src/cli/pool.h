@@ -1,0 +1,41 @@
+/* pool.h (cli): evaluating many design points on worker threads, for
+ * sweep and run.  Points are made on demand by a callback from their index;
+ * results and CSV rows land at that index, so the output does not depend
+ * on the number of threads. */
+#ifndef KARAT_CLI_POOL_H
+#define KARAT_CLI_POOL_H
+
+#include <pthread.h>
+
+#include "cli/point.h"
+
+#define POOL_SET_LEN 192
+
+/* Fills ps (and the storage its sets point into) for point idx. */
+typedef void (*pool_make_fn)(const void *ctx, long idx, struct point_spec *ps,
+			     char sets[][POOL_SET_LEN]);
+
+struct pool {
+	pool_make_fn make;
+	const void *ctx;
+	long total;
+	int progress;          /* count on stderr */
+	const char *what;      /* name in messages */
+	/* filled by pool_run */
+	char **rows;           /* CSV row per point (malloc'd), or NULL */
+	struct result *res;    /* result per point */
+	long err_idx;          /* lowest failing point, or -1 */
+	int err_rc;            /* 1 or 2 (usage) */
+	struct kerr err;
+	/* internal */
+	pthread_mutex_t lock;
+	long next, done;
+};
+
+/* Evaluates every point: with a batch given, at that batch (auto
+ * micro-batches: the lowest mean step time), else the SLO solver.
+ * Returns 0, or the failing point's status (message in p->err). */
+int pool_run(struct pool *p, int threads);
+void pool_free(struct pool *p);
+
+#endif

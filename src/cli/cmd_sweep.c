@@ -31,7 +31,7 @@ struct sweep {
 
 static const char *const sweep_keys[] = {
 	"model", "algo", "system", "workload", "context", "batch", "microbatches",
-	"schedule", "mtp", "mtp_accept", "slo_ms", "samples", "seed", 0};
+	"schedule", "mtp", "mtp_accept", "slo_ms", "samples", "seed", "force", 0};
 
 static void trim(char *s)
 {
@@ -52,8 +52,11 @@ static int split(const char *text, int algo, struct dim *d, const char *path,
 	char buf[INI_VALUE];
 	snprintf(buf, sizeof buf, "%s", text);
 	d->n = 0;
-	for (char *save = 0, *tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(0, ",", &save)) {
+	for (char *next = buf, *tok; (tok = next) != NULL;) {
+		char *comma = strchr(tok, ',');
+		next = comma ? comma + 1 : NULL;
+		if (comma)
+			*comma = '\0';
 		trim(tok);
 		if (algo && d->n > 0 && strchr(tok, '=') && !strchr(tok, ':')) {
 			size_t l = strlen(d->val[d->n - 1]);
@@ -101,7 +104,7 @@ static int load_sweep(struct sweep *sw, const char **output, char *outbuf,
 			if (!sweep_keys[k]) {
 				rc = kerr_set(err, doc->path, e->line, "unknown key sweep.%s (model, "
 					      "algo, system, workload, context, batch, microbatches, "
-					      "schedule, mtp, mtp_accept, slo_ms, samples, seed, output)",
+					      "schedule, mtp, mtp_accept, slo_ms, samples, seed, force, output)",
 					      e->key);
 				break;
 			}
@@ -118,6 +121,14 @@ static int load_sweep(struct sweep *sw, const char **output, char *outbuf,
 			rc = 1;
 			break;
 		}
+		for (int k = 0; !is_set && !strcmp(e->key, "force") && k < d->n; k++)
+			if (strcmp(d->val[k], "true") && strcmp(d->val[k], "false")) {
+				rc = kerr_set(err, doc->path, e->line,
+					      "sweep.force: '%s' is not true or false", d->val[k]);
+				break;
+			}
+		if (rc)
+			break;
 		if (sw->total > 10000000 / d->n) {
 			rc = kerr_set(err, doc->path, e->line, "more than 10 million points");
 			break;
@@ -152,13 +163,16 @@ static void point_spec_of(const void *ctx, long idx, struct point_spec *ps,
 			ps->nsets++;
 			continue;
 		}
+		const char *force = NULL;
 		const char **slot[] = {&ps->model, &ps->algo, &ps->system, &ps->workload,
 				       &ps->context, &ps->batch, &ps->mb, &ps->schedule,
 				       &ps->mtp, &ps->accept, &ps->slo_ms, &ps->samples,
-				       &ps->seed};
+				       &ps->seed, &force};
 		for (int k = 0; sweep_keys[k]; k++)
 			if (strcmp(sweep_keys[k], d->key) == 0)
 				*slot[k] = v;
+		if (force)
+			ps->force = strcmp(force, "true") == 0;
 	}
 }
 

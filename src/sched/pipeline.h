@@ -9,7 +9,11 @@
  *   naive:  the GPU serves the micro-batches in a fixed round-robin order
  *           and communication occupies the GPU stream;
  *   ofms:   communication runs on its own resources and every resource
- *           takes whichever ready task has waited longest.
+ *           takes whichever ready task has waited longest.  A greedy list
+ *           schedule can lose to a fixed order (Graham's anomalies), so
+ *           OFMS also times the round-robin order (communication off and on
+ *           the GPU stream; a naive schedule is a valid OFMS schedule in
+ *           which the GPU idles) and keeps whichever finishes first.
  * cmr and ofms+cmr are naive and ofms with context-balanced micro-batches
  * (the assignment lives in solve/; the timing here is the same).
  * pipe_list is the explicit event/list schedule (the reference); pipe_fast

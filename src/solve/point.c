@@ -68,9 +68,10 @@ struct plan {
 	/* scratch, sized for cap_b requests */
 	long cap_b;
 	int *rq, *rgpu, *rdev, *rmb, *ord, *tmp;
+	double *lctx_view;  /* plan_inspect's contexts */
 	double *dev_load, *dev_store, *gpu_store;
 	double *bm, *bg, *mbload; /* sums per (mb, device) and (mb, GPU) */
-	int *gcnt, *dcnt, *lcnt, *ccnt;
+	int *gcnt, *dcnt, *lcnt, *ccnt, *nbig;
 	double *tbt, *use_g, *use_m;
 	gsl_rng *rng;
 	struct step step;
@@ -156,6 +157,8 @@ static int ensure_batch(struct plan *p, long B)
 	p->rmb = grab((size_t)c, sizeof(int), &fail);
 	p->ord = grab((size_t)c, sizeof(int), &fail);
 	p->tmp = grab((size_t)c, sizeof(int), &fail);
+	free(p->lctx_view);
+	p->lctx_view = grab((size_t)c, sizeof(double), &fail);
 	p->cap_b = fail ? 0 : c;
 	return fail ? -1 : 0;
 }
@@ -222,9 +225,10 @@ void plan_free(struct plan *p)
 	free(p->ctx), free(p->pmem), free(p->pgpu), free(p->rank);
 	free(p->store), free(p->store_gpu), free(p->memo), free(p->memo_ok);
 	free(p->rq), free(p->rgpu), free(p->rdev), free(p->rmb), free(p->ord), free(p->tmp);
+	free(p->lctx_view);
 	free(p->dev_load), free(p->dev_store), free(p->gpu_store);
 	free(p->bm), free(p->bg), free(p->mbload);
-	free(p->gcnt), free(p->dcnt), free(p->lcnt), free(p->ccnt);
+	free(p->gcnt), free(p->dcnt), free(p->lcnt), free(p->ccnt), free(p->nbig);
 	free(p->tbt), free(p->use_g), free(p->use_m);
 	if (p->rng)
 		gsl_rng_free(p->rng);
@@ -297,6 +301,7 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->mbload = grab((size_t)D * MB, sizeof(double), &fail);
 	p->gcnt = grab((size_t)G * MB, sizeof(int), &fail);
 	p->ccnt = grab((size_t)G * MB, sizeof(int), &fail);
+	p->nbig = grab((size_t)G, sizeof(int), &fail);
 	p->dcnt = grab((size_t)D * MB, sizeof(int), &fail);
 	p->lcnt = grab((size_t)p->LB * MB, sizeof(int), &fail);
 	p->tbt = grab((size_t)d->samples, sizeof(double), &fail);
@@ -410,14 +415,35 @@ static double bucket_time(const struct plan *p, const struct attn_layout *lay,
 /* Requests to micro-batches, per GPU: arrival order in equal chunks; or
  * CMR: longest context first, to the micro-batch whose load on the
  * request's device is lowest, at most ceil(n/m) per micro-batch. */
+static void assign_arrival(const struct plan *p, long B, int m, int *mb)
+{
+	int G = p->G;
+	for (long j = 0; j < B; j++) {
+		long g = j % G, t = j / G, n = (B - g + G - 1) / G;
+		mb[j] = (int)(t * m / n);
+	}
+}
+
+/* The largest context sum of any (micro-batch, device): what sets the pace
+ * of the attention stage. */
+static double peak_load(struct plan *p, long B, int m, const int *mb)
+{
+	int D = p->D;
+	memset(p->mbload, 0, sizeof(double) * (size_t)m * D);
+	double peak = 0;
+	for (long j = 0; j < B; j++) {
+		double *l = &p->mbload[mb[j] * D + p->rdev[j]];
+		*l += p->ctx[p->rq[j]];
+		peak = *l > peak ? *l : peak;
+	}
+	return peak;
+}
+
 static void assign_mb(struct plan *p, long B, int m)
 {
 	int G = p->G, D = p->D;
 	if (!sched_uses_cmr(p->d.sched)) {
-		for (long j = 0; j < B; j++) {
-			long g = j % G, t = j / G, n = (B - g + G - 1) / G;
-			p->rmb[j] = (int)(t * m / n);
-		}
+		assign_arrival(p, B, m, p->rmb);
 		return;
 	}
 	/* longest first: radix sort on the 12-bit pool rank, two 6-bit passes */
@@ -439,23 +465,36 @@ static void assign_mb(struct plan *p, long B, int m)
 	}
 	memset(p->mbload, 0, sizeof(double) * (size_t)m * D);
 	memset(p->ccnt, 0, sizeof(int) * (size_t)m * G);
+	memset(p->nbig, 0, sizeof(int) * (size_t)G);
 	for (long t = 0; t < B; t++) {
 		long j = src[t];
 		int g = p->rgpu[j], dev = p->rdev[j], best = -1;
-		long cap = ((B - g + G - 1) / G + m - 1) / m;
+		/* counts stay within one of each other: n % m micro-batches take
+		 * ceil(n / m), the others floor(n / m) */
+		long n = (B - g + G - 1) / G, lo = n / m, extra = n % m;
+		int *big = &p->nbig[g];
 		for (int i = 0; i < m; i++) {
 			int c = p->ccnt[i * G + g];
-			if (c >= cap)
+			if (c > lo || (c == lo && (extra == 0 || *big >= extra)))
 				continue;
 			double li = p->mbload[i * D + dev];
 			if (best < 0 || li < p->mbload[best * D + dev] ||
 			    (li == p->mbload[best * D + dev] && c < p->ccnt[best * G + g]))
 				best = i;
 		}
+		if (p->ccnt[best * G + g] == lo)
+			(*big)++;
 		p->rmb[j] = best;
 		p->ccnt[best * G + g]++;
 		p->mbload[best * D + dev] += p->ctx[p->rq[j]];
 	}
+	/* Greedy longest-first with equal counts is a heuristic; when the
+	 * arrival order happens to balance better, keep it, so CMR is never
+	 * worse balanced than naive. */
+	double cmr = peak_load(p, B, m, p->rmb);
+	assign_arrival(p, B, m, p->tmp);
+	if (peak_load(p, B, m, p->tmp) < cmr)
+		memcpy(p->rmb, p->tmp, sizeof(int) * (size_t)B);
 }
 
 /* One sampled batch: place, assign, price, schedule.  Returns the step time. */
@@ -598,6 +637,27 @@ static const char *unsupported(const struct plan *p)
 		if (!isfinite(p->sd[s].ic))
 			return op_table[p->lay.s[s].kind].name;
 	return "an operator";
+}
+
+int plan_inspect(struct plan *p, double batch, int m, int sample,
+		 struct sample_view *v, struct kerr *err)
+{
+	if (!(batch >= 1) || batch != floor(batch) || batch > PLAN_MAX_BATCH || m < 1 ||
+	    m > MB || sample < 0 || sample >= p->d.samples)
+		return kerr_set(err, 0, 0, "plan_inspect: batch, m or sample out of range");
+	long B = (long)batch;
+	if (ensure_batch(p, 2 * B) != 0 || ensure_memo(p, B / p->G + 2) != 0)
+		return kerr_set(err, 0, 0, "out of memory for a batch of %ld", B);
+	struct pipe_out po;
+	double ug, um;
+	v->tbt = one_sample(p, B, m, sample, &po, &ug, &um);
+	v->n = B;
+	v->ctx = p->lctx_view;
+	for (long j = 0; j < B; j++)
+		p->lctx_view[j] = p->ctx[p->rq[j]];
+	v->gpu = p->rgpu, v->dev = p->rdev, v->mb = p->rmb;
+	v->use_gpu = ug, v->use_mem = um;
+	return 0;
 }
 
 /* Samples one design point.  With `early`, stops as soon as the outcome

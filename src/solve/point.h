@@ -71,6 +71,21 @@ int plan_eval(struct plan *p, double batch, int m, struct result *r,
  * the batch-1 evaluation with its reason. */
 int plan_solve(struct plan *p, int m, struct result *r, struct kerr *err);
 
+/* One sampled batch as the evaluator saw it (for tests and reports):
+ * arrays of n entries, valid until the next call on the plan. */
+struct sample_view {
+	long n;
+	const double *ctx;          /* context of each request */
+	const int *gpu, *dev, *mb;  /* its GPU, memory device (the GPU itself
+				       without memory devices), micro-batch */
+	double tbt;                 /* the step time of this batch */
+	double use_gpu, use_mem;    /* bytes on the fullest GPU and device */
+};
+
+/* Sample `sample` (0-based, < samples) of a batch of B at m micro-batches. */
+int plan_inspect(struct plan *p, double batch, int m, int sample,
+		 struct sample_view *v, struct kerr *err);
+
 /* Largest batch plan_solve tries. */
 #define PLAN_MAX_BATCH 1048576.0
 

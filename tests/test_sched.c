@@ -1,0 +1,170 @@
+/* test_sched.c: the micro-batch pipeline on hand-worked cases, the fast
+ * path against the reference list schedule, and OFMS against naive. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+
+#include "helpers.h"
+#include "sched/pipeline.h"
+
+static struct pipe_in one_layer(int kind, int m, double pre, double out,
+				double attn, double back, double post)
+{
+	struct pipe_in in = {.kind = kind, .m = m, .layers = 1};
+	for (int i = 0; i < m; i++) {
+		in.dur[i][T_PRE] = pre, in.dur[i][T_OUT] = out, in.dur[i][T_ATTN] = attn;
+		in.dur[i][T_BACK] = back, in.dur[i][T_POST] = post;
+	}
+	return in;
+}
+
+static double span(const struct pipe_in *in)
+{
+	struct pipe_out o;
+	cr_assert_eq(pipe_list(in, &o, NULL, 0), 0);
+	return o.makespan;
+}
+
+Test(sched, one_microbatch_is_the_sum_of_its_chain)
+{
+	/* m = 1: nothing can overlap; every schedule is the plain sum. */
+	struct pipe_in in = {.m = 1, .layers = 3};
+	double per_layer = 0;
+	for (int t = 0; t < T_LAYER; t++)
+		per_layer += in.dur[0][t] = 0.5 + t;
+	in.dur[0][T_TAIL_G] = 2, in.dur[0][T_TAIL_L] = 0.25, in.dur[0][T_TAIL_M] = 1;
+	for (int k = 0; k < SCHED_N; k++) {
+		in.kind = k;
+		cr_expect(near(span(&in), 3 * per_layer + 3.25, 1e-12), "%s: %g", sched_names[k],
+			  span(&in));
+	}
+}
+
+Test(sched, two_microbatches_hand_worked)
+{
+	/* pre 1 (GPU), attn 2 (memdev), post 1 (GPU), no communication.
+	 * GPU: pre0 [0,1] pre1 [1,2]; memdev: attn0 [1,3] attn1 [3,5];
+	 * GPU: post0 [3,4] post1 [5,6] -> 6.  Serial: 2 x (1 + 2 + 1) = 8. */
+	struct pipe_in in = one_layer(SCHED_NAIVE, 2, 1, 0, 2, 0, 1);
+	cr_expect(near(span(&in), 6, 1e-12));
+	in.kind = SCHED_OFMS;
+	cr_expect(near(span(&in), 6, 1e-12));
+	in.kind = SCHED_SERIAL;
+	cr_expect(near(span(&in), 8, 1e-12));
+}
+
+Test(sched, naive_puts_communication_on_the_gpu_stream)
+{
+	/* every stage 1, m = 2, one layer.
+	 * naive: GPU pre0 0-1 out0 1-2 pre1 2-3 out1 3-4; memdev attn0 2-3
+	 * attn1 4-5; GPU back0 4-5 post0 5-6 back1 6-7 post1 7-8 -> 8.
+	 * ofms: GPU pre0 0-1 pre1 1-2; link out0 1-2 out1 2-3; memdev attn0
+	 * 2-3 attn1 3-4; link back0 3-4 back1 4-5; GPU post0 4-5 post1 5-6 -> 6. */
+	struct pipe_in in = one_layer(SCHED_NAIVE, 2, 1, 1, 1, 1, 1);
+	cr_expect(near(span(&in), 8, 1e-12), "naive %g", span(&in));
+	in.kind = SCHED_OFMS;
+	cr_expect(near(span(&in), 6, 1e-12), "ofms %g", span(&in));
+	struct pipe_event ev[16];
+	struct pipe_out o;
+	pipe_list(&in, &o, ev, 16);
+	cr_expect_eq(o.tasks, 2 * T_ALL);
+	cr_expect(near(o.busy[RES_LINK], 4, 1e-12));
+	cr_expect(near(o.busy[RES_GPU], 4, 1e-12));
+	cr_expect(near(o.bubble[RES_MEM], 1 - 2.0 / 6, 1e-12));
+	for (int i = 1; i < 16; i++) /* events come in start order */
+		cr_expect_geq(ev[i].start, ev[i - 1].start);
+}
+
+Test(sched, gpu_only_runs_attention_on_the_gpu)
+{
+	struct pipe_in in = one_layer(SCHED_OFMS, 2, 1, 0, 2, 0, 1);
+	in.attn_on_gpu = 1; /* everything on one GPU: no overlap left */
+	cr_expect(near(span(&in), 8, 1e-12));
+}
+
+static void random_in(struct pipe_in *in, unsigned *seed)
+{
+	memset(in, 0, sizeof *in);
+	in->kind = rand_r(seed) % SCHED_N;
+	in->m = 1 + rand_r(seed) % PIPE_MAX_MB;
+	in->layers = 1 + rand_r(seed) % 90;
+	in->attn_on_gpu = rand_r(seed) % 4 == 0;
+	for (int i = 0; i < in->m; i++)
+		for (int t = 0; t < T_ALL; t++) {
+			int r = rand_r(seed) % 6;
+			/* zeros, lattice values (ties) and continuous values */
+			in->dur[i][t] = r == 0 ? 0 : r < 3 ? (rand_r(seed) % 20) * 0.5e-4
+							   : rand_r(seed) / (double)RAND_MAX * 1e-3;
+		}
+}
+
+Test(sched, fast_path_equals_the_reference_list_schedule)
+{
+	unsigned seed = 7;
+	long full = 0, fast = 0;
+	for (int k = 0; k < 3000; k++) {
+		struct pipe_in in;
+		random_in(&in, &seed);
+		struct pipe_out a, b;
+		cr_assert_eq(pipe_list(&in, &a, NULL, 0), 0);
+		cr_assert_eq(pipe_fast(&in, &b), 0);
+		cr_assert(near(a.makespan, b.makespan, 1e-9), "case %d (%s m=%d L=%d): %.12g vs %.12g",
+			  k, sched_names[in.kind], in.m, in.layers, a.makespan, b.makespan);
+		for (int x = 0; x < RES_N; x++)
+			cr_assert(fabs(a.busy[x] - b.busy[x]) <= 1e-9 * (a.makespan + 1e-30),
+				  "case %d busy %s", k, pipe_res_names[x]);
+		full += a.tasks, fast += b.tasks;
+	}
+	cr_expect_lt(fast, full, "the fast path should skip layers (%ld of %ld)", fast, full);
+}
+
+Test(sched, makespan_is_at_least_every_resource_and_every_chain)
+{
+	unsigned seed = 11;
+	for (int k = 0; k < 2000; k++) {
+		struct pipe_in in;
+		random_in(&in, &seed);
+		struct pipe_out o;
+		pipe_list(&in, &o, NULL, 0);
+		for (int x = 0; x < RES_N; x++)
+			cr_assert_geq(o.makespan * (1 + 1e-12), o.busy[x] - 1e-15);
+		for (int i = 0; i < in.m; i++) {
+			double chain = in.dur[i][T_TAIL_G] + in.dur[i][T_TAIL_L] + in.dur[i][T_TAIL_M];
+			for (int t = 0; t < T_LAYER; t++)
+				chain += in.layers * in.dur[i][t];
+			cr_assert_geq(o.makespan * (1 + 1e-12), chain - 1e-15);
+		}
+	}
+}
+
+Test(sched, bad_input_is_refused)
+{
+	struct pipe_in in = one_layer(SCHED_OFMS, 2, 1, 0, 2, 0, 1);
+	struct pipe_out o;
+	in.m = 0;
+	cr_expect_eq(pipe_list(&in, &o, NULL, 0), -1);
+	in.m = PIPE_MAX_MB + 1;
+	cr_expect_eq(pipe_fast(&in, &o), -1);
+	in.m = 2;
+	in.dur[1][T_ATTN] = -1;
+	cr_expect_eq(pipe_list(&in, &o, NULL, 0), -1);
+	in.dur[1][T_ATTN] = NAN;
+	cr_expect_eq(pipe_list(&in, &o, NULL, 0), -1);
+}
+
+Test(sched, ofms_is_never_slower_than_naive_on_random_inputs)
+{
+	unsigned seed = 5;
+	for (int k = 0; k < 3000; k++) {
+		struct pipe_in in;
+		random_in(&in, &seed);
+		struct pipe_out a, b, c;
+		in.kind = SCHED_NAIVE;
+		pipe_list(&in, &a, NULL, 0);
+		in.kind = SCHED_OFMS;
+		pipe_list(&in, &b, NULL, 0);
+		pipe_fast(&in, &c);
+		cr_assert_leq(b.makespan, a.makespan * (1 + 1e-12), "case %d m=%d L=%d: ofms %.9g > naive %.9g",
+			      k, in.m, in.layers, b.makespan, a.makespan);
+		cr_assert(near(b.makespan, c.makespan, 1e-9));
+	}
+}

@@ -1,0 +1,380 @@
+/* test_solve.c: the design-point evaluator and the SLO solver: brute force
+ * on small spaces, monotone step time, capacity edges, OFMS against naive,
+ * CMR against arrival order, MTP token accounting, and the per-request
+ * cache slots against the step's own operators. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "cost/attn.h"
+#include "cost/roofline.h"
+#include "cost/step.h"
+#include "helpers.h"
+#include "solve/point.h"
+#include "zoo/zoo.h"
+
+struct setup {
+	struct kmodel m;
+	struct ksystem sys;
+	struct kdevice gpu, mem;
+	struct klink up, out, ml;
+	struct kworkload wl;
+	struct design d;
+};
+
+/* Loads model and system from the zoo; context > 0: fixed contexts, else
+ * the named workload. */
+static void load(struct setup *s, const char *model, const char *system,
+		 double context, const char *workload)
+{
+	struct kerr err;
+	memset(s, 0, sizeof *s);
+	cr_assert_eq(zoo_load_model(model, &s->m, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(zoo_load_system(system, &s->sys, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(zoo_load_device(s->sys.gpu, &s->gpu, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(zoo_load_link(s->sys.scaleup_link, &s->up, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(zoo_load_link(s->sys.scaleout_link, &s->out, NULL, &err), 0, "%s", err.msg);
+	if (system_has_memdev(&s->sys)) {
+		cr_assert_eq(zoo_load_device(s->sys.memdev, &s->mem, NULL, &err), 0, "%s", err.msg);
+		cr_assert_eq(zoo_load_link(s->sys.memdev_link, &s->ml, NULL, &err), 0, "%s",
+			     err.msg);
+	}
+	if (context > 0)
+		workload_fixed(&s->wl, context);
+	else
+		cr_assert_eq(zoo_load_workload(workload, &s->wl, &err), 0, "%s", err.msg);
+	s->d = (struct design){.m = &s->m, .sp = &s->m.sp, .sys = &s->sys, .gpu = &s->gpu,
+			       .mem = system_has_memdev(&s->sys) ? &s->mem : NULL,
+			       .up = &s->up, .out = &s->out,
+			       .mlink = system_has_memdev(&s->sys) ? &s->ml : NULL,
+			       .wl = &s->wl, .sched = SCHED_OFMS_CMR, .mtp = s->m.mtp_draft,
+			       .accept = s->m.mtp_accept, .slo = 0.1, .samples = 32, .seed = 1};
+}
+
+static struct plan *plan(struct setup *s)
+{
+	struct kerr err;
+	struct plan *p = plan_new(&s->d, &err);
+	cr_assert_not_null(p, "%s", err.msg);
+	return p;
+}
+
+static struct result eval(struct plan *p, double B, int m)
+{
+	struct result r;
+	struct kerr err;
+	cr_assert_eq(plan_eval(p, B, m, &r, &err), 0, "%s", err.msg);
+	return r;
+}
+
+Test(solve, solver_equals_brute_force)
+{
+	static struct setup s;
+	/* capacity-bound: a tight KARAT memory; SLO-bound: a tight SLO */
+	const struct {
+		const char *system;
+		double ctx, slo, memcap;
+	} cases[] = {{"gpu-karat", 65536, 0.1, 40e9}, {"gpu-only", 32768, 0.1, 0},
+		     {"gpu-karat", 131072, 0.03, 0}, {"gpu-attacc", 16384, 0.05, 0}};
+	for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+		load(&s, "deepseek-v3.2", cases[c].system, cases[c].ctx, NULL);
+		s.d.slo = cases[c].slo;
+		s.d.samples = 4;
+		if (cases[c].memcap > 0)
+			s.mem.mem_capacity = cases[c].memcap;
+		struct plan *p = plan(&s);
+		for (int m = 1; m <= 4; m *= 2) {
+			double brute = 0;
+			for (double B = 1; B <= 400; B++)
+				if (eval(p, B, m).feasible)
+					brute = B;
+			struct result r;
+			struct kerr err;
+			cr_assert_eq(plan_solve(p, m, &r, &err), 0, "%s", err.msg);
+			cr_expect(brute > 0 && brute < 400, "case %zu: the space must bracket the answer",
+				  c);
+			cr_expect_eq(r.batch, brute, "case %zu m=%d: solver %g, brute force %g", c, m,
+				     r.batch, brute);
+			cr_expect(r.feasible);
+		}
+		plan_free(p);
+	}
+}
+
+/* Fixed-order schedules (naive) are max-plus systems: more work never
+ * finishes sooner.  OFMS's greedy list schedule can (Graham's anomalies:
+ * one more request that balances the micro-batches may shorten the step),
+ * so with OFMS only m = 1 is held to it; see README "Solver". */
+Test(solve, step_time_is_monotone_in_batch)
+{
+	static struct setup s;
+	const char *systems[] = {"gpu-only", "gpu-karat", "gpu-duplex", "gpu-host-offload"};
+	for (int k = 0; k < 4; k++)
+		for (int sc = 0; sc < 2; sc++) {
+		load(&s, "glm-5.2", systems[k], 100000, NULL);
+		s.d.samples = 1;
+		s.d.sched = sc ? SCHED_OFMS_CMR : SCHED_NAIVE;
+		struct plan *p = plan(&s);
+		for (int m = 1; m <= (sc ? 1 : 4); m++) {
+			double prev = 0;
+			for (double B = 1; B <= 200; B++) {
+				double t = eval(p, B, m).tbt_mean;
+				cr_expect_geq(t, prev * (1 - 1e-12), "%s %s m=%d B=%g: %g < %g",
+					      systems[k], sched_names[s.d.sched], m, B, t, prev);
+				prev = t;
+			}
+		}
+		plan_free(p);
+	}
+}
+
+Test(solve, capacity_exactly_full_fits_one_byte_over_does_not)
+{
+	static struct setup s;
+	load(&s, "deepseek-v3.2", "gpu-karat", 65536, NULL);
+	s.d.slo = 10; /* capacity is the only limit */
+	s.d.samples = 1;
+	s.sys.memdevs = 8; /* one device per GPU: 5 requests on each */
+	double kv, idx;
+	attn_storage(&s.m, &s.m.sp, 65536, &kv, &idx);
+	double B = 40;
+	s.mem.mem_capacity = 5 * (kv + idx);
+	struct plan *p = plan(&s);
+	struct result r = eval(p, B, 1);
+	cr_expect(r.feasible, "exactly full must fit: %s", r.reason);
+	cr_expect(near(r.mem_use, 1, 1e-12));
+	plan_free(p);
+	s.mem.mem_capacity -= 1;
+	p = plan(&s);
+	r = eval(p, B, 1);
+	cr_expect(!r.feasible);
+	cr_expect(strstr(r.reason, "memdev memory") != NULL, "%s", r.reason);
+	plan_free(p);
+	/* the GPU holds the weights: exactly full fits, a byte less does not */
+	load(&s, "deepseek-v3.2", "gpu-karat", 65536, NULL);
+	s.d.slo = 10;
+	s.d.samples = 1;
+	s.gpu.mem_capacity = model_weight_bytes(&s.m, s.sys.gpus);
+	p = plan(&s);
+	cr_expect(eval(p, 1, 1).feasible, "%s", eval(p, 1, 1).reason);
+	plan_free(p);
+	s.gpu.mem_capacity -= 1;
+	p = plan(&s);
+	r = eval(p, 1, 1);
+	cr_expect(!r.feasible);
+	cr_expect(strstr(r.reason, "weights") != NULL, "%s", r.reason);
+	plan_free(p);
+}
+
+Test(solve, ofms_is_never_slower_than_naive)
+{
+	static struct setup a, b;
+	const char *systems[] = {"gpu-karat", "gpu-attacc", "gpu-only", "gpu-host-offload"};
+	for (int k = 0; k < 4; k++) {
+		load(&a, "deepseek-v3.2", systems[k], 0, "agentic");
+		load(&b, "deepseek-v3.2", systems[k], 0, "agentic");
+		a.d.sched = SCHED_NAIVE, b.d.sched = SCHED_OFMS;
+		a.d.samples = b.d.samples = 16;
+		struct plan *pa = plan(&a), *pb = plan(&b);
+		for (int m = 1; m <= 16; m++)
+			for (double B = m; B <= 400; B *= 3) {
+				for (int smp = 0; smp < 16; smp++) {
+					struct sample_view va, vb;
+					struct kerr err;
+					cr_assert_eq(plan_inspect(pa, B, m, smp, &va, &err), 0, "%s", err.msg);
+					double tn = va.tbt;
+					cr_assert_eq(plan_inspect(pb, B, m, smp, &vb, &err), 0, "%s", err.msg);
+					cr_expect_leq(vb.tbt, tn * (1 + 1e-12), "%s m=%d B=%g sample %d: ofms %g > naive %g",
+						      systems[k], m, B, smp, vb.tbt, tn);
+				}
+			}
+		plan_free(pa);
+		plan_free(pb);
+	}
+}
+
+/* Largest context sum on one (micro-batch, device). */
+static double peak(const struct sample_view *v, int m, int ndev)
+{
+	static double load[16 * 1024];
+	memset(load, 0, sizeof(double) * (size_t)m * (size_t)ndev);
+	double pk = 0;
+	for (long j = 0; j < v->n; j++) {
+		double *l = &load[v->mb[j] * ndev + v->dev[j]];
+		*l += v->ctx[j];
+		pk = *l > pk ? *l : pk;
+	}
+	return pk;
+}
+
+Test(solve, cmr_is_never_worse_balanced_than_arrival_order)
+{
+	static struct setup a, b;
+	load(&a, "deepseek-v3.2", "gpu-karat", 0, "mooncake-conv");
+	load(&b, "deepseek-v3.2", "gpu-karat", 0, "mooncake-conv");
+	a.d.sched = SCHED_OFMS, b.d.sched = SCHED_OFMS_CMR;
+	a.d.samples = b.d.samples = 20;
+	struct plan *pa = plan(&a), *pb = plan(&b);
+	int ndev = (int)a.sys.memdevs, better = 0, total = 0;
+	for (int m = 2; m <= 16; m += 2)
+		for (double B = 16; B <= 1000; B *= 2)
+			for (int smp = 0; smp < 20; smp++) {
+				struct sample_view va, vb;
+				struct kerr err;
+				cr_assert_eq(plan_inspect(pa, B, m, smp, &va, &err), 0);
+				double naive = peak(&va, m, ndev);
+				cr_assert_eq(plan_inspect(pb, B, m, smp, &vb, &err), 0);
+				double cmr = peak(&vb, m, ndev);
+				cr_expect_leq(cmr, naive, "m=%d B=%g: cmr %g > naive %g", m, B, cmr, naive);
+				/* equal counts per micro-batch on each GPU, +-1 */
+				int cnt[8][16] = {{0}};
+				for (long j = 0; j < vb.n; j++)
+					cnt[vb.gpu[j]][vb.mb[j]]++;
+				for (int g = 0; g < 8; g++)
+					for (int i = 1; i < m; i++)
+						cr_expect_leq(abs(cnt[g][i] - cnt[g][0]), 1);
+				if (B / ndev >= 2 * m) /* room to rebalance */
+					better += cmr < naive, total++;
+			}
+	cr_expect_gt(better * 2, total, "CMR should usually balance better (%d of %d)", better,
+		     total);
+	plan_free(pa);
+	plan_free(pb);
+}
+
+Test(solve, placement_keeps_a_request_on_its_gpus_least_loaded_device)
+{
+	static struct setup s;
+	load(&s, "deepseek-v3.2", "gpu-karat", 0, "agentic");
+	struct plan *p = plan(&s);
+	struct sample_view v;
+	struct kerr err;
+	cr_assert_eq(plan_inspect(p, 100, 4, 0, &v, &err), 0);
+	double load[16] = {0};
+	int per = (int)(s.sys.memdevs / s.sys.gpus);
+	for (long j = 0; j < v.n; j++) {
+		cr_expect_eq(v.gpu[j], j % 8, "GPUs in arrival order");
+		cr_expect_eq(v.dev[j] / per, v.gpu[j], "a GPU's own devices");
+		for (int k = 0; k < per; k++) /* it went to the least loaded one */
+			cr_expect_leq(load[v.dev[j]], load[v.gpu[j] * per + k]);
+		load[v.dev[j]] += v.ctx[j];
+	}
+	plan_free(p);
+}
+
+Test(solve, mtp_emits_one_plus_a_d_tokens_and_scales_flops_not_cache_bytes)
+{
+	static struct setup s;
+	load(&s, "deepseek-v3.2", "gpu-karat", 65536, NULL);
+	s.d.mtp = 2, s.d.accept = 0.75;
+	struct plan *p = plan(&s);
+	struct result r = eval(p, 64, 2);
+	cr_expect(near(r.throughput, 64 * (1 + 0.75 * 2) / r.tbt_mean, 1e-12));
+	cr_expect(near(r.tok_per_w * r.j_per_tok, 1, 1e-12));
+	plan_free(p);
+	/* per request: attention FLOPs grow with the query tokens, the cache
+	 * bytes a gather reads do not */
+	struct attn_layout l1, l3;
+	attn_layout(&s.m, &s.m.sp, s.m.layers, 0, 1, &l1);
+	attn_layout(&s.m, &s.m.sp, s.m.layers, 0, 3, &l3);
+	double f1[ATTN_MAX_SLOTS], b1[ATTN_MAX_SLOTS], f3[ATTN_MAX_SLOTS], b3[ATTN_MAX_SLOTS];
+	attn_request(&s.m, &s.m.sp, &l1, 0, 65536, 1, f1, b1);
+	attn_request(&s.m, &s.m.sp, &l3, 0, 65536, 3, f3, b3);
+	for (int k = 0; k < l1.n; k++) {
+		if (l1.s[k].kind == OP_ATTENTION || l1.s[k].kind == OP_INDEX_SCAN)
+			cr_expect(near(f3[k], 3 * f1[k], 1e-12), "%s", op_table[l1.s[k].kind].name);
+		if (l1.s[k].kind == OP_GATHER)
+			cr_expect(near(b3[k], b1[k], 1e-12));
+	}
+	cr_expect(near(l3.out_bytes, 3 * l1.out_bytes, 1e-12));
+}
+
+Test(solve, request_slots_sum_to_the_steps_cache_operators)
+{
+	static struct kmodel m;
+	struct kerr err;
+	const char *models[] = {"deepseek-v3.2", "glm-5.2", "minimax-m3", "qwen3-235b-a22b"};
+	const char *algos[] = {NULL, "quest", "h2o", "streamingllm", "magicpig"};
+	const double ctx[] = {1000, 70000, 4096, 130000};
+	static struct step st;
+	for (int i = 0; i < 4; i++)
+		for (int a = 0; a < 5; a++) {
+			cr_assert_eq(zoo_load_model(models[i], &m, NULL, &err), 0, "%s", err.msg);
+			struct sparse_cfg sp = m.sp;
+			if (algos[a] && (sparse_parse_spec(algos[a], &m.sp, &sp, &err) != 0 ||
+					 attn_applicable(&m, &sp, 0, &err) != 0))
+				continue;
+			struct kbatch b = {.requests = 4, .gpus = 1, .ctx = ctx, .nctx = 4, .mtp = 0,
+					   .sp = &sp};
+			cr_assert_eq(step_build(&m, &b, &st, &err), 0, "%s", err.msg);
+			double want_f = 0, want_b = 0;
+			for (int k = 0; k < st.n; k++)
+				if (st.op[k].side == SIDE_CACHE)
+					want_f += st.op[k].count * st.op[k].flops,
+						want_b += st.op[k].count * st.op[k].bytes;
+			struct attn_layout lay;
+			attn_layout(&m, &sp, m.layers, 0, 1, &lay);
+			double got_f = 0, got_b = 0, f[ATTN_MAX_SLOTS], bb[ATTN_MAX_SLOTS];
+			for (int r = 0; r < 4; r++) {
+				attn_request(&m, &sp, &lay, 0, ctx[r], 1, f, bb);
+				for (int k = 0; k < lay.n; k++)
+					got_f += lay.s[k].layers * f[k], got_b += lay.s[k].layers * bb[k];
+			}
+			cr_expect(near(got_f, want_f, 1e-12), "%s %s flops %g vs %g", models[i],
+				  algos[a] ? algos[a] : "native", got_f, want_f);
+			cr_expect(near(got_b, want_b, 1e-12), "%s %s bytes %g vs %g", models[i],
+				  algos[a] ? algos[a] : "native", got_b, want_b);
+		}
+}
+
+Test(solve, identical_input_and_seed_give_identical_results)
+{
+	static struct setup s;
+	load(&s, "minimax-m3", "gpu-karat", 0, "agentic");
+	struct plan *p = plan(&s), *q = plan(&s);
+	struct result a = eval(p, 300, 3), b = eval(q, 300, 3), c = eval(p, 300, 3);
+	cr_expect(memcmp(&a, &b, sizeof a) == 0);
+	cr_expect(memcmp(&a, &c, sizeof a) == 0, "re-evaluating must not drift");
+	s.d.seed = 2;
+	struct plan *o = plan(&s);
+	struct result d = eval(o, 300, 3);
+	cr_expect(d.tbt_mean != a.tbt_mean, "another seed draws other batches");
+	plan_free(p);
+	plan_free(q);
+	plan_free(o);
+}
+
+Test(solve, a_fixed_function_pim_hands_the_indexer_to_the_gpu)
+{
+	static struct setup s;
+	load(&s, "deepseek-v3.2", "gpu-attacc", 65536, NULL);
+	struct plan *p = plan(&s);
+	struct result r = eval(p, 16, 1);
+	cr_expect(isfinite(r.tbt_mean));
+	cr_expect_gt(r.gpu_use, model_weight_bytes(&s.m, 8) / s.gpu.mem_capacity,
+		     "the index keys must sit in HBM beside the weights");
+	plan_free(p);
+}
+
+Test(solve, bad_designs_are_refused)
+{
+	static struct setup s;
+	struct kerr err;
+	load(&s, "deepseek-v3.2", "gpu-karat", 65536, NULL);
+	s.d.accept = 1.5;
+	cr_expect_null(plan_new(&s.d, &err));
+	cr_expect(strstr(err.msg, "acceptance") != NULL, "%s", err.msg);
+	load(&s, "deepseek-v3.2", "gpu-karat", 65536, NULL);
+	s.sys.memdevs = 12; /* neither a multiple nor a divisor of 8 */
+	cr_expect_null(plan_new(&s.d, &err));
+	cr_expect(strstr(err.msg, "multiple or a divisor") != NULL, "%s", err.msg);
+	load(&s, "deepseek-v3.2", "gpu-karat", 65536, NULL);
+	s.d.gpu = &s.mem; /* a PNM is not a GPU */
+	cr_expect_null(plan_new(&s.d, &err));
+	load(&s, "deepseek-v3.2", "gpu-karat", 65536, NULL);
+	struct plan *p = plan(&s);
+	struct result r;
+	cr_expect_eq(plan_eval(p, 0, 1, &r, &err), -1);
+	cr_expect_eq(plan_eval(p, 10, 17, &r, &err), -1);
+	cr_expect_eq(plan_eval(p, 2.5, 1, &r, &err), -1);
+	plan_free(p);
+}

@@ -1,0 +1,239 @@
+/* test_workload.c: workload INIs and trace CSVs: what loads, what is
+ * refused with the file and line or row, and what the draws look like. */
+#include <criterion/criterion.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "work/workload.h"
+#include "zoo/zoo.h"
+
+static int load_text(const char *text, struct kworkload *w, struct kerr *err)
+{
+	return workload_load(tmp_ini_str(0, text), w, err);
+}
+
+#define HEAD "[workload]\nname = t\norigin = synthetic\n"
+
+Test(workload, parametric_and_quantile_workloads_load)
+{
+	struct kworkload w;
+	struct kerr err;
+	cr_assert_eq(load_text(HEAD "[input]\ndist = lognormal\nmedian = 64K\nsigma = 0.5\n"
+			       "max = 1M\n[output]\ndist = gamma\nshape = 2\nscale = 100\n", &w, &err),
+		     0, "%s", err.msg);
+	cr_expect_eq(w.in.kind, WD_LOGNORMAL);
+	cr_expect_eq(w.in.median, 65536);
+	cr_expect_eq(w.in.max, 1048576);
+	workload_free(&w);
+	cr_assert_eq(load_text(HEAD "[input]\ndist = quantiles\np0 = 10\np100 = 20\np50 = 12\n"
+			       "[output]\ndist = fixed\nvalue = 7\n", &w, &err), 0, "%s", err.msg);
+	cr_expect_eq(w.in.nq, 3);
+	cr_expect(w.in.qp[1] == 0.5 && w.in.qv[1] == 12, "points sorted by percentile");
+	workload_free(&w);
+}
+
+Test(workload, bad_files_name_the_line)
+{
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{HEAD "[input]\ndist = normal\n", ":5: input.dist"},
+		{HEAD "[input]\ndist = lognormal\nmedian = 1K\n[output]\ndist = fixed\nvalue = 1\n",
+		 "sigma"},
+		{HEAD "[input]\ndist = quantiles\np0 = 5\np50 = 3\np100 = 9\n[output]\ndist = fixed\nvalue = 1\n",
+		 "must not decrease"},
+		{HEAD "[input]\ndist = quantiles\np0 = 5\np50 = 6\n[output]\ndist = fixed\nvalue = 1\n",
+		 "p0 and p100"},
+		{HEAD "[input]\ndist = quantiles\np0 = 5\np0 = 6\n", "duplicate"},
+		{HEAD "[input]\ndist = fixed\nvalue = -3\n", ":6: input.value"},
+		{HEAD "[input]\nwidth = 3\n", "unknown key input.width"},
+		{HEAD "[inputs]\ndist = fixed\n", "unknown section [inputs]"},
+		{"[workload]\nname = t\n[input]\ndist = fixed\nvalue = 1\n[output]\ndist = fixed\nvalue = 1\n",
+		 "origin is required"},
+		{HEAD "[input]\ndist = fixed\nvalue = 1\n[output]\ndist = fixed\nvalue = 1\nmin = 5\nmax = 2\n",
+		 "exceeds max"},
+		{HEAD "trace = /nonexistent/trace.csv\ninput_column = a\noutput_column = b\n",
+		 "cannot open trace"},
+		{HEAD "trace = x.csv\n", "input_column"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		struct kworkload w;
+		struct kerr err;
+		cr_expect_eq(load_text(bad[i].text, &w, &err), -1, "case %zu loaded", i);
+		cr_expect(strstr(err.msg, bad[i].want) != NULL, "case %zu: '%s' lacks '%s'", i,
+			  err.msg, bad[i].want);
+	}
+}
+
+static const char *tmp_csv(const char *text)
+{
+	static char path[64];
+	snprintf(path, sizeof path, "/tmp/karat-trace-XXXXXX");
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+Test(workload, traces_with_crlf_quotes_and_no_final_newline)
+{
+	double *in, *out;
+	long n;
+	struct kerr err;
+	const char *p = tmp_csv("TIMESTAMP,ContextTokens,GeneratedTokens\r\n"
+				"2023-11-16 18:17:03.97,4808,10\r\n\"x,y\",3180,8\r\n1,77,0");
+	cr_assert_eq(workload_read_trace(p, "ContextTokens", "GeneratedTokens", &in, &out, &n,
+					 &err), 0, "%s", err.msg);
+	cr_expect_eq(n, 3);
+	cr_expect(in[0] == 4808 && out[0] == 10 && in[1] == 3180 && in[2] == 77 && out[2] == 0);
+	free(in), free(out);
+	/* columns in another order, LF endings */
+	p = tmp_csv("out,junk,in\n5,a,100\n6,b,200\n");
+	cr_assert_eq(workload_read_trace(p, "in", "out", &in, &out, &n, &err), 0, "%s", err.msg);
+	cr_expect(n == 2 && in[1] == 200 && out[1] == 6);
+	free(in), free(out);
+}
+
+Test(workload, bad_trace_rows_are_named)
+{
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{"a,b\n1,2\n3,x\n", "row 2: column b: 'x'"},
+		{"a,b\n1,2\n3\n", "row 2: 1 fields"},
+		{"a,b\n1,2\n-3,4\n", "row 2: column a"},
+		{"a,b\n1.5,2\n", "row 1: column a"},
+		{"a,c\n1,2\n", "no column 'b'"},
+		{"a,b\n", "no rows"},
+		{"", "empty trace"},
+		{"a,b\n0,3\n", "row 1: input length must be >= 1"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		double *in, *out;
+		long n;
+		struct kerr err;
+		cr_expect_eq(workload_read_trace(tmp_csv(bad[i].text), "a", "b", &in, &out, &n, &err),
+			     -1, "case %zu", i);
+		cr_expect(strstr(err.msg, bad[i].want) != NULL, "case %zu: '%s' lacks '%s'", i,
+			  err.msg, bad[i].want);
+	}
+}
+
+Test(workload, context_is_input_plus_a_uniform_share_of_output)
+{
+	struct kworkload w;
+	struct kerr err;
+	cr_assert_eq(load_text(HEAD "[input]\ndist = fixed\nvalue = 1000\n"
+			       "[output]\ndist = fixed\nvalue = 500\n", &w, &err), 0, "%s", err.msg);
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(r, 3);
+	double sum = 0, lo = 1e9, hi = 0;
+	for (int i = 0; i < 20000; i++) {
+		double L = workload_draw_context(&w, r);
+		sum += L, lo = L < lo ? L : lo, hi = L > hi ? L : hi;
+	}
+	cr_expect(lo >= 1000 && hi <= 1499, "[%g, %g]", lo, hi);
+	cr_expect(fabs(sum / 20000 - 1249.5) < 3, "mean %g", sum / 20000);
+	gsl_rng_free(r);
+	workload_free(&w);
+}
+
+Test(workload, quantile_draws_follow_the_table)
+{
+	struct kworkload w;
+	struct kerr err;
+	cr_assert_eq(load_text(HEAD "[input]\ndist = quantiles\np0 = 100\np50 = 1000\np90 = 5000\n"
+			       "p100 = 10000\n[output]\ndist = fixed\nvalue = 1\n", &w, &err), 0, "%s",
+		     err.msg);
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(r, 9);
+	static double x[40000];
+	for (int i = 0; i < 40000; i++)
+		x[i] = wl_dist_draw(&w.in, r);
+	gsl_sort(x, 1, 40000);
+	cr_expect(fabs(workload_quantile(x, 40000, 0.5) - 1000) < 30);
+	cr_expect(fabs(workload_quantile(x, 40000, 0.9) - 5000) < 100);
+	cr_expect(x[0] >= 100 && x[39999] <= 10000);
+	gsl_rng_free(r);
+	workload_free(&w);
+}
+
+/* The shipped Azure tables against the public trace, when it is here. */
+Test(workload, shipped_tables_match_the_public_traces)
+{
+	const char *trace = KARAT_DATADIR "/../shared/traces/azure-llm-inference-2023/"
+					  "AzureLLMInferenceTrace_code.csv";
+	struct stat st;
+	if (stat(trace, &st) != 0) {
+		cr_skip_test("skipped: ../shared/traces is absent");
+		return;
+	}
+	double *in, *out;
+	long n;
+	struct kerr err;
+	cr_assert_eq(workload_read_trace(trace, "ContextTokens", "GeneratedTokens", &in, &out, &n,
+					 &err), 0, "%s", err.msg);
+	cr_expect_eq(n, 8819, "traces.md counts 8,819 requests");
+	struct kworkload w;
+	cr_assert_eq(zoo_load_workload("azure-code", &w, &err), 0, "%s", err.msg);
+	gsl_sort(in, 1, (size_t)n);
+	gsl_sort(out, 1, (size_t)n);
+	for (int i = 0; i < w.in.nq; i++)
+		cr_expect(fabs(workload_quantile(in, n, w.in.qp[i]) - w.in.qv[i]) <= 0.5,
+			  "input p%g", 100 * w.in.qp[i]);
+	for (int i = 0; i < w.out.nq; i++)
+		cr_expect(fabs(workload_quantile(out, n, w.out.qp[i]) - w.out.qv[i]) <= 0.5,
+			  "output p%g", 100 * w.out.qp[i]);
+	cr_expect_eq(workload_quantile(in, n, 0.5), 1469, "traces.md: p50 1,469");
+	free(in), free(out);
+	workload_free(&w);
+}
+
+Test(workload, every_shipped_workload_and_system_loads_and_is_sourced)
+{
+	static char names[64][64];
+	struct kerr err;
+	int n = zoo_list(ZOO_WORKLOAD, names, 64, &err);
+	cr_assert_geq(n, 5, "%s", err.msg);
+	int agentic = 0;
+	for (int i = 0; i < n; i++) {
+		struct kworkload w;
+		cr_expect_eq(zoo_load_workload(names[i], &w, &err), 0, "%s", err.msg);
+		char path[1024];
+		zoo_resolve(ZOO_WORKLOAD, names[i], path, sizeof path, &err);
+		struct ini_doc *d = ini_doc_load(path, &err);
+		cr_assert_not_null(d, "%s", err.msg);
+		for (int k = 0; k < d->n; k++)
+			cr_expect(!strncmp(d->e[k].source, "src:", 4) ||
+					  !strncmp(d->e[k].source, "derived:", 8) ||
+					  !strncmp(d->e[k].source, "assumed:", 8),
+				  "%s:%d has no source", d->path, d->e[k].line);
+		ini_doc_free(d);
+		if (strcmp(names[i], "agentic") == 0) {
+			agentic = 1;
+			cr_expect_eq(w.in.max, 1048576, "agentic reaches 10^6 tokens");
+			cr_expect_neq(w.origin, WO_TRACE, "agentic must say it is not a trace");
+		}
+		workload_free(&w);
+	}
+	cr_expect(agentic);
+	static const char *const systems[] = {"gpu-only", "gpu-host-offload", "gpu-attacc",
+					      "gpu-duplex", "gpu-cxl-pnm", "gpu-karat"};
+	for (int i = 0; i < 6; i++) {
+		struct ksystem s;
+		struct ini_doc *d = NULL;
+		cr_expect_eq(zoo_load_system(systems[i], &s, &d, &err), 0, "%s", err.msg);
+		for (int k = 0; d && k < d->n; k++)
+			cr_expect(!strncmp(d->e[k].source, "src:", 4) ||
+					  !strncmp(d->e[k].source, "derived:", 8) ||
+					  !strncmp(d->e[k].source, "assumed:", 8),
+				  "%s:%d has no source", d->path, d->e[k].line);
+		ini_doc_free(d);
+	}
+}

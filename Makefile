@@ -63,8 +63,13 @@ run: $(B)/karat
 test: $(B)/karat $(B)/karat-tests
 	KARAT_BIN=$(CURDIR)/$(B)/karat $(B)/karat-tests -j2
 
-bench: $(B)/bench_ops $(B)/karat
+$(B)/bench_solve: bench/bench_solve.c $(B)/libkarat.a $(HDRS)
+	@echo "  LINK  $@"
+	@$(CC) $(CFLAGS) -o $@ $< $(B)/libkarat.a $(LDLIBS)
+
+bench: $(B)/bench_ops $(B)/bench_solve $(B)/karat
 	$(B)/bench_ops $(CURDIR)/$(B)/karat
+	$(B)/bench_solve $(CURDIR)/$(B)/karat
 
 clean:
 	rm -rf $(B)

@@ -164,7 +164,9 @@ static int apply_sets(const struct point_spec *ps, struct loaded *ld, int stage,
 		if (st != stage)
 			continue;
 		if (ps->skip_memdev_sets && !system_has_memdev(&ld->sys) &&
-		    (!strcmp(sec, "memdev") || !strcmp(sec, "memdev_link")))
+		    (!strcmp(sec, "memdev") || !strcmp(sec, "memdev_link") ||
+		     (!strcmp(sec, "system") && (!strcmp(key, "memdevs") ||
+						 !strcmp(key, "memdev_link")))))
 			continue;
 		char what[160];
 		snprintf(what, sizeof what, "%.*s", (int)(eq - s), s);
@@ -213,6 +215,8 @@ static int load_parts(const struct point_spec *ps, struct loaded *ld, struct ker
 		return 1;
 	if ((rc = apply_sets(ps, ld, ST_SYSTEM, err)) != 0)
 		return rc;
+	if (ps->skip_memdev_sets && !system_has_memdev(&ld->sys))
+		ld->sys.memdevs = 0; /* a sweep's memdevs key does not apply here */
 	if (system_validate(&ld->sys, NULL, err) != 0)
 		return 1;
 	if ((rc = load_dev(ld->sys.gpu, &ld->gpu, err)) != 0 ||

@@ -14,8 +14,9 @@ struct point_spec {
 	const char *sets[MAX_MANY]; /* section.key=value overrides */
 	int nsets;
 	int force, exact;
-	int skip_memdev_sets; /* memdev.* and memdev_link.* on a system without
-				 memory devices: skip (sweeps) instead of an error */
+	int skip_memdev_sets; /* memdev.*, memdev_link.* and system.memdevs on a
+				 system without memory devices: skip (sweeps)
+				 instead of an error */
 };
 
 struct loaded {

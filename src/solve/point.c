@@ -554,10 +554,13 @@ static double one_sample(struct plan *p, long B, int m, int sample,
 			     .attn_on_gpu = !p->has_mem};
 	double L = p->layers;
 	const struct klink *ml = d->mlink;
+	in.m = 0; /* an empty micro-batch (more of them than requests) does not run */
 	for (int i = 0; i < m; i++) {
 		int n = 0, c = 0;
 		for (int g = 0; g < G; g++)
 			n = p->gcnt[i * G + g] > n ? p->gcnt[i * G + g] : n;
+		if (n == 0)
+			continue;
 		for (int k = 0; k < p->LB; k++)
 			c = p->lcnt[i * p->LB + k] > c ? p->lcnt[i * p->LB + k] : c;
 		double attn = 0, attn_m = 0, fb = 0, fbm = 0;
@@ -579,7 +582,7 @@ static double one_sample(struct plan *p, long B, int m, int sample,
 				fbm = tm > fbm ? tm : fbm;
 			}
 		const double *ph = gpu_phases(p, n);
-		double *du = in.dur[i];
+		double *du = in.dur[in.m++];
 		du[T_PRE] = (ph[PH_PRE] + fb) / L;
 		du[T_ATTN] = attn / L;
 		du[T_POST] = ph[PH_POST] / L;
@@ -611,7 +614,7 @@ static double one_sample(struct plan *p, long B, int m, int sample,
 		for (int dev = 0; dev < D; dev++)
 			um = p->dev_store[dev] > um ? p->dev_store[dev] : um;
 	*use_g = ug, *use_m = um;
-	for (int i = 0; i < m; i++)
+	for (int i = 0; i < in.m; i++)
 		for (int t = 0; t < T_ALL; t++)
 			if (!isfinite(in.dur[i][t])) {
 				memset(po, 0, sizeof *po);

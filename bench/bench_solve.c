@@ -1,0 +1,161 @@
+/* bench_solve.c: `make bench`, the system layer.  (1) One design point
+ * solved on one core: largest batch by exponential search and bisection,
+ * P99 over 256 sampled batches, at m = 1, 4, 16 and auto (1-16), for
+ * several models and systems.  (2) Cost of one sampled batch.  (3) A sweep
+ * with -j 1 and -j 2 (wall clock).  Medians of repeated runs; conditions
+ * printed with the numbers. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "solve/point.h"
+#include "zoo/zoo.h"
+
+static double now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct setup {
+	struct kmodel m;
+	struct ksystem sys;
+	struct kdevice gpu, mem;
+	struct klink up, out, ml;
+	struct kworkload wl;
+	struct design d;
+};
+
+static void die(const struct kerr *err)
+{
+	fprintf(stderr, "bench: %s\n", err->msg);
+	exit(1);
+}
+
+static void load(struct setup *s, const char *model, const char *system)
+{
+	struct kerr err;
+	memset(s, 0, sizeof *s);
+	if (zoo_load_model(model, &s->m, NULL, &err) || zoo_load_system(system, &s->sys, NULL, &err) ||
+	    zoo_load_device(s->sys.gpu, &s->gpu, NULL, &err) ||
+	    zoo_load_link(s->sys.scaleup_link, &s->up, NULL, &err) ||
+	    zoo_load_link(s->sys.scaleout_link, &s->out, NULL, &err) ||
+	    zoo_load_workload("agentic", &s->wl, &err))
+		die(&err);
+	int mem = system_has_memdev(&s->sys);
+	if (mem && (zoo_load_device(s->sys.memdev, &s->mem, NULL, &err) ||
+		    zoo_load_link(s->sys.memdev_link, &s->ml, NULL, &err)))
+		die(&err);
+	s->d = (struct design){.m = &s->m, .sp = &s->m.sp, .sys = &s->sys, .gpu = &s->gpu,
+			       .mem = mem ? &s->mem : NULL, .up = &s->up, .out = &s->out,
+			       .mlink = mem ? &s->ml : NULL, .wl = &s->wl,
+			       .sched = SCHED_OFMS_CMR, .mtp = s->m.mtp_draft,
+			       .accept = s->m.mtp_accept, .slo = 0.1, .samples = 256, .seed = 1};
+}
+
+/* Median seconds to build a plan and solve at m (0 = auto). */
+static double solve_time(struct setup *s, int m, int reps, struct result *r)
+{
+	double t[16];
+	struct kerr err;
+	for (int k = 0; k < reps; k++) {
+		double t0 = now();
+		struct plan *p = plan_new(&s->d, &err);
+		if (!p || plan_solve(p, m, r, &err) != 0)
+			die(&err);
+		plan_free(p);
+		t[k] = now() - t0;
+	}
+	return median(t, reps);
+}
+
+static double wall(const char *cmd)
+{
+	double t0 = now();
+	if (system(cmd) != 0) {
+		fprintf(stderr, "bench: failed: %s\n", cmd);
+		exit(1);
+	}
+	return now() - t0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *bin = argc > 1 ? argv[1] : "build/karat";
+	printf("bench_solve: %ld online CPUs; plan + solve on one thread; agentic workload, "
+	       "256 sampled batches, ofms+cmr, SLO 100 ms, seed 1\n\n", sysconf(_SC_NPROCESSORS_ONLN));
+	static const struct {
+		const char *model, *system;
+	} pts[] = {{"deepseek-v3.2", "gpu-only"}, {"deepseek-v3.2", "gpu-attacc"},
+		   {"deepseek-v3.2", "gpu-karat"}, {"glm-5.2", "gpu-karat"},
+		   {"minimax-m3", "gpu-karat"}};
+	static const int ms[] = {1, 4, 16, 0};
+	printf("%-14s %-11s %6s %7s %10s %14s\n", "model", "system", "m", "batch", "solve_ms",
+	       "us_per_sample");
+	static struct setup s;
+	for (size_t i = 0; i < sizeof pts / sizeof *pts; i++) {
+		load(&s, pts[i].model, pts[i].system);
+		for (size_t k = 0; k < sizeof ms / sizeof *ms; k++) {
+			struct result r;
+			double t = solve_time(&s, ms[k], ms[k] ? 5 : 3, &r);
+			/* one evaluation at the answer: cost per sampled batch */
+			struct kerr err;
+			struct plan *p = plan_new(&s.d, &err);
+			double ts[5];
+			for (int rep = 0; rep < 5; rep++) {
+				double t0 = now();
+				struct result x;
+				if (plan_eval(p, r.batch, r.mb, &x, &err) != 0)
+					die(&err);
+				ts[rep] = (now() - t0) / s.d.samples;
+			}
+			plan_free(p);
+			char mm[8];
+			snprintf(mm, sizeof mm, ms[k] ? "%d" : "auto", ms[k]);
+			printf("%-14s %-11s %6s %7.0f %10.2f %14.2f\n", pts[i].model, pts[i].system, mm,
+			       r.batch, 1e3 * t, 1e6 * median(ts, 5));
+		}
+		workload_free(&s.wl);
+	}
+	/* sweep scaling: 48 solves (auto micro-batches) */
+	const char *ini = "/tmp/karat-bench-sweep.ini";
+	FILE *f = fopen(ini, "w");
+	if (!f)
+		return 1;
+	fputs("[sweep]\nmodel = deepseek-v3.2, glm-5.2, minimax-m3\n"
+	      "system = gpu-only, gpu-attacc, gpu-duplex, gpu-karat\nworkload = agentic\n"
+	      "microbatches = auto\n[set]\nsystem.gpus = 8, 16\nsystem.memdevs = 16, 32\n", f);
+	fclose(f);
+	char c1[1024], c2[1024];
+	snprintf(c1, sizeof c1, "%s sweep %s -j 1 --output /tmp/karat-bench-1.csv 2>/dev/null", bin, ini);
+	snprintf(c2, sizeof c2, "%s sweep %s -j 2 --output /tmp/karat-bench-2.csv 2>/dev/null", bin, ini);
+	double w1[3], w2[3];
+	for (int k = 0; k < 3; k++)
+		w1[k] = wall(c1), w2[k] = wall(c2);
+	double a = median(w1, 3), b = median(w2, 3);
+	int same = system("cmp -s /tmp/karat-bench-1.csv /tmp/karat-bench-2.csv") == 0;
+	printf("\nsweep of 48 points (3 models x 4 systems x 2 GPU counts x 2 device counts, "
+	       "auto micro-batches): -j 1 %.2f s, -j 2 %.2f s, speed-up %.2fx (median of 3); "
+	       "outputs %s\n", a, b, a / b, same ? "identical" : "DIFFER");
+	unlink(ini);
+	unlink("/tmp/karat-bench-1.csv");
+	unlink("/tmp/karat-bench-2.csv");
+	return same ? 0 : 1;
+}

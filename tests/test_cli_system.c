@@ -196,3 +196,19 @@ Test(cli_system, quantiles_of_a_trace)
 	cr_expect(strstr(out, "p100   = 101 ;") != NULL, "%s", out);
 	unlink(csv);
 }
+
+Test(cli_system, list_and_show_systems_and_workloads)
+{
+	cr_assert_eq(run("list systems"), 0, "%s", err);
+	static const char *const sys[] = {"gpu-only", "gpu-host-offload", "gpu-attacc",
+					  "gpu-duplex", "gpu-cxl-pnm", "gpu-karat"};
+	for (int i = 0; i < 6; i++)
+		cr_expect(strstr(out, sys[i]) != NULL, "%s missing", sys[i]);
+	cr_assert_eq(run("list workloads"), 0, "%s", err);
+	cr_expect(strstr(out, "agentic        scaled") != NULL, "%s", out);
+	cr_assert_eq(run("show gpu-karat"), 0, "%s", err);
+	cr_expect(strstr(out, "system.memdevs") != NULL, "%s", out);
+	cr_assert_eq(run("show agentic"), 0, "%s", err);
+	cr_expect(strstr(out, "decode contexts over 100000 draws") != NULL, "%s", out);
+	cr_expect_eq(run("list frob"), 2);
+}

@@ -152,6 +152,66 @@ static int list_algos(void)
 	return rc;
 }
 
+static int list_systems(void)
+{
+	static char names[MAX_NAMES][64];
+	struct kerr err;
+	int n = zoo_list(ZOO_SYSTEM, names, MAX_NAMES, &err);
+	if (n < 0)
+		return die_msg("%s", err.msg), 1;
+	static const char *const head[] = {"system", "gpu", "gpus", "memdev", "memdevs",
+					   "memdev_link", "name"};
+	static const int right[] = {0, 0, 1, 0, 1, 0, 0};
+	struct table t;
+	table_init(&t, 7, head, right);
+	int rc = 0;
+	for (int i = 0; i < n; i++) {
+		struct ksystem s;
+		if (zoo_load_system(names[i], &s, NULL, &err) != 0) {
+			die_msg("%s", err.msg);
+			rc = 1;
+			continue;
+		}
+		char c[3][OUT_CELL];
+		snprintf(c[0], OUT_CELL, "%g", s.gpus);
+		snprintf(c[1], OUT_CELL, "%g", s.memdevs);
+		snprintf(c[2], OUT_CELL, "%s", system_has_memdev(&s) ? s.memdev_link : "-");
+		const char *cells[7] = {names[i], s.gpu, c[0], s.memdev, c[1], c[2], s.name};
+		table_add(&t, cells);
+	}
+	rc |= table_write(&t, stdout, 0) != 0;
+	table_free(&t);
+	return rc;
+}
+
+static int list_workloads(void)
+{
+	static char names[MAX_NAMES][64];
+	struct kerr err;
+	int n = zoo_list(ZOO_WORKLOAD, names, MAX_NAMES, &err);
+	if (n < 0)
+		return die_msg("%s", err.msg), 1;
+	static const char *const head[] = {"workload", "origin", "name"};
+	struct table t;
+	table_init(&t, 3, head, NULL);
+	int rc = 0;
+	for (int i = 0; i < n; i++) {
+		struct kworkload w;
+		if (zoo_load_workload(names[i], &w, &err) != 0) {
+			die_msg("%s", err.msg);
+			rc = 1;
+			continue;
+		}
+		const char *cells[3] = {names[i], wl_origin_names[w.origin], w.name};
+		table_add(&t, cells);
+		workload_free(&w);
+	}
+	rc |= table_write(&t, stdout, 0) != 0;
+	table_free(&t);
+	printf("\n'karat show NAME' prints a workload's values and the contexts it draws.\n");
+	return rc;
+}
+
 int cmd_list(const struct args *a)
 {
 	const char *what = a->pos[0];
@@ -161,6 +221,10 @@ int cmd_list(const struct args *a)
 		return list_hw();
 	if (strcmp(what, "algos") == 0)
 		return list_algos();
+	if (strcmp(what, "systems") == 0)
+		return list_systems();
+	if (strcmp(what, "workloads") == 0)
+		return list_workloads();
 	const struct command *c = command_find("list");
 	return usage_error(c, "cannot list '%.40s'", what);
 }

@@ -3,6 +3,10 @@
 #include <math.h>
 #include <string.h>
 
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
 #include "cli/load.h"
 #include "cost/attn.h"
 #include "cost/roofline.h"
@@ -30,15 +34,21 @@ static int classify(const char *name, enum zoo_kind *k)
 				*k = ZOO_DEVICE;
 			else if (strcmp(s, "link") == 0)
 				*k = ZOO_LINK;
+			else if (strcmp(s, "system") == 0)
+				*k = ZOO_SYSTEM;
+			else if (strcmp(s, "workload") == 0)
+				*k = ZOO_WORKLOAD;
 			else {
-				die_msg("%s:%d: first section must be [model], [device] or [link]",
+				die_msg("%s:%d: first section must be [model], [device], [link], "
+					"[system] or [workload]",
 					path, d->nsec ? d->sec[0].line : 1);
 				rc = 1;
 			}
 			ini_doc_free(d);
 			return rc;
 		}
-	die_msg("unknown name '%.64s' (see karat list models, karat list hw)", name);
+	die_msg("unknown name '%.64s' (see karat list models, hw, systems, workloads, algos)",
+		name);
 	return EXIT_USAGE;
 }
 
@@ -152,6 +162,36 @@ static void device_derived(const struct kdevice *d)
 	printf("\n");
 }
 
+/* A workload: its values, then the contexts it draws (input + uniform
+ * share of output), 100,000 draws with seed 1. */
+static int show_workload(const char *name)
+{
+	struct kworkload w;
+	struct kerr err;
+	if (zoo_load_workload(name, &w, &err) != 0)
+		return die_msg("%s", err.msg), 1;
+	char path[1024];
+	zoo_resolve(ZOO_WORKLOAD, name, path, sizeof path, &err);
+	struct ini_doc *doc = ini_doc_load(path, &err);
+	static const struct schema none = {"workload", NULL, 0, NULL};
+	int rc = doc ? print_values(doc, &none, &w) : 1;
+	ini_doc_free(doc);
+	enum { N = 100000 };
+	static double x[N];
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(r, 1);
+	for (int i = 0; i < N; i++)
+		x[i] = workload_draw_context(&w, r);
+	gsl_rng_free(r);
+	gsl_sort(x, 1, N);
+	printf("\n%s (%s): decode contexts over %d draws: mean %.0f, p50 %.0f, p90 %.0f, "
+	       "p99 %.0f, max %.0f tokens\n", w.name, wl_origin_names[w.origin], N,
+	       gsl_stats_mean(x, 1, N), workload_quantile(x, N, 0.5),
+	       workload_quantile(x, N, 0.9), workload_quantile(x, N, 0.99), x[N - 1]);
+	workload_free(&w);
+	return rc;
+}
+
 int cmd_show(const struct args *a)
 {
 	const char *name = a->pos[0];
@@ -176,11 +216,18 @@ int cmd_show(const struct args *a)
 			return die_msg("%s", err.msg), 1;
 		rc = print_values(doc, &device_schema, &d);
 		device_derived(&d);
-	} else {
+	} else if (k == ZOO_LINK) {
 		struct klink l;
 		if (zoo_load_link(name, &l, &doc, &err) != 0)
 			return die_msg("%s", err.msg), 1;
 		rc = print_values(doc, &link_schema, &l);
+	} else if (k == ZOO_SYSTEM) {
+		struct ksystem sy;
+		if (zoo_load_system(name, &sy, &doc, &err) != 0)
+			return die_msg("%s", err.msg), 1;
+		rc = print_values(doc, &system_schema, &sy);
+	} else {
+		rc = show_workload(name);
 	}
 	ini_doc_free(doc);
 	return rc;

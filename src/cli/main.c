@@ -64,9 +64,10 @@ static const struct optdef run_opts[] = {
 const struct command commands[] = {
 	{"help", cmd_help, "[COMMAND]", "show commands, or one command's options",
 	 no_opts, 0, 1},
-	{"list", cmd_list, "models|hw|algos", "list the zoo: models, devices and links, attention algorithms",
+	{"list", cmd_list, "models|hw|systems|workloads|algos",
+	 "list the zoo: models, devices and links, systems, workloads, attention algorithms",
 	 no_opts, 1, 1},
-	{"show", cmd_show, "NAME|FILE.ini", "resolved values of a model, device, link or algorithm with the source of each",
+	{"show", cmd_show, "NAME|FILE.ini", "resolved values of a model, device, link, system, workload or algorithm with the source of each",
 	 no_opts, 1, 1},
 	{"ops", cmd_ops,
 	 "--model M --hw H --batch B --context L [--gpus G] [--mtp D] [--algo A[:k=v,...]] [--force] [--eff-from DEV] [--format csv]",

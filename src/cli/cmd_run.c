@@ -203,22 +203,43 @@ int cmd_run(const struct args *a)
 	static struct study probe, st;
 	probe.user_sets = st.user_sets = a->many;
 	probe.nuser = st.nuser = a->nmany;
-	/* 1: GPU-only at every GPU count, to fix each model's GPU count */
+	/* 1: GPU-only at 8 GPUs, then 16 for the models that did not fit, then
+	 * 32: each model's GPU count is the first at which GPU-only serves */
+	const char *pmodel[NA + 1];
+	const char *palgo[NA + 1];
+	const char *pwork[NA + 1];
 	for (int m = 0; m < NA; m++)
-		for (int g = 0; g < NG; g++)
-			add(&probe, a_models[m], NULL, "gpu-only", "agentic", gpu_counts[g], 0);
-	for (int g = 0; g < NG; g++)
-		add(&probe, b_model, "gqa", "gpu-only", "agentic-128k", gpu_counts[g], 0);
+		pmodel[m] = a_models[m], palgo[m] = NULL, pwork[m] = "agentic";
+	pmodel[NA] = b_model, palgo[NA] = "gqa", pwork[NA] = "agentic-128k";
+	int G[NA + 1], done[NA + 1] = {0};
 	static struct pool pp, pl;
-	int rc = run_pool(&probe, &pp, (int)jobs, "run (GPU counts)");
-	if (rc)
-		return rc == 2 ? EXIT_USAGE : 1;
-	int G[NA + 1];
-	for (int m = 0; m <= NA; m++) {
-		G[m] = gpu_counts[NG - 1];
-		for (int g = NG - 1; g >= 0; g--)
-			if (pp.res[m * NG + g].feasible)
-				G[m] = gpu_counts[g];
+	static char *probe_rows[(NA + 1) * NG];
+	int nprobe = 0;
+	for (int g = 0; g < NG; g++) {
+		probe.n = 0;
+		int which[NA + 1];
+		for (int m = 0; m <= NA; m++)
+			if (!done[m]) {
+				which[probe.n] = m;
+				add(&probe, pmodel[m], palgo[m], "gpu-only", pwork[m], gpu_counts[g], 0);
+			}
+		if (probe.n == 0)
+			break;
+		int rc = run_pool(&probe, &pp, (int)jobs, "run (GPU counts)");
+		if (rc) {
+			pool_free(&pp);
+			for (int i = 0; i < nprobe; i++)
+				free(probe_rows[i]);
+			return rc == 2 ? EXIT_USAGE : 1;
+		}
+		for (int i = 0; i < probe.n; i++) {
+			int m = which[i];
+			G[m] = gpu_counts[g];
+			done[m] = pp.res[i].feasible || g == NG - 1;
+			probe_rows[nprobe++] = pp.rows[i];
+			pp.rows[i] = NULL; /* kept for headline-points.csv */
+		}
+		pool_free(&pp);
 	}
 	/* 2: every system at that count */
 	int start[NA + 1][NS + NB];
@@ -243,8 +264,10 @@ int cmd_run(const struct args *a)
 			add(&st, b_model, b_algos[b], "gpu-karat", "agentic-128k", G[NA], G[NA] * k);
 	}
 	int end = st.n;
-	if ((rc = run_pool(&st, &pl, (int)jobs, "run")) != 0) {
-		pool_free(&pp);
+	int rc = run_pool(&st, &pl, (int)jobs, "run");
+	if (rc) {
+		for (int i = 0; i < nprobe; i++)
+			free(probe_rows[i]);
 		return rc == 2 ? EXIT_USAGE : 1;
 	}
 	/* summary */
@@ -289,8 +312,10 @@ int cmd_run(const struct args *a)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&text, &len);
-	rc = !fp || csv_write_row(fp, point_ncols, point_head) != 0 ||
-	     append_rows(fp, &pp) != 0 || append_rows(fp, &pl) != 0;
+	rc = !fp || csv_write_row(fp, point_ncols, point_head) != 0;
+	for (int i = 0; i < nprobe && !rc; i++)
+		rc = fputs(probe_rows[i], fp) < 0;
+	rc = rc || append_rows(fp, &pl) != 0;
 	if (fp && fclose(fp) != 0)
 		rc = 1;
 	if (!rc)
@@ -315,7 +340,8 @@ int cmd_run(const struct args *a)
 	table_free(&all);
 	table_free(&A.t);
 	table_free(&B.t);
-	pool_free(&pp);
+	for (int i = 0; i < nprobe; i++)
+		free(probe_rows[i]);
 	pool_free(&pl);
 	return rc ? 1 : 0;
 }

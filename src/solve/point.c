@@ -46,6 +46,23 @@ struct vmap {
 	int f, b; /* index of a slot's FLOPs and bytes among the packed values */
 };
 
+#define MAXV (4 * ATTN_MAX_SLOTS)
+
+/* The packed values one device (a memory device, or a GPU's fallback
+ * stages) sums over its requests.  Most are affine in the context over the
+ * whole pool (a + b L: FLOPs and bytes of a scan grow with L, a top-k
+ * selection of fixed size is constant), so a bucket needs only its count
+ * and summed context for them; the rest are summed request by request. */
+struct side {
+	int k;             /* packed values */
+	int nres;          /* of which summed per request */
+	int pos[MAXV];     /* value -> index among the summed ones, -1: affine */
+	double a[MAXV], b[MAXV];
+	double *pool;      /* POOL x nres */
+	double *acc;       /* (mb, unit) x nres */
+	double *suml;      /* (mb, unit): summed contexts */
+};
+
 struct plan {
 	struct design d;
 	int G, D, per, share, has_mem, LB;
@@ -53,12 +70,13 @@ struct plan {
 	struct attn_layout lay, laym;
 	struct slotdev sd[ATTN_MAX_SLOTS], sdm[ATTN_MAX_SLOTS];
 	/* the pool: contexts, cache-side FLOPs and bytes of each request packed
-	 * into the values its memory device (pmem, km of them) and its GPU
-	 * (pgpu, kg) accumulate; slot s of the layers reads value map[s].f and
-	 * map[s].b (-1: zero for every request), mapm for the MTP layer */
-	double *ctx, *pmem, *pgpu, *store, *store_gpu;
+	 * into the values its memory device (sm, per device) and its GPU (sg,
+	 * fallback stages) accumulate; slot s of the layers reads value
+	 * map[s].f and map[s].b (-1: zero for every request), mapm for the MTP
+	 * layer */
+	double *ctx, *store, *store_gpu;
 	int *rank;                 /* order of each pool entry by context */
-	int km, kg;
+	struct side sm, sg;
 	struct vmap map[ATTN_MAX_SLOTS], mapm[ATTN_MAX_SLOTS];
 	double clipped;
 	/* GPU phase seconds per step for n requests per GPU in a micro-batch */
@@ -70,7 +88,7 @@ struct plan {
 	int *rq, *rgpu, *rdev, *rmb, *ord, *tmp;
 	double *lctx_view;  /* plan_inspect's contexts */
 	double *dev_load, *dev_store, *gpu_store;
-	double *bm, *bg, *mbload; /* sums per (mb, device) and (mb, GPU) */
+	double *mbload;
 	int *gcnt, *dcnt, *lcnt, *ccnt, *nbig;
 	double *tbt, *use_g, *use_m;
 	gsl_rng *rng;
@@ -222,12 +240,14 @@ void plan_free(struct plan *p)
 {
 	if (!p)
 		return;
-	free(p->ctx), free(p->pmem), free(p->pgpu), free(p->rank);
+	free(p->ctx), free(p->rank);
+	free(p->sm.pool), free(p->sm.acc), free(p->sm.suml);
+	free(p->sg.pool), free(p->sg.acc), free(p->sg.suml);
 	free(p->store), free(p->store_gpu), free(p->memo), free(p->memo_ok);
 	free(p->rq), free(p->rgpu), free(p->rdev), free(p->rmb), free(p->ord), free(p->tmp);
 	free(p->lctx_view);
 	free(p->dev_load), free(p->dev_store), free(p->gpu_store);
-	free(p->bm), free(p->bg), free(p->mbload);
+	free(p->mbload);
 	free(p->gcnt), free(p->dcnt), free(p->lcnt), free(p->ccnt), free(p->nbig);
 	free(p->tbt), free(p->use_g), free(p->use_m);
 	if (p->rng)
@@ -326,7 +346,7 @@ static void pack(struct plan *p, const double *f, const double *b, int n, int of
 		 const struct slotdev *sd, int s, int *fi, int *bi)
 {
 	int gpu = sd[s].on_gpu && p->has_mem;
-	int *k = gpu ? &p->kg : &p->km;
+	int *k = gpu ? &p->sg.k : &p->sm.k;
 	int fz = 1, bz = 1;
 	for (int i = 0; i < POOL; i++) {
 		fz &= f[(size_t)i * n + off + s] == 0;
@@ -334,6 +354,52 @@ static void pack(struct plan *p, const double *f, const double *b, int n, int of
 	}
 	*fi = fz ? -1 : (*k)++;
 	*bi = bz ? -1 : (*k)++;
+}
+
+/* Splits a side's values into affine-in-context ones and summed ones, and
+ * keeps the pool's summed values (v: POOL x side->k). */
+static int side_fill(struct plan *p, struct side *sd, const double *v, int units)
+{
+	int lo = 0, hi = 0;
+	for (int i = 1; i < POOL; i++) {
+		lo = p->ctx[i] < p->ctx[lo] ? i : lo;
+		hi = p->ctx[i] > p->ctx[hi] ? i : hi;
+	}
+	double dL = p->ctx[hi] - p->ctx[lo];
+	sd->nres = 0;
+	for (int k = 0; k < sd->k; k++) {
+		double vl = v[(size_t)lo * sd->k + k], vh = v[(size_t)hi * sd->k + k];
+		double slope = dL > 0 ? (vh - vl) / dL : 0, icpt = vl - slope * p->ctx[lo];
+		double big = 0;
+		for (int i = 0; i < POOL; i++)
+			big = fmax(big, fabs(v[(size_t)i * sd->k + k]));
+		int affine = 1;
+		for (int i = 0; i < POOL && affine; i++)
+			affine = fabs(icpt + slope * p->ctx[i] - v[(size_t)i * sd->k + k]) <=
+				 1e-12 * big;
+		sd->a[k] = icpt, sd->b[k] = slope;
+		sd->pos[k] = affine ? -1 : sd->nres++;
+	}
+	int fail = 0;
+	sd->pool = grab((size_t)POOL * sd->nres, sizeof(double), &fail);
+	sd->acc = grab((size_t)MB * units * sd->nres, sizeof(double), &fail);
+	sd->suml = grab((size_t)MB * units, sizeof(double), &fail);
+	if (fail)
+		return -1;
+	for (int i = 0; i < POOL; i++)
+		for (int k = 0; k < sd->k; k++)
+			if (sd->pos[k] >= 0)
+				sd->pool[(size_t)i * sd->nres + sd->pos[k]] = v[(size_t)i * sd->k + k];
+	return 0;
+}
+
+/* A bucket's packed values from its count, summed context and sums. */
+static void side_values(const struct side *sd, int unit_idx, int cnt, double *v)
+{
+	const double *acc = sd->acc + (size_t)unit_idx * sd->nres;
+	double L = sd->suml[unit_idx];
+	for (int k = 0; k < sd->k; k++)
+		v[k] = sd->pos[k] < 0 ? sd->a[k] * cnt + sd->b[k] * L : acc[sd->pos[k]];
 }
 
 static int pool_fill(struct plan *p, double *f, double *b)
@@ -362,31 +428,35 @@ static int pool_fill(struct plan *p, double *f, double *b)
 		p->rank[i] = i;
 	}
 	p->clipped = (double)cut / POOL;
-	p->km = p->kg = 0;
+	p->sm.k = p->sg.k = 0;
 	for (int s = 0; s < S; s++)
 		pack(p, f, b, n, 0, p->sd, s, &p->map[s].f, &p->map[s].b);
 	for (int s = 0; s < Sm; s++)
 		pack(p, f, b, n, S, p->sdm, s, &p->mapm[s].f, &p->mapm[s].b);
 	int fail = 0;
-	p->pmem = grab((size_t)POOL * p->km, sizeof(double), &fail);
-	p->pgpu = grab((size_t)POOL * p->kg, sizeof(double), &fail);
-	p->bm = grab((size_t)MB * p->D * p->km, sizeof(double), &fail);
-	p->bg = grab((size_t)MB * p->G * p->kg, sizeof(double), &fail);
-	if (fail)
+	double *vm = grab((size_t)POOL * p->sm.k, sizeof(double), &fail);
+	double *vg = grab((size_t)POOL * p->sg.k, sizeof(double), &fail);
+	if (fail) {
+		free(vm), free(vg);
 		return -1;
+	}
 	for (int i = 0; i < POOL; i++)
 		for (int s = 0; s < n; s++) {
 			int mtp = s >= S, k = mtp ? s - S : s;
 			const struct slotdev *sd = mtp ? &p->sdm[k] : &p->sd[k];
 			int fi = mtp ? p->mapm[k].f : p->map[k].f;
 			int bi = mtp ? p->mapm[k].b : p->map[k].b;
-			double *v = sd->on_gpu && p->has_mem ? p->pgpu + (size_t)i * p->kg
-							     : p->pmem + (size_t)i * p->km;
+			double *v = sd->on_gpu && p->has_mem ? vg + (size_t)i * p->sg.k
+							     : vm + (size_t)i * p->sm.k;
 			if (fi >= 0)
 				v[fi] = f[(size_t)i * n + s];
 			if (bi >= 0)
 				v[bi] = b[(size_t)i * n + s];
 		}
+	int rc = side_fill(p, &p->sm, vm, p->D) | side_fill(p, &p->sg, vg, p->G);
+	free(vm), free(vg);
+	if (rc)
+		return -1;
 	/* rank of each pool entry by context, for CMR's longest-first order */
 	size_t *order = malloc(sizeof(size_t) * POOL);
 	if (!order)
@@ -418,9 +488,14 @@ static double bucket_time(const struct plan *p, const struct attn_layout *lay,
 static void assign_arrival(const struct plan *p, long B, int m, int *mb)
 {
 	int G = p->G;
-	for (long j = 0; j < B; j++) {
-		long g = j % G, t = j / G, n = (B - g + G - 1) / G;
-		mb[j] = (int)(t * m / n);
+	for (int g = 0; g < G && g < B; g++) {
+		long n = (B - g + G - 1) / G, acc = 0;
+		int i = 0;
+		for (long j = g; j < B; j += G) { /* i = floor(t * m / n), incrementally */
+			mb[j] = i;
+			for (acc += m; acc >= n; acc -= n)
+				i++;
+		}
 	}
 }
 
@@ -471,7 +546,7 @@ static void assign_mb(struct plan *p, long B, int m)
 		int g = p->rgpu[j], dev = p->rdev[j], best = -1;
 		/* counts stay within one of each other: n % m micro-batches take
 		 * ceil(n / m), the others floor(n / m) */
-		long n = (B - g + G - 1) / G, lo = n / m, extra = n % m;
+		long n = B / G + (g < B % G), lo = n / m, extra = n % m;
 		int *big = &p->nbig[g];
 		for (int i = 0; i < m; i++) {
 			int c = p->ccnt[i * G + g];
@@ -512,8 +587,8 @@ static double one_sample(struct plan *p, long B, int m, int sample,
 	memset(p->dev_store, 0, sizeof(double) * (size_t)D);
 	memset(p->gpu_store, 0, sizeof(double) * (size_t)G);
 	/* placement: GPU by arrival; the least loaded of the GPU's devices */
-	for (long j = 0; j < B; j++) {
-		int g = (int)(j % G), dev;
+	for (long j = 0, g = 0; j < B; j++, g = g + 1 == G ? 0 : g + 1) {
+		int dev;
 		if (p->D >= p->G) {
 			dev = g * p->per;
 			for (int k = 1; k < p->per; k++)
@@ -523,30 +598,38 @@ static double one_sample(struct plan *p, long B, int m, int sample,
 			dev = g / p->share;
 		}
 		double L = p->ctx[p->rq[j]];
-		p->rgpu[j] = g, p->rdev[j] = dev;
+		p->rgpu[j] = (int)g, p->rdev[j] = dev;
 		p->dev_load[dev] += L;
 		p->dev_store[dev] += p->store[p->rq[j]];
 		p->gpu_store[g] += p->store_gpu[p->rq[j]];
 	}
 	assign_mb(p, B, m);
-	int km = p->km, kg = p->kg;
-	memset(p->bm, 0, sizeof(double) * (size_t)m * D * km);
-	memset(p->bg, 0, sizeof(double) * (size_t)m * G * kg);
+	struct side *sm = &p->sm, *sg = &p->sg;
+	memset(sm->acc, 0, sizeof(double) * (size_t)m * D * sm->nres);
+	memset(sm->suml, 0, sizeof(double) * (size_t)m * D);
+	memset(sg->acc, 0, sizeof(double) * (size_t)m * G * sg->nres);
+	memset(sg->suml, 0, sizeof(double) * (size_t)m * G);
 	memset(p->gcnt, 0, sizeof(int) * (size_t)m * G);
 	memset(p->dcnt, 0, sizeof(int) * (size_t)m * D);
 	memset(p->lcnt, 0, sizeof(int) * (size_t)m * p->LB);
 	for (long j = 0; j < B; j++) {
 		int g = p->rgpu[j], dev = p->rdev[j], i = p->rmb[j], r = p->rq[j];
-		const double *v = p->pmem + (size_t)r * km;
-		double *acc = p->bm + ((size_t)i * D + dev) * km;
-		for (int k = 0; k < km; k++)
+		int um = i * D + dev, ug = i * G + g;
+		double L = p->ctx[r];
+		sm->suml[um] += L;
+		const double *v = sm->pool + (size_t)r * sm->nres;
+		double *acc = sm->acc + (size_t)um * sm->nres;
+		for (int k = 0; k < sm->nres; k++)
 			acc[k] += v[k];
-		v = p->pgpu + (size_t)r * kg;
-		acc = p->bg + ((size_t)i * G + g) * kg;
-		for (int k = 0; k < kg; k++)
-			acc[k] += v[k];
-		p->gcnt[i * G + g]++;
-		p->dcnt[i * D + dev]++;
+		if (sg->k) {
+			sg->suml[ug] += L;
+			v = sg->pool + (size_t)r * sg->nres;
+			acc = sg->acc + (size_t)ug * sg->nres;
+			for (int k = 0; k < sg->nres; k++)
+				acc[k] += v[k];
+		}
+		p->gcnt[ug]++;
+		p->dcnt[um]++;
 		p->lcnt[i * p->LB + (p->D >= p->G ? dev : g)]++;
 	}
 	/* price each micro-batch at the pace of its slowest device */
@@ -567,7 +650,8 @@ static double one_sample(struct plan *p, long B, int m, int sample,
 		for (int dev = 0; dev < D; dev++) {
 			if (!p->dcnt[i * D + dev])
 				continue;
-			const double *v = p->bm + ((size_t)i * D + dev) * km;
+			double v[MAXV];
+			side_values(sm, i * D + dev, p->dcnt[i * D + dev], v);
 			double t = bucket_time(p, &p->lay, p->sd, p->map, v, 0);
 			double tm = bucket_time(p, &p->laym, p->sdm, p->mapm, v, 0);
 			attn = t > attn ? t : attn;
@@ -575,7 +659,10 @@ static double one_sample(struct plan *p, long B, int m, int sample,
 		}
 		if (p->has_mem)
 			for (int g = 0; g < G; g++) {
-				const double *v = p->bg + ((size_t)i * G + g) * kg;
+				if (!sg->k || !p->gcnt[i * G + g])
+					continue;
+				double v[MAXV];
+				side_values(sg, i * G + g, p->gcnt[i * G + g], v);
 				double t = bucket_time(p, &p->lay, p->sd, p->map, v, 1);
 				double tm = bucket_time(p, &p->laym, p->sdm, p->mapm, v, 1);
 				fb = t > fb ? t : fb;
@@ -758,7 +845,7 @@ static int feasible_at(struct plan *p, double batch, int m, struct kerr *err)
 	return rc < 0 ? -1 : rc == 1 ? 0 : r.feasible;
 }
 
-/* Largest feasible batch at m: exponential search from `hint` (a batch to
+/* Largest feasible batch at m: galloping search from `hint` (a batch to
  * try first, e.g. the answer at another m), then bisection.  Feasibility
  * is decided with early exit; the answer is evaluated in full. */
 static int solve_m(struct plan *p, int m, double hint, struct result *best,
@@ -769,35 +856,39 @@ static int solve_m(struct plan *p, int m, double hint, struct result *best,
 		return -1;
 	if (!f) /* nothing fits: report batch 1 and why */
 		return plan_eval(p, 1, m, best, err);
+	/* Galloping from the hint: steps of hint/32 doubling outwards, so an
+	 * answer near the hint is bracketed tightly (from 1: steps 1, 2, 4...). */
 	double lo = 1, hi = 0;
-	double b = hint > 1 ? floor(hint) : 2;
-	if (b > PLAN_MAX_BATCH)
-		b = PLAN_MAX_BATCH;
-	if ((f = feasible_at(p, b, m, err)) < 0)
+	double b = hint > 1 ? fmin(floor(hint), PLAN_MAX_BATCH) : 1;
+	double step = fmax(1, floor(b / 32));
+	if (b > 1 && (f = feasible_at(p, b, m, err)) < 0)
 		return -1;
-	if (f) {
+	if (b == 1 || f) {
 		lo = b;
-		for (b = 2 * lo; !hi && lo < PLAN_MAX_BATCH; b = 2 * lo) {
-			if (b > PLAN_MAX_BATCH)
-				b = PLAN_MAX_BATCH;
+		while (!hi && lo < PLAN_MAX_BATCH) {
+			b = fmin(lo + step, PLAN_MAX_BATCH);
 			if ((f = feasible_at(p, b, m, err)) < 0)
 				return -1;
 			if (f)
-				lo = b;
+				lo = b, step *= 2;
 			else
 				hi = b;
 		}
 	} else {
 		hi = b;
-		while (hi > 2) {
-			b = floor(hi / 2);
+		for (;;) {
+			b = hi - step;
+			if (b <= 1) { /* batch 1 is known to be feasible */
+				lo = 1;
+				break;
+			}
 			if ((f = feasible_at(p, b, m, err)) < 0)
 				return -1;
 			if (f) {
 				lo = b;
 				break;
 			}
-			hi = b;
+			hi = b, step *= 2;
 		}
 	}
 	while (hi && hi - lo > 1) {

@@ -237,3 +237,76 @@ Test(workload, every_shipped_workload_and_system_loads_and_is_sourced)
 		ini_doc_free(d);
 	}
 }
+
+/* Length-biased draws from the real conversation trace reproduce the
+ * decode-step-weighted statistics of ../shared/reference/traces.md (mean
+ * 1,226, p50 1,267): each request counted once per output token. */
+Test(workload, trace_draws_are_weighted_by_output)
+{
+	const char *dir = KARAT_DATADIR "/../shared/traces/azure-llm-inference-2023";
+	char ini[512];
+	snprintf(ini, sizeof ini, "[workload]\nname = conv\norigin = trace\n"
+		 "trace = %s/AzureLLMInferenceTrace_conv.csv\ninput_column = ContextTokens\n"
+		 "output_column = GeneratedTokens\n", dir);
+	struct stat st;
+	char csv[512];
+	snprintf(csv, sizeof csv, "%s/AzureLLMInferenceTrace_conv.csv", dir);
+	if (stat(csv, &st) != 0) {
+		cr_skip_test("skipped: ../shared/traces is absent");
+		return;
+	}
+	struct kworkload w;
+	struct kerr err;
+	cr_assert_eq(load_text(ini, &w, &err), 0, "%s", err.msg);
+	cr_expect_eq(w.n_trace, 19366);
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(r, 1);
+	enum { N = 200000 };
+	static double x[N];
+	for (int i = 0; i < N; i++)
+		x[i] = workload_draw_context(&w, r);
+	gsl_rng_free(r);
+	double mean = 0;
+	for (int i = 0; i < N; i++)
+		mean += x[i] / N;
+	gsl_sort(x, 1, N);
+	cr_expect(fabs(mean - 1226) < 0.02 * 1226, "mean %g (traces.md: 1,226)", mean);
+	cr_expect(fabs(workload_quantile(x, N, 0.5) - 1267) < 0.03 * 1267, "p50 %g (1,267)",
+		  workload_quantile(x, N, 0.5));
+	cr_expect(fabs(workload_quantile(x, N, 0.99) - 4152) < 0.05 * 4152, "p99 %g (4,152)",
+		  workload_quantile(x, N, 0.99));
+	workload_free(&w);
+}
+
+/* Length-biased draws against the definition: the biased mean of a
+ * distribution is E[X^2] / E[X] of the plain (clamped) one. */
+Test(workload, length_biased_draws_match_the_definition)
+{
+	static const char *const dists[] = {
+		"dist = lognormal\nmedian = 300\nsigma = 0.9\nmin = 16\nmax = 2000\n",
+		"dist = lognormal\nmedian = 300\nsigma = 0.5\n",
+		"dist = gamma\nshape = 1.5\nscale = 200\nmax = 900\nmin = 50\n",
+		"dist = quantiles\np0 = 1\np50 = 100\np90 = 400\np100 = 2000\n",
+	};
+	for (int k = 0; k < 4; k++) {
+		char ini[512];
+		snprintf(ini, sizeof ini, HEAD "[input]\ndist = fixed\nvalue = 1\n[output]\n%s",
+			 dists[k]);
+		struct kworkload w;
+		struct kerr err;
+		cr_assert_eq(load_text(ini, &w, &err), 0, "%s", err.msg);
+		gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+		gsl_rng_set(r, 5);
+		double s1 = 0, s2 = 0, b = 0;
+		enum { N = 400000 };
+		for (int i = 0; i < N; i++) {
+			double x = wl_dist_draw(&w.out, r);
+			s1 += x, s2 += x * x;
+			b += wl_dist_draw_biased(&w.out, r);
+		}
+		cr_expect(fabs(b / N - s2 / s1) < 0.01 * s2 / s1, "case %d: biased mean %g, "
+			  "E[X^2]/E[X] %g", k, b / N, s2 / s1);
+		gsl_rng_free(r);
+		workload_free(&w);
+	}
+}

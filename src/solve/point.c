@@ -14,7 +14,11 @@
 #include "cost/roofline.h"
 #include "cost/step.h"
 
-#define POOL 4096        /* contexts drawn per plan */
+#define POOL_BITS 12
+#define POOL (1 << POOL_BITS) /* contexts drawn per plan: enough that the P99
+				 of a small batch's fullest device does not hang
+				 on a handful of pool entries */
+#define RADIX_BITS (POOL_BITS / 2)
 #define MB PIPE_MAX_MB
 #define SLACK_BYTES 0.5  /* storage sums are whole bytes; "exactly full" fits */
 
@@ -521,20 +525,21 @@ static void assign_mb(struct plan *p, long B, int m)
 		assign_arrival(p, B, m, p->rmb);
 		return;
 	}
-	/* longest first: radix sort on the 12-bit pool rank, two 6-bit passes */
-	_Static_assert(POOL == 4096, "the radix sort assumes 12-bit ranks");
+	/* longest first: radix sort on the pool rank, two passes */
+	_Static_assert(2 * RADIX_BITS == POOL_BITS, "two radix passes cover the rank");
+	const int R = 1 << RADIX_BITS;
 	int *src = p->ord, *dst = p->tmp;
 	for (long j = 0; j < B; j++)
 		src[j] = (int)j;
 	for (int pass = 0; pass < 2; pass++) {
-		long cnt[65] = {0};
-		int sh = 6 * pass;
+		long cnt[(1 << RADIX_BITS) + 1] = {0};
+		int sh = RADIX_BITS * pass;
 		for (long j = 0; j < B; j++)
-			cnt[((POOL - 1 - p->rank[p->rq[src[j]]]) >> sh & 63) + 1]++;
-		for (int k = 0; k < 64; k++)
+			cnt[((POOL - 1 - p->rank[p->rq[src[j]]]) >> sh & (R - 1)) + 1]++;
+		for (int k = 0; k < R; k++)
 			cnt[k + 1] += cnt[k];
 		for (long j = 0; j < B; j++)
-			dst[cnt[(POOL - 1 - p->rank[p->rq[src[j]]]) >> sh & 63]++] = src[j];
+			dst[cnt[(POOL - 1 - p->rank[p->rq[src[j]]]) >> sh & (R - 1)]++] = src[j];
 		int *x = src;
 		src = dst, dst = x;
 	}

@@ -3,6 +3,7 @@
 
 #include <csv.h>
 #include <errno.h>
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
@@ -105,7 +106,47 @@ static int set_dist(struct wl_dist *d, const char *sec, const char *key,
 	return 0;
 }
 
-static int check_dist(const struct wl_dist *d, const char *sec, const char *path,
+/* CDF of the distribution (biased: of its length-biased version). */
+static double cdf(const struct wl_dist *d, double x, int biased)
+{
+	if (x <= 0)
+		return 0;
+	if (!isfinite(x))
+		return 1;
+	if (d->kind == WD_LOGNORMAL)
+		return gsl_cdf_lognormal_P(x, log(d->median) + (biased ? d->sigma * d->sigma : 0),
+					   d->sigma);
+	return gsl_cdf_gamma_P(x, d->shape + (biased ? 1 : 0), d->scale);
+}
+
+/* Masses for length-biased draws from the clamped distribution: an atom
+ * at min carries min P(X < min), one at max max P(X > max), the interior
+ * x f(x); for lognormal and gamma the interior's mass is mean x (biased
+ * CDF difference) in closed form. */
+static void prepare_biased(struct wl_dist *d)
+{
+	memset(d->bmass, 0, sizeof d->bmass);
+	double lo = d->has_min ? d->min : 0, hi = d->has_max ? d->max : INFINITY;
+	if (d->kind == WD_LOGNORMAL || d->kind == WD_GAMMA) {
+		double mean = d->kind == WD_LOGNORMAL
+				      ? d->median * exp(d->sigma * d->sigma / 2)
+				      : d->shape * d->scale;
+		d->bcdf_lo = cdf(d, lo, 1), d->bcdf_hi = cdf(d, hi, 1);
+		d->bmass[0] = lo * cdf(d, lo, 0);
+		d->bmass[1] = mean * (d->bcdf_hi - d->bcdf_lo);
+		d->bmass[2] = isfinite(hi) ? hi * (1 - cdf(d, hi, 0)) : 0;
+	} else if (d->kind == WD_QUANTILES) {
+		/* piecewise-uniform density: segment i's biased mass is its
+		 * probability times its mid-point */
+		double c = 0;
+		for (int i = 0; i + 1 < d->nq; i++) {
+			c += (d->qp[i + 1] - d->qp[i]) * (d->qv[i] + d->qv[i + 1]) / 2;
+			d->bcum[i] = c;
+		}
+	}
+}
+
+static int check_dist(struct wl_dist *d, const char *sec, const char *path,
 		      int line, struct kerr *err)
 {
 	switch (d->kind) {
@@ -140,6 +181,7 @@ static int check_dist(const struct wl_dist *d, const char *sec, const char *path
 	if (d->has_min && d->has_max && d->min > d->max)
 		return kerr_set(err, path, line, "%s: min %g exceeds max %g", sec, d->min,
 				d->max);
+	prepare_biased(d);
 	return 0;
 }
 
@@ -192,15 +234,23 @@ static int finish(struct kworkload *w, const char *path, struct kerr *err)
 {
 	if (!w->name[0])
 		return kerr_set(err, path, 0, "workload.name is required");
-	free(w->trace_in), free(w->trace_out);
-	w->trace_in = w->trace_out = NULL;
-	w->n_trace = 0;
+	workload_free(w);
 	if (w->trace[0]) {
 		if (!w->in_col[0] || !w->out_col[0])
 			return kerr_set(err, path, 0, "a trace needs workload.input_column "
 					"and workload.output_column");
-		return workload_read_trace(w->trace, w->in_col, w->out_col, &w->trace_in,
-					   &w->trace_out, &w->n_trace, err);
+		if (workload_read_trace(w->trace, w->in_col, w->out_col, &w->trace_in,
+					&w->trace_out, &w->n_trace, err) != 0)
+			return -1;
+		double sum = 0;
+		for (long i = 0; i < w->n_trace; i++)
+			sum += w->trace_out[i];
+		if (!(sum > 0))
+			return kerr_set(err, w->trace, 0, "no row has output tokens: nothing decodes");
+		w->pick = gsl_ran_discrete_preproc((size_t)w->n_trace, w->trace_out);
+		if (!w->pick)
+			return kerr_set(err, w->trace, 0, "out of memory");
+		return 0;
 	}
 	if (check_dist(&w->in, "input", path, 0, err) != 0 ||
 	    check_dist(&w->out, "output", path, 0, err) != 0)
@@ -241,7 +291,7 @@ int workload_set(struct kworkload *w, const char *section, const char *key,
 	if (strcmp(section, "workload") == 0 && strcmp(key, "trace") == 0)
 		return finish(w, "--set", err);
 	if (!w->trace[0] && strcmp(section, "workload") != 0) {
-		const struct wl_dist *d = strcmp(section, "input") == 0 ? &w->in : &w->out;
+		struct wl_dist *d = strcmp(section, "input") == 0 ? &w->in : &w->out;
 		return check_dist(d, section, "--set", 0, err);
 	}
 	return 0;
@@ -260,7 +310,10 @@ void workload_free(struct kworkload *w)
 {
 	free(w->trace_in);
 	free(w->trace_out);
+	if (w->pick)
+		gsl_ran_discrete_free(w->pick);
 	w->trace_in = w->trace_out = NULL;
+	w->pick = NULL;
 	w->n_trace = 0;
 }
 
@@ -407,6 +460,13 @@ int workload_read_trace(const char *path, const char *in_col,
 
 /* ---- drawing ---- */
 
+static double clamp(const struct wl_dist *d, double x)
+{
+	if (d->has_min && x < d->min) x = d->min;
+	if (d->has_max && x > d->max) x = d->max;
+	return x;
+}
+
 double wl_dist_draw(const struct wl_dist *d, gsl_rng *r)
 {
 	double x = 0;
@@ -425,21 +485,54 @@ double wl_dist_draw(const struct wl_dist *d, gsl_rng *r)
 	}
 	default: break;
 	}
-	x = round(x);
-	if (d->has_min && x < d->min) x = d->min;
-	if (d->has_max && x > d->max) x = d->max;
-	return x;
+	return clamp(d, round(x));
+}
+
+double wl_dist_draw_biased(const struct wl_dist *d, gsl_rng *r)
+{
+	double x;
+	switch (d->kind) {
+	case WD_LOGNORMAL:
+	case WD_GAMMA: {
+		double tot = d->bmass[0] + d->bmass[1] + d->bmass[2];
+		double u = gsl_rng_uniform(r) * tot;
+		if (u < d->bmass[0])
+			return clamp(d, round(d->min));
+		if (u >= d->bmass[0] + d->bmass[1] && d->bmass[2] > 0)
+			return clamp(d, round(d->max));
+		/* the interior by inversion of the biased CDF */
+		double v = d->bcdf_lo + gsl_rng_uniform_pos(r) * (d->bcdf_hi - d->bcdf_lo);
+		x = d->kind == WD_LOGNORMAL
+			    ? gsl_cdf_lognormal_Pinv(v, log(d->median) + d->sigma * d->sigma, d->sigma)
+			    : gsl_cdf_gamma_Pinv(v, d->shape + 1, d->scale);
+		return clamp(d, round(x));
+	}
+	case WD_QUANTILES: {
+		/* a segment by biased mass, then density proportional to x on it */
+		double u = gsl_rng_uniform(r) * d->bcum[d->nq - 2];
+		int i = 0;
+		while (i < d->nq - 2 && d->bcum[i] <= u)
+			i++;
+		double a = d->qv[i], b = d->qv[i + 1];
+		x = sqrt(a * a + gsl_rng_uniform(r) * (b * b - a * a));
+		/* min and max inside the table clamp after the draw (their atoms
+		 * carry the table's mass, not the length-biased one) */
+		return clamp(d, round(x));
+	}
+	default:
+		return wl_dist_draw(d, r);
+	}
 }
 
 double workload_draw_context(const struct kworkload *w, gsl_rng *r)
 {
 	double in, out;
 	if (w->n_trace > 0) {
-		unsigned long i = gsl_rng_uniform_int(r, (unsigned long)w->n_trace);
+		size_t i = gsl_ran_discrete(r, w->pick);
 		in = w->trace_in[i], out = w->trace_out[i];
 	} else {
 		in = wl_dist_draw(&w->in, r);
-		out = wl_dist_draw(&w->out, r);
+		out = wl_dist_draw_biased(&w->out, r);
 	}
 	double L = in + floor(gsl_rng_uniform(r) * out);
 	return L < 1 ? 1 : L;

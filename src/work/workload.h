@@ -4,10 +4,14 @@
  * from distributions written in the INI (lognormal, gamma, an empirical
  * quantile table, a fixed value), drawn with GSL's RNG.  In steady-state
  * decode a request is seen at a uniformly random point of its output, so
- * its context is input + U(0, output) (DESIGN.md section 6). */
+ * its context is input + U(0, output) (DESIGN.md section 6); and a request
+ * stays in the batch for as many steps as it has output tokens, so the
+ * requests a decode batch holds are drawn in proportion to their output
+ * (length-biased: ../shared/reference/traces.md "decode-step-weighted"). */
 #ifndef KARAT_WORK_WORKLOAD_H
 #define KARAT_WORK_WORKLOAD_H
 
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
 #include "base/err.h"
@@ -31,6 +35,11 @@ struct wl_dist {
 	double qp[WL_MAX_Q], qv[WL_MAX_Q];
 	double min, max;          /* draws are clamped into [min, max] */
 	int has_min, has_max;
+	/* length-biased draws (prepared by the loader): masses of the atom at
+	 * min, the interior and the atom at max; for lognormal and gamma the
+	 * biased CDF at min and max; for quantiles the cumulative biased mass
+	 * of each segment */
+	double bmass[3], bcdf_lo, bcdf_hi, bcum[WL_MAX_Q];
 };
 
 struct kworkload {
@@ -41,6 +50,7 @@ struct kworkload {
 	struct wl_dist in, out;   /* used when there is no trace */
 	double *trace_in, *trace_out; /* owned; n_trace rows */
 	long n_trace;
+	gsl_ran_discrete_t *pick; /* trace rows weighted by their output */
 };
 
 /* Loads and checks a workload INI (the trace too, when it names one).
@@ -64,11 +74,15 @@ int workload_read_trace(const char *path, const char *in_col,
 			const char *out_col, double **in, double **out,
 			long *n, struct kerr *err);
 
-/* One request's context: input + uniform share of its output. */
+/* One decode-batch request's context: a request drawn in proportion to
+ * its output, at input + a uniform share of its output. */
 double workload_draw_context(const struct kworkload *w, gsl_rng *r);
 
 /* Draw from one distribution. */
 double wl_dist_draw(const struct wl_dist *d, gsl_rng *r);
+
+/* Draw from the length-biased version of d (density x f(x) / mean). */
+double wl_dist_draw_biased(const struct wl_dist *d, gsl_rng *r);
 
 /* The p-quantile (0..1) of sorted data with linear interpolation (GSL). */
 double workload_quantile(const double *sorted, long n, double p);

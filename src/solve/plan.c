@@ -1,0 +1,414 @@
+/* plan.c: building a design point's plan: checks, the roofline of each
+ * cache-side slot on the device that runs it, the pool of sampled
+ * requests and their packed costs, and the memoised GPU phase times. */
+#include "solve/plan.h"
+
+#include <gsl/gsl_sort.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost/roofline.h"
+
+const unsigned char phase_of[OP_N] = {
+	[OP_ATTN_NORM] = PH_PRE, [OP_QKV_PROJ] = PH_PRE, [OP_Q_PROJ] = PH_PRE,
+	[OP_Q_DOWN] = PH_PRE, [OP_Q_NORM] = PH_PRE, [OP_Q_UP] = PH_PRE,
+	[OP_KV_DOWN] = PH_PRE, [OP_KV_NORM] = PH_PRE, [OP_Q_ABSORB] = PH_PRE,
+	[OP_INDEX_Q_PROJ] = PH_PRE, [OP_INDEX_K_PROJ] = PH_PRE,
+	[OP_INDEX_W_PROJ] = PH_PRE, [OP_ROPE] = PH_PRE,
+	[OP_CACHE_WRITE] = PH_CACHE, [OP_INDEX_SCAN] = PH_CACHE, [OP_TOPK] = PH_CACHE,
+	[OP_GATHER] = PH_CACHE, [OP_ATTENTION] = PH_CACHE,
+	[OP_V_ABSORB] = PH_POST, [OP_O_PROJ] = PH_POST, [OP_FFN_NORM] = PH_POST,
+	[OP_DENSE_FFN] = PH_POST, [OP_ROUTER] = PH_POST, [OP_SHARED_EXPERT] = PH_POST,
+	[OP_DISPATCH] = PH_DISP, [OP_EXPERTS] = PH_EXP, [OP_COMBINE] = PH_COMB,
+	[OP_FINAL_NORM] = PH_TAIL, [OP_LM_HEAD] = PH_TAIL, [OP_SAMPLING] = PH_TAIL,
+	[OP_MTP] = PH_TAIL,
+};
+
+static double slot_time(const struct slotdev *sd, const struct attn_slot *s,
+			double f, double b)
+{
+	if (f <= 0 && b <= 0)
+		return 0;
+	double tc = f * sd->ic, tm = b * sd->im;
+	return s->layers * ((tc > tm ? tc : tm) + sd->ovh);
+}
+
+static void slot_rates(const struct kdevice *dv, const struct attn_slot *s,
+		       struct slotdev *sd)
+{
+	double peak = device_peak(dv, s->dt, 0);
+	int ok = (dv->supports & (1u << s->cls)) && peak > 0;
+	sd->ic = ok ? 1 / (peak * dv->eff_c[s->cls]) : INFINITY;
+	sd->im = ok ? 1 / (dv->mem_bw * dv->eff_m[s->cls]) : INFINITY;
+	sd->ovh = dv->overhead;
+}
+
+static void place_slots(struct plan *p, const struct attn_layout *lay,
+			struct slotdev *sd)
+{
+	const struct design *d = &p->d;
+	for (int s = 0; s < lay->n; s++) {
+		struct slotdev own;
+		slot_rates(p->has_mem ? d->mem : d->gpu, &lay->s[s], &own);
+		if (isfinite(own.ic) || !p->has_mem) {
+			sd[s] = own;
+			sd[s].on_gpu = !p->has_mem;
+		} else { /* a fixed-function device: the GPU runs this stage */
+			slot_rates(d->gpu, &lay->s[s], &sd[s]);
+			sd[s].on_gpu = 1;
+		}
+	}
+}
+
+/* All-to-all time of `bytes` leaving one GPU: scale-up inside the node,
+ * scale-out across nodes. */
+static double a2a_time(const struct plan *p, double bytes)
+{
+	if (bytes <= 0)
+		return 0;
+	const struct design *d = &p->d;
+	double G = p->G, gpn = d->sys->gpus_per_node;
+	double t_up = d->up->latency, t_out = 0;
+	if (G <= gpn) {
+		t_up += bytes / (d->up->bw * d->up->efficiency);
+	} else {
+		t_up += bytes * (gpn - 1) / (G - 1) / (d->up->bw * d->up->efficiency);
+		t_out = d->out->latency +
+			bytes * (G - gpn) / (G - 1) / (d->out->bw * d->out->efficiency);
+	}
+	return t_up > t_out ? t_up : t_out;
+}
+
+static int pool_fill(struct plan *p, double *f, double *b);
+
+static void *grab(size_t n, size_t size, int *fail)
+{
+	void *x = calloc(n ? n : 1, size);
+	if (!x)
+		*fail = 1;
+	return x;
+}
+
+int ensure_batch(struct plan *p, long B)
+{
+	if (B <= p->cap_b)
+		return 0;
+	long c = p->cap_b ? p->cap_b : 256;
+	while (c < B)
+		c *= 2;
+	free(p->rq), free(p->rgpu), free(p->rdev), free(p->rmb), free(p->ord), free(p->tmp);
+	int fail = 0;
+	p->rq = grab((size_t)c, sizeof(int), &fail);
+	p->rgpu = grab((size_t)c, sizeof(int), &fail);
+	p->rdev = grab((size_t)c, sizeof(int), &fail);
+	p->rmb = grab((size_t)c, sizeof(int), &fail);
+	p->ord = grab((size_t)c, sizeof(int), &fail);
+	p->tmp = grab((size_t)c, sizeof(int), &fail);
+	free(p->lctx_view);
+	p->lctx_view = grab((size_t)c, sizeof(double), &fail);
+	p->cap_b = fail ? 0 : c;
+	return fail ? -1 : 0;
+}
+
+int ensure_memo(struct plan *p, long n)
+{
+	if (n < p->memo_cap)
+		return 0;
+	long c = p->memo_cap ? p->memo_cap : 64;
+	while (c <= n)
+		c *= 2;
+	double (*m)[PH_N] = realloc(p->memo, (size_t)c * sizeof *m);
+	if (!m)
+		return -1;
+	p->memo = m;
+	unsigned char *ok = realloc(p->memo_ok, (size_t)c);
+	if (!ok)
+		return -1;
+	memset(ok + p->memo_cap, 0, (size_t)(c - p->memo_cap));
+	p->memo_ok = ok;
+	p->memo_cap = c;
+	return 0;
+}
+
+/* GPU-side seconds per step, by phase, for n requests per GPU in one
+ * micro-batch (every GPU's copy of the micro-batch routes together). */
+const double *gpu_phases(struct plan *p, long n)
+{
+	if (p->memo_ok[n])
+		return p->memo[n];
+	double *ph = p->memo[n];
+	memset(ph, 0, sizeof(double) * PH_N);
+	if (n > 0) {
+		struct kbatch kb = {.requests = (double)n * p->G, .gpus = p->G,
+				    .context = 1, .mtp = p->d.mtp, .sp = p->d.sp};
+		struct kerr err;
+		if (step_build(p->d.m, &kb, &p->step, &err) != 0) {
+			for (int k = 0; k < PH_N; k++)
+				ph[k] = INFINITY;
+		} else {
+			for (int i = 0; i < p->step.n; i++) {
+				struct op_cost *o = &p->step.op[i];
+				if (o->side == SIDE_CACHE)
+					continue; /* priced per request from the pool */
+				double t;
+				if (o->side == SIDE_LINK) {
+					t = a2a_time(p, o->bytes);
+				} else {
+					roofline_op(o, p->d.gpu, p->d.up);
+					t = o->time;
+				}
+				ph[phase_of[o->kind]] += o->count * t;
+			}
+		}
+	}
+	p->memo_ok[n] = 1;
+	return ph;
+}
+
+void plan_free(struct plan *p)
+{
+	if (!p)
+		return;
+	free(p->ctx), free(p->rank);
+	free(p->sm.pool), free(p->sm.acc), free(p->sm.suml);
+	free(p->sg.pool), free(p->sg.acc), free(p->sg.suml);
+	free(p->store), free(p->store_gpu), free(p->memo), free(p->memo_ok);
+	free(p->rq), free(p->rgpu), free(p->rdev), free(p->rmb), free(p->ord), free(p->tmp);
+	free(p->lctx_view);
+	free(p->dev_load), free(p->dev_store), free(p->gpu_store);
+	free(p->mbload);
+	free(p->gcnt), free(p->dcnt), free(p->lcnt), free(p->ccnt), free(p->nbig);
+	free(p->tbt), free(p->use_g), free(p->use_m);
+	if (p->rng)
+		gsl_rng_free(p->rng);
+	free(p);
+}
+
+static int check_design(const struct design *d, struct kerr *err)
+{
+	for (int k = 0; k < OP_N; k++)
+		if (phase_of[k] == PH_NONE)
+			return kerr_set(err, 0, 0, "internal: operator %s has no pipeline phase",
+					op_table[k].name);
+	if (!d->m || !d->sp || !d->sys || !d->gpu || !d->up || !d->out || !d->wl)
+		return kerr_set(err, 0, 0, "internal: incomplete design");
+	if (system_has_memdev(d->sys) && (!d->mem || !d->mlink))
+		return kerr_set(err, 0, 0, "internal: memory device or its link not loaded");
+	if (d->sched < 0 || d->sched >= SCHED_N)
+		return kerr_set(err, 0, 0, "unknown schedule %d", d->sched);
+	if (!(d->mtp >= 0) || d->mtp > 64 || d->mtp != floor(d->mtp))
+		return kerr_set(err, 0, 0, "mtp must be a whole number in [0, 64] (got %g)", d->mtp);
+	if (d->mtp > 0 && d->m->mtp_layers == 0)
+		return kerr_set(err, 0, 0, "model %s has no MTP module (mtp_layers = 0)",
+				d->m->name);
+	if (!(d->accept >= 0 && d->accept <= 1))
+		return kerr_set(err, 0, 0, "mtp acceptance must be in [0, 1] (got %g)", d->accept);
+	if (!(d->slo > 0))
+		return kerr_set(err, 0, 0, "the SLO must be > 0 (got %g s)", d->slo);
+	if (d->samples < 1 || d->samples > 1000000)
+		return kerr_set(err, 0, 0, "samples must be in [1, 1000000] (got %d)", d->samples);
+	if (d->gpu->kind != DEV_GPU)
+		return kerr_set(err, 0, 0, "system.gpu '%s' is not a GPU (kind %s)",
+				d->gpu->name, dev_kind_names[d->gpu->kind]);
+	return system_validate(d->sys, NULL, err);
+}
+
+struct plan *plan_new(const struct design *d, struct kerr *err)
+{
+	if (check_design(d, err) != 0)
+		return NULL;
+	int fail = 0;
+	struct plan *p = grab(1, sizeof *p, &fail);
+	if (!p) {
+		kerr_set(err, 0, 0, "out of memory");
+		return NULL;
+	}
+	p->d = *d;
+	p->G = (int)d->sys->gpus;
+	p->has_mem = system_has_memdev(d->sys);
+	p->D = p->has_mem ? (int)d->sys->memdevs : p->G;
+	p->per = p->D >= p->G ? p->D / p->G : 1;
+	p->share = p->D >= p->G ? 1 : p->G / p->D;
+	p->LB = p->D >= p->G ? p->D : p->G;
+	p->q = 1 + d->mtp;
+	p->layers = d->m->layers;
+	p->weights = model_weight_bytes(d->m, p->G);
+	attn_layout(d->m, d->sp, d->m->layers, 0, p->q, &p->lay);
+	attn_layout(d->m, d->sp, 1, 1, p->q, &p->laym);
+	place_slots(p, &p->lay, p->sd);
+	place_slots(p, &p->laym, p->sdm);
+	int S = p->lay.n, Sm = p->laym.n, D = p->D, G = p->G;
+	double *f = grab((size_t)POOL * (S + Sm), sizeof(double), &fail);
+	double *b = grab((size_t)POOL * (S + Sm), sizeof(double), &fail);
+	p->ctx = grab(POOL, sizeof(double), &fail);
+	p->rank = grab(POOL, sizeof(int), &fail);
+	p->store = grab(POOL, sizeof(double), &fail);
+	p->store_gpu = grab(POOL, sizeof(double), &fail);
+	p->dev_load = grab((size_t)D, sizeof(double), &fail);
+	p->dev_store = grab((size_t)D, sizeof(double), &fail);
+	p->gpu_store = grab((size_t)G, sizeof(double), &fail);
+	p->mbload = grab((size_t)D * MB, sizeof(double), &fail);
+	p->gcnt = grab((size_t)G * MB, sizeof(int), &fail);
+	p->ccnt = grab((size_t)G * MB, sizeof(int), &fail);
+	p->nbig = grab((size_t)G, sizeof(int), &fail);
+	p->dcnt = grab((size_t)D * MB, sizeof(int), &fail);
+	p->lcnt = grab((size_t)p->LB * MB, sizeof(int), &fail);
+	p->tbt = grab((size_t)d->samples, sizeof(double), &fail);
+	p->use_g = grab((size_t)d->samples, sizeof(double), &fail);
+	p->use_m = grab((size_t)d->samples, sizeof(double), &fail);
+	p->rng = gsl_rng_alloc(gsl_rng_taus2); /* cheap to seed: one stream per sample */
+	if (fail || !p->rng || ensure_memo(p, 64) != 0 || ensure_batch(p, 256) != 0 ||
+	    pool_fill(p, f, b) != 0) {
+		free(f), free(b);
+		plan_free(p);
+		kerr_set(err, 0, 0, "out of memory");
+		return NULL;
+	}
+	free(f), free(b);
+	return p;
+}
+
+/* Packs slot s's FLOPs and bytes (arrays f, b over the pool, stride n) into
+ * the values of the device that runs it; values zero for every request are
+ * not stored. */
+static void pack(struct plan *p, const double *f, const double *b, int n, int off,
+		 const struct slotdev *sd, int s, int *fi, int *bi)
+{
+	int gpu = sd[s].on_gpu && p->has_mem;
+	int *k = gpu ? &p->sg.k : &p->sm.k;
+	int fz = 1, bz = 1;
+	for (int i = 0; i < POOL; i++) {
+		fz &= f[(size_t)i * n + off + s] == 0;
+		bz &= b[(size_t)i * n + off + s] == 0;
+	}
+	*fi = fz ? -1 : (*k)++;
+	*bi = bz ? -1 : (*k)++;
+}
+
+/* Splits a side's values into affine-in-context ones and summed ones, and
+ * keeps the pool's summed values (v: POOL x side->k). */
+static int side_fill(struct plan *p, struct side *sd, const double *v, int units)
+{
+	int lo = 0, hi = 0;
+	for (int i = 1; i < POOL; i++) {
+		lo = p->ctx[i] < p->ctx[lo] ? i : lo;
+		hi = p->ctx[i] > p->ctx[hi] ? i : hi;
+	}
+	double dL = p->ctx[hi] - p->ctx[lo];
+	sd->nres = 0;
+	for (int k = 0; k < sd->k; k++) {
+		double vl = v[(size_t)lo * sd->k + k], vh = v[(size_t)hi * sd->k + k];
+		double slope = dL > 0 ? (vh - vl) / dL : 0, icpt = vl - slope * p->ctx[lo];
+		double big = 0;
+		for (int i = 0; i < POOL; i++)
+			big = fmax(big, fabs(v[(size_t)i * sd->k + k]));
+		int affine = 1;
+		for (int i = 0; i < POOL && affine; i++)
+			affine = fabs(icpt + slope * p->ctx[i] - v[(size_t)i * sd->k + k]) <=
+				 1e-12 * big;
+		sd->a[k] = icpt, sd->b[k] = slope;
+		sd->pos[k] = affine ? -1 : sd->nres++;
+	}
+	int fail = 0;
+	sd->pool = grab((size_t)POOL * sd->nres, sizeof(double), &fail);
+	sd->acc = grab((size_t)MB * units * sd->nres, sizeof(double), &fail);
+	sd->suml = grab((size_t)MB * units, sizeof(double), &fail);
+	if (fail)
+		return -1;
+	for (int i = 0; i < POOL; i++)
+		for (int k = 0; k < sd->k; k++)
+			if (sd->pos[k] >= 0)
+				sd->pool[(size_t)i * sd->nres + sd->pos[k]] = v[(size_t)i * sd->k + k];
+	return 0;
+}
+
+/* A bucket's packed values from its count, summed context and sums. */
+void side_values(const struct side *sd, int unit_idx, int cnt, double *v)
+{
+	const double *acc = sd->acc + (size_t)unit_idx * sd->nres;
+	double L = sd->suml[unit_idx];
+	for (int k = 0; k < sd->k; k++)
+		v[k] = sd->pos[k] < 0 ? sd->a[k] * cnt + sd->b[k] * L : acc[sd->pos[k]];
+}
+
+static int pool_fill(struct plan *p, double *f, double *b)
+{
+	const struct design *d = &p->d;
+	int S = p->lay.n, Sm = p->laym.n, n = S + Sm;
+	gsl_rng_set(p->rng, d->seed);
+	long cut = 0;
+	int scan_on_gpu = 0; /* index keys go with the stage that reads them */
+	for (int s = 0; s < S; s++)
+		if (p->lay.s[s].kind == OP_INDEX_SCAN && p->sd[s].on_gpu)
+			scan_on_gpu = p->has_mem;
+	for (int i = 0; i < POOL; i++) {
+		double L = workload_draw_context(d->wl, p->rng);
+		if (L > d->m->max_context)
+			L = d->m->max_context, cut++;
+		p->ctx[i] = L;
+		attn_request(d->m, d->sp, &p->lay, 0, L, p->q, f + (size_t)i * n,
+			     b + (size_t)i * n);
+		attn_request(d->m, d->sp, &p->laym, 1, L, p->q, f + (size_t)i * n + S,
+			     b + (size_t)i * n + S);
+		double kv, idx;
+		attn_storage(d->m, d->sp, L, &kv, &idx);
+		p->store[i] = kv + (scan_on_gpu ? 0 : idx);
+		p->store_gpu[i] = scan_on_gpu ? idx : 0;
+		p->rank[i] = i;
+	}
+	p->clipped = (double)cut / POOL;
+	p->sm.k = p->sg.k = 0;
+	for (int s = 0; s < S; s++)
+		pack(p, f, b, n, 0, p->sd, s, &p->map[s].f, &p->map[s].b);
+	for (int s = 0; s < Sm; s++)
+		pack(p, f, b, n, S, p->sdm, s, &p->mapm[s].f, &p->mapm[s].b);
+	int fail = 0;
+	double *vm = grab((size_t)POOL * p->sm.k, sizeof(double), &fail);
+	double *vg = grab((size_t)POOL * p->sg.k, sizeof(double), &fail);
+	if (fail) {
+		free(vm), free(vg);
+		return -1;
+	}
+	for (int i = 0; i < POOL; i++)
+		for (int s = 0; s < n; s++) {
+			int mtp = s >= S, k = mtp ? s - S : s;
+			const struct slotdev *sd = mtp ? &p->sdm[k] : &p->sd[k];
+			int fi = mtp ? p->mapm[k].f : p->map[k].f;
+			int bi = mtp ? p->mapm[k].b : p->map[k].b;
+			double *v = sd->on_gpu && p->has_mem ? vg + (size_t)i * p->sg.k
+							     : vm + (size_t)i * p->sm.k;
+			if (fi >= 0)
+				v[fi] = f[(size_t)i * n + s];
+			if (bi >= 0)
+				v[bi] = b[(size_t)i * n + s];
+		}
+	int rc = side_fill(p, &p->sm, vm, p->D) | side_fill(p, &p->sg, vg, p->G);
+	free(vm), free(vg);
+	if (rc)
+		return -1;
+	/* rank of each pool entry by context, for CMR's longest-first order */
+	size_t *order = malloc(sizeof(size_t) * POOL);
+	if (!order)
+		return -1;
+	gsl_sort_index(order, p->ctx, 1, POOL);
+	for (int i = 0; i < POOL; i++)
+		p->rank[order[i]] = i;
+	free(order);
+	return 0;
+}
+
+/* Time of the slots of lay that run on the GPU (want_gpu) or the memory
+ * device, from a bucket's packed sums v. */
+double bucket_time(const struct plan *p, const struct attn_layout *lay,
+		   const struct slotdev *sd, const struct vmap *map, const double *v,
+		   int want_gpu)
+{
+	double t = 0;
+	for (int s = 0; s < lay->n; s++)
+		if ((sd[s].on_gpu && p->has_mem) == want_gpu)
+			t += slot_time(&sd[s], &lay->s[s], map[s].f >= 0 ? v[map[s].f] : 0,
+				       map[s].b >= 0 ? v[map[s].b] : 0);
+	return t;
+}

@@ -1,0 +1,102 @@
+/* plan.h: internal to solve/: the precomputed state of one design point
+ * (struct plan) shared by its three files: plan.c builds it (the pool of
+ * sampled requests, their cache-side costs, the GPU phase times), sample.c
+ * evaluates one sampled batch on it, point.c samples many and solves. */
+#ifndef KARAT_SOLVE_PLAN_H
+#define KARAT_SOLVE_PLAN_H
+
+#include <gsl/gsl_rng.h>
+
+#include "cost/attn.h"
+#include "cost/step.h"
+#include "solve/point.h"
+
+#define POOL_BITS 12
+#define POOL (1 << POOL_BITS) /* contexts drawn per plan: enough that the P99
+				 of a small batch's fullest device does not hang
+				 on a handful of pool entries */
+#define RADIX_BITS (POOL_BITS / 2)
+#define MB PIPE_MAX_MB
+#define SLACK_BYTES 0.5  /* storage sums are whole bytes; "exactly full" fits */
+
+/* Where each operator sits in a layer's chain (sched/pipeline.h). */
+enum phase { PH_NONE, PH_PRE, PH_POST, PH_DISP, PH_EXP, PH_COMB, PH_TAIL, PH_CACHE, PH_N };
+
+extern const unsigned char phase_of[OP_N];
+
+/* Roofline of one cache-side slot on the device that runs it. */
+struct slotdev {
+	double ic, im, ovh; /* s per FLOP, s per byte, s per instance */
+	int on_gpu;         /* unsupported on the memory device: the GPU runs it */
+};
+
+struct vmap {
+	int f, b; /* index of a slot's FLOPs and bytes among the packed values */
+};
+
+#define MAXV (4 * ATTN_MAX_SLOTS)
+
+/* The packed values one device (a memory device, or a GPU's fallback
+ * stages) sums over its requests.  Most are affine in the context over the
+ * whole pool (a + b L: FLOPs and bytes of a scan grow with L, a top-k
+ * selection of fixed size is constant), so a bucket needs only its count
+ * and summed context for them; the rest are summed request by request. */
+struct side {
+	int k;             /* packed values */
+	int nres;          /* of which summed per request */
+	int pos[MAXV];     /* value -> index among the summed ones, -1: affine */
+	double a[MAXV], b[MAXV];
+	double *pool;      /* POOL x nres */
+	double *acc;       /* (mb, unit) x nres */
+	double *suml;      /* (mb, unit): summed contexts */
+};
+
+struct plan {
+	struct design d;
+	int G, D, per, share, has_mem, LB;
+	double q, layers, weights;
+	struct attn_layout lay, laym;
+	struct slotdev sd[ATTN_MAX_SLOTS], sdm[ATTN_MAX_SLOTS];
+	/* the pool: contexts, cache-side FLOPs and bytes of each request packed
+	 * into the values its memory device (sm, per device) and its GPU (sg,
+	 * fallback stages) accumulate; slot s of the layers reads value
+	 * map[s].f and map[s].b (-1: zero for every request), mapm for the MTP
+	 * layer */
+	double *ctx, *store, *store_gpu;
+	int *rank;                 /* order of each pool entry by context */
+	struct side sm, sg;
+	struct vmap map[ATTN_MAX_SLOTS], mapm[ATTN_MAX_SLOTS];
+	double clipped;
+	/* GPU phase seconds per step for n requests per GPU in a micro-batch */
+	double (*memo)[PH_N];
+	unsigned char *memo_ok;
+	long memo_cap;
+	/* scratch, sized for cap_b requests */
+	long cap_b;
+	int *rq, *rgpu, *rdev, *rmb, *ord, *tmp;
+	double *lctx_view;  /* plan_inspect's contexts */
+	double *dev_load, *dev_store, *gpu_store;
+	double *mbload;
+	int *gcnt, *dcnt, *lcnt, *ccnt, *nbig;
+	double *tbt, *use_g, *use_m;
+	gsl_rng *rng;
+	struct step step;
+};
+
+
+/* plan.c */
+int ensure_batch(struct plan *p, long B);
+int ensure_memo(struct plan *p, long n);
+const double *gpu_phases(struct plan *p, long n);
+void side_values(const struct side *sd, int unit_idx, int cnt, double *v);
+double bucket_time(const struct plan *p, const struct attn_layout *lay,
+		   const struct slotdev *sd, const struct vmap *map, const double *v,
+		   int want_gpu);
+
+/* sample.c: one sampled batch (sample s of a batch of B at m micro-batches):
+ * placed, assigned, priced, scheduled.  Returns the step time (infinite
+ * when a stage cannot run) and the bytes on the fullest GPU and device. */
+double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *po,
+		   double *use_g, double *use_m);
+
+#endif

@@ -1,0 +1,259 @@
+/* sample.c: one sampled decode batch on a plan: requests drawn from the
+ * pool, placed (GPU by arrival, least loaded memory device), assigned to
+ * micro-batches (arrival order or CMR), priced at the pace of the slowest
+ * device, and scheduled (sched/pipeline.h). */
+#include "solve/plan.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Requests to micro-batches, per GPU: arrival order in equal chunks; or
+ * CMR: longest context first, to the micro-batch whose load on the
+ * request's device is lowest, at most ceil(n/m) per micro-batch. */
+static void assign_arrival(const struct plan *p, long B, int m, int *mb)
+{
+	int G = p->G;
+	for (int g = 0; g < G && g < B; g++) {
+		long n = (B - g + G - 1) / G, acc = 0;
+		int i = 0;
+		for (long j = g; j < B; j += G) { /* i = floor(t * m / n), incrementally */
+			mb[j] = i;
+			for (acc += m; acc >= n; acc -= n)
+				i++;
+		}
+	}
+}
+
+/* The largest context sum of any (micro-batch, device): what sets the pace
+ * of the attention stage. */
+static double peak_load(struct plan *p, long B, int m, const int *mb)
+{
+	int D = p->D;
+	memset(p->mbload, 0, sizeof(double) * (size_t)m * D);
+	double peak = 0;
+	for (long j = 0; j < B; j++) {
+		double *l = &p->mbload[mb[j] * D + p->rdev[j]];
+		*l += p->ctx[p->rq[j]];
+		peak = *l > peak ? *l : peak;
+	}
+	return peak;
+}
+
+static void assign_mb(struct plan *p, long B, int m)
+{
+	int G = p->G, D = p->D;
+	if (!sched_uses_cmr(p->d.sched)) {
+		assign_arrival(p, B, m, p->rmb);
+		return;
+	}
+	/* longest first: radix sort on the pool rank, two passes */
+	_Static_assert(2 * RADIX_BITS == POOL_BITS, "two radix passes cover the rank");
+	const int R = 1 << RADIX_BITS;
+	int *src = p->ord, *dst = p->tmp;
+	for (long j = 0; j < B; j++)
+		src[j] = (int)j;
+	for (int pass = 0; pass < 2; pass++) {
+		long cnt[(1 << RADIX_BITS) + 1] = {0};
+		int sh = RADIX_BITS * pass;
+		for (long j = 0; j < B; j++)
+			cnt[((POOL - 1 - p->rank[p->rq[src[j]]]) >> sh & (R - 1)) + 1]++;
+		for (int k = 0; k < R; k++)
+			cnt[k + 1] += cnt[k];
+		for (long j = 0; j < B; j++)
+			dst[cnt[(POOL - 1 - p->rank[p->rq[src[j]]]) >> sh & (R - 1)]++] = src[j];
+		int *x = src;
+		src = dst, dst = x;
+	}
+	memset(p->mbload, 0, sizeof(double) * (size_t)m * D);
+	memset(p->ccnt, 0, sizeof(int) * (size_t)m * G);
+	memset(p->nbig, 0, sizeof(int) * (size_t)G);
+	for (long t = 0; t < B; t++) {
+		long j = src[t];
+		int g = p->rgpu[j], dev = p->rdev[j], best = -1;
+		/* counts stay within one of each other: n % m micro-batches take
+		 * ceil(n / m), the others floor(n / m) */
+		long n = B / G + (g < B % G), lo = n / m, extra = n % m;
+		int *big = &p->nbig[g];
+		for (int i = 0; i < m; i++) {
+			int c = p->ccnt[i * G + g];
+			if (c > lo || (c == lo && (extra == 0 || *big >= extra)))
+				continue;
+			double li = p->mbload[i * D + dev];
+			if (best < 0 || li < p->mbload[best * D + dev] ||
+			    (li == p->mbload[best * D + dev] && c < p->ccnt[best * G + g]))
+				best = i;
+		}
+		if (p->ccnt[best * G + g] == lo)
+			(*big)++;
+		p->rmb[j] = best;
+		p->ccnt[best * G + g]++;
+		p->mbload[best * D + dev] += p->ctx[p->rq[j]];
+	}
+	/* Greedy longest-first with equal counts is a heuristic; when the
+	 * arrival order happens to balance better, keep it, so CMR is never
+	 * worse balanced than naive. */
+	double cmr = peak_load(p, B, m, p->rmb);
+	assign_arrival(p, B, m, p->tmp);
+	if (peak_load(p, B, m, p->tmp) < cmr)
+		memcpy(p->rmb, p->tmp, sizeof(int) * (size_t)B);
+}
+
+double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *po,
+		   double *use_g, double *use_m)
+{
+	/* Sample s draws from its own stream, so the batch of B + 1 holds the
+	 * batch of B plus one request (common random numbers across B, m). */
+	gsl_rng_set(p->rng, p->d.seed * 1000003UL + (unsigned long)sample + 1);
+	const struct design *d = &p->d;
+	int G = p->G, D = p->D;
+	for (long j = 0; j < B; j++)
+		p->rq[j] = (int)gsl_rng_uniform_int(p->rng, POOL);
+	memset(p->dev_load, 0, sizeof(double) * (size_t)D);
+	memset(p->dev_store, 0, sizeof(double) * (size_t)D);
+	memset(p->gpu_store, 0, sizeof(double) * (size_t)G);
+	/* placement: GPU by arrival; the least loaded of the GPU's devices */
+	for (long j = 0, g = 0; j < B; j++, g = g + 1 == G ? 0 : g + 1) {
+		int dev;
+		if (p->D >= p->G) {
+			dev = g * p->per;
+			for (int k = 1; k < p->per; k++)
+				if (p->dev_load[g * p->per + k] < p->dev_load[dev])
+					dev = g * p->per + k;
+		} else {
+			dev = g / p->share;
+		}
+		double L = p->ctx[p->rq[j]];
+		p->rgpu[j] = (int)g, p->rdev[j] = dev;
+		p->dev_load[dev] += L;
+		p->dev_store[dev] += p->store[p->rq[j]];
+		p->gpu_store[g] += p->store_gpu[p->rq[j]];
+	}
+	assign_mb(p, B, m);
+	struct side *sm = &p->sm, *sg = &p->sg;
+	memset(sm->acc, 0, sizeof(double) * (size_t)m * D * sm->nres);
+	memset(sm->suml, 0, sizeof(double) * (size_t)m * D);
+	memset(sg->acc, 0, sizeof(double) * (size_t)m * G * sg->nres);
+	memset(sg->suml, 0, sizeof(double) * (size_t)m * G);
+	memset(p->gcnt, 0, sizeof(int) * (size_t)m * G);
+	memset(p->dcnt, 0, sizeof(int) * (size_t)m * D);
+	memset(p->lcnt, 0, sizeof(int) * (size_t)m * p->LB);
+	for (long j = 0; j < B; j++) {
+		int g = p->rgpu[j], dev = p->rdev[j], i = p->rmb[j], r = p->rq[j];
+		int um = i * D + dev, ug = i * G + g;
+		double L = p->ctx[r];
+		sm->suml[um] += L;
+		const double *v = sm->pool + (size_t)r * sm->nres;
+		double *acc = sm->acc + (size_t)um * sm->nres;
+		for (int k = 0; k < sm->nres; k++)
+			acc[k] += v[k];
+		if (sg->k) {
+			sg->suml[ug] += L;
+			v = sg->pool + (size_t)r * sg->nres;
+			acc = sg->acc + (size_t)ug * sg->nres;
+			for (int k = 0; k < sg->nres; k++)
+				acc[k] += v[k];
+		}
+		p->gcnt[ug]++;
+		p->dcnt[um]++;
+		p->lcnt[i * p->LB + (p->D >= p->G ? dev : g)]++;
+	}
+	/* price each micro-batch at the pace of its slowest device */
+	struct pipe_in in = {.kind = d->sched, .m = m, .layers = (int)p->layers,
+			     .attn_on_gpu = !p->has_mem};
+	double L = p->layers;
+	const struct klink *ml = d->mlink;
+	in.m = 0; /* an empty micro-batch (more of them than requests) does not run */
+	for (int i = 0; i < m; i++) {
+		int n = 0, c = 0;
+		for (int g = 0; g < G; g++)
+			n = p->gcnt[i * G + g] > n ? p->gcnt[i * G + g] : n;
+		if (n == 0)
+			continue;
+		for (int k = 0; k < p->LB; k++)
+			c = p->lcnt[i * p->LB + k] > c ? p->lcnt[i * p->LB + k] : c;
+		double attn = 0, attn_m = 0, fb = 0, fbm = 0;
+		for (int dev = 0; dev < D; dev++) {
+			if (!p->dcnt[i * D + dev])
+				continue;
+			double v[MAXV];
+			side_values(sm, i * D + dev, p->dcnt[i * D + dev], v);
+			double t = bucket_time(p, &p->lay, p->sd, p->map, v, 0);
+			double tm = bucket_time(p, &p->laym, p->sdm, p->mapm, v, 0);
+			attn = t > attn ? t : attn;
+			attn_m = tm > attn_m ? tm : attn_m;
+		}
+		if (p->has_mem)
+			for (int g = 0; g < G; g++) {
+				if (!sg->k || !p->gcnt[i * G + g])
+					continue;
+				double v[MAXV];
+				side_values(sg, i * G + g, p->gcnt[i * G + g], v);
+				double t = bucket_time(p, &p->lay, p->sd, p->map, v, 1);
+				double tm = bucket_time(p, &p->laym, p->sdm, p->mapm, v, 1);
+				fb = t > fb ? t : fb;
+				fbm = tm > fbm ? tm : fbm;
+			}
+		const double *ph = gpu_phases(p, n);
+		double *du = in.dur[in.m++];
+		du[T_PRE] = (ph[PH_PRE] + fb) / L;
+		du[T_ATTN] = attn / L;
+		du[T_POST] = ph[PH_POST] / L;
+		du[T_DISP] = ph[PH_DISP] / L;
+		du[T_EXP] = ph[PH_EXP] / L;
+		du[T_COMB] = ph[PH_COMB] / L;
+		du[T_TAIL_G] = ph[PH_TAIL] + fbm * d->mtp;
+		du[T_TAIL_M] = attn_m * d->mtp;
+		if (p->has_mem && c > 0) {
+			double bw = ml->bw * ml->efficiency;
+			du[T_OUT] = c * p->lay.out_bytes / L / bw + ml->latency;
+			du[T_BACK] = c * p->lay.back_bytes / L / bw + ml->latency;
+			du[T_TAIL_L] = d->mtp > 0 ? d->mtp * (c * (p->laym.out_bytes +
+						     p->laym.back_bytes) / bw + 2 * ml->latency)
+						  : 0;
+		} else {
+			du[T_OUT] = du[T_BACK] = du[T_TAIL_L] = 0;
+		}
+	}
+	/* capacity: the fullest GPU and memory device of this batch */
+	double ug = 0, um = 0;
+	for (int g = 0; g < G; g++) {
+		double u = p->weights + p->gpu_store[g];
+		if (!p->has_mem)
+			u += p->dev_store[g];
+		ug = u > ug ? u : ug;
+	}
+	if (p->has_mem)
+		for (int dev = 0; dev < D; dev++)
+			um = p->dev_store[dev] > um ? p->dev_store[dev] : um;
+	*use_g = ug, *use_m = um;
+	for (int i = 0; i < in.m; i++)
+		for (int t = 0; t < T_ALL; t++)
+			if (!isfinite(in.dur[i][t])) {
+				memset(po, 0, sizeof *po);
+				return INFINITY;
+			}
+	if (d->exact ? pipe_list(&in, po, NULL, 0) : pipe_fast(&in, po))
+		return NAN;
+	return po->makespan;
+}
+
+int plan_inspect(struct plan *p, double batch, int m, int sample,
+		 struct sample_view *v, struct kerr *err)
+{
+	if (!(batch >= 1) || batch != floor(batch) || batch > PLAN_MAX_BATCH || m < 1 ||
+	    m > MB || sample < 0 || sample >= p->d.samples)
+		return kerr_set(err, 0, 0, "plan_inspect: batch, m or sample out of range");
+	long B = (long)batch;
+	if (ensure_batch(p, 2 * B) != 0 || ensure_memo(p, B / p->G + 2) != 0)
+		return kerr_set(err, 0, 0, "out of memory for a batch of %ld", B);
+	struct pipe_out po;
+	double ug, um;
+	v->tbt = plan_sample(p, B, m, sample, &po, &ug, &um);
+	v->n = B;
+	v->ctx = p->lctx_view;
+	for (long j = 0; j < B; j++)
+		p->lctx_view[j] = p->ctx[p->rq[j]];
+	v->gpu = p->rgpu, v->dev = p->rdev, v->mb = p->rmb;
+	v->use_gpu = ug, v->use_mem = um;
+	return 0;
+}

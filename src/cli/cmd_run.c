@@ -74,10 +74,29 @@ static int add(struct study *st, const char *model, const char *algo,
 	return 0;
 }
 
+/* Points with more memory devices hold bigger batches and take longest:
+ * start them first so the threads finish together. */
+static int heavier(const void *a, const void *b, const struct study *st)
+{
+	const struct spt *x = &st->pt[*(const long *)a], *y = &st->pt[*(const long *)b];
+	int kx = x->memdevs / x->gpus, ky = y->memdevs / y->gpus;
+	if (kx != ky)
+		return ky - kx;
+	return *(const long *)a < *(const long *)b ? -1 : 1;
+}
+
 static int run_pool(struct study *st, struct pool *pl, int jobs, const char *what)
 {
+	static long order[MAX_POINTS];
+	for (long i = 0; i < st->n; i++)
+		order[i] = i;
+	for (long i = 1; i < st->n; i++) /* insertion sort: a few dozen points */
+		for (long j = i; j > 0 && heavier(&order[j - 1], &order[j], st) > 0; j--) {
+			long t = order[j];
+			order[j] = order[j - 1], order[j - 1] = t;
+		}
 	*pl = (struct pool){.make = make, .ctx = st, .total = st->n,
-			    .progress = isatty(2), .what = what};
+			    .progress = isatty(2), .what = what, .order = order};
 	int rc = pool_run(pl, jobs);
 	if (rc)
 		die_msg("%s", pl->err.msg);

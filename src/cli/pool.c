@@ -71,10 +71,11 @@ static void *worker(void *arg)
 	struct pool *sw = arg;
 	for (;;) {
 		pthread_mutex_lock(&sw->lock);
-		long idx = sw->err_idx >= 0 ? sw->total : sw->next++;
+		long k = sw->err_idx >= 0 ? sw->total : sw->next++;
 		pthread_mutex_unlock(&sw->lock);
-		if (idx >= sw->total)
+		if (k >= sw->total)
 			return NULL;
+		long idx = sw->order ? sw->order[k] : k;
 		struct kerr err;
 		char *row = NULL;
 		struct result r;

@@ -21,6 +21,8 @@ struct pool {
 	long total;
 	int progress;          /* count on stderr */
 	const char *what;      /* name in messages */
+	const long *order;     /* evaluation order (heaviest first balances the
+				  threads), or NULL; results stay by index */
 	/* filled by pool_run */
 	char **rows;           /* CSV row per point (malloc'd), or NULL */
 	struct result *res;    /* result per point */

@@ -212,3 +212,20 @@ Test(cli_system, list_and_show_systems_and_workloads)
 	cr_expect(strstr(out, "decode contexts over 100000 draws") != NULL, "%s", out);
 	cr_expect_eq(run("list frob"), 2);
 }
+
+Test(cli_system, ops_takes_set_too)
+{
+	cr_assert_eq(run("ops --model deepseek-v3.2 --hw h200 --batch 64 --context 128K "
+			 "--format csv"), 0, "%s", err);
+	snprintf(out2, sizeof out2, "%s", out);
+	cr_assert_eq(run("ops --model deepseek-v3.2 --hw h200 --batch 64 --context 128K "
+			 "--format csv --set hw.bandwidth=9.6TB/s"), 0, "%s", err);
+	cr_expect_str_neq(out, out2, "twice the bandwidth must change the step");
+	cr_expect_eq(run("ops --model deepseek-v3.2 --hw h200 --batch 64 --context 128K "
+			 "--set system.gpus=8"), 2);
+	cr_expect(strstr(err, "unknown section 'system' for ops"), "%s", err);
+	cr_expect_eq(run("ops --model deepseek-v3.2 --hw h200 --batch 64 --context 128K "
+			 "--set sparse.topk=0"), 1);
+	cr_expect_eq(run("ops --model deepseek-v3.2 --hw h200 --batch 64 --context 128K "
+			 "--set hw.ops=gemm"), 2);
+}

@@ -15,6 +15,7 @@ static const struct optdef ops_opts[] = {
 	{"algo", 1, "attention algorithm NAME[:key=value,...] (default: the model's; karat list algos)", 0, 0},
 	{"force", 0, "allow a trained-only algorithm on a model not trained for it", 0, 0},
 	{"eff-from", 1, "take efficiencies and overhead from this device (e.g. results/cpu-calibrated.ini)", 0, 0},
+	{"set", 1, "override SECTION.KEY=VALUE: model sections, sparse.*, hw.* (the device), link.* (repeatable)", 1, 0},
 	{"format", 1, "table (default) or csv", 0, 0},
 	{0, 0, 0, 0, 0}};
 static const struct optdef bench_opts[] = {
@@ -70,7 +71,7 @@ const struct command commands[] = {
 	{"show", cmd_show, "NAME|FILE.ini", "resolved values of a model, device, link, system, workload or algorithm with the source of each",
 	 no_opts, 1, 1},
 	{"ops", cmd_ops,
-	 "--model M --hw H --batch B --context L [--gpus G] [--mtp D] [--algo A[:k=v,...]] [--force] [--eff-from DEV] [--format csv]",
+	 "--model M --hw H --batch B --context L [--gpus G] [--mtp D] [--algo A[:k=v,...]] [--force] [--eff-from DEV] [--set k=v] [--format csv]",
 	 "per-operator FLOPs, bytes, time and bound of one decode step", ops_opts, 0, 0},
 	{"bench", cmd_bench, "[KERNEL...] [--format csv] [--min-time T]",
 	 "time the validation kernels on this CPU against its measured roofline", bench_opts, 0, 8},

@@ -8,6 +8,7 @@
 #include "base/units.h"
 #include "cost/attn.h"
 #include "cli/load.h"
+#include "cli/override.h"
 
 const char *const point_head[] = {
 	"model", "algo", "system", "workload", "schedule", "microbatches", "batch",
@@ -48,30 +49,6 @@ static int num(const char *opt, const char *text, enum unit_class u, double lo,
 	return 0;
 }
 
-static const struct field *field_by_key(const struct schema *s, const char *key)
-{
-	for (size_t i = 0; i < s->n; i++)
-		if (strcmp(s->fields[i].key, key) == 0)
-			return &s->fields[i];
-	return NULL;
-}
-
-static int set_field(const struct schema *s, const struct field *f, void *obj,
-		     const char *what, const char *value, struct kerr *err)
-{
-	char why[200];
-	if (!f) {
-		kerr_set(err, 0, 0, "--set %s: no such key (see karat show)", what);
-		return 2;
-	}
-	(void)s;
-	if (schema_set(f, value, obj, why, sizeof why) != 0) {
-		kerr_set(err, 0, 0, "--set %s: %s", what, why);
-		return 1;
-	}
-	return 0;
-}
-
 /* Stages of override application: what each section names. */
 enum stage { ST_SYSTEM, ST_HW, ST_MODEL, ST_SPARSE, ST_WORKLOAD, ST_N };
 
@@ -79,16 +56,13 @@ static int section_stage(const char *sec)
 {
 	static const char *const hw[] = {"gpu", "memdev", "scaleup_link",
 					 "scaleout_link", "memdev_link", 0};
-	static const char *const model[] = {"model", "attention", "ffn", "moe",
-					    "dtypes", "decode", 0};
 	if (strcmp(sec, "system") == 0)
 		return ST_SYSTEM;
 	for (int i = 0; hw[i]; i++)
 		if (strcmp(sec, hw[i]) == 0)
 			return ST_HW;
-	for (int i = 0; model[i]; i++)
-		if (strcmp(sec, model[i]) == 0)
-			return ST_MODEL;
+	if (override_is_model_section(sec))
+		return ST_MODEL;
 	if (strcmp(sec, "sparse") == 0)
 		return ST_SPARSE;
 	if (!strcmp(sec, "workload") || !strcmp(sec, "input") || !strcmp(sec, "output"))
@@ -96,50 +70,44 @@ static int section_stage(const char *sec)
 	return -1;
 }
 
-static int apply_one(struct loaded *ld, int stage, const char *sec, const char *key,
-		     const char *value, const char *what, struct kerr *err)
+/* Refuses device keys an override cannot change consistently. */
+static int device_key_ok(const struct override *o, struct kerr *err)
 {
-	char why[200];
+	if (!strcmp(o->key, "kind") || !strcmp(o->key, "ops") || !strcmp(o->key, "link")) {
+		kerr_set(err, 0, 0, "--set %s: copy the device file to change its %s", o->what,
+			 o->key);
+		return 0;
+	}
+	return 1;
+}
+
+static int apply_one(struct loaded *ld, int stage, const struct override *o,
+		     struct kerr *err)
+{
+	const char *sec = o->section;
 	switch (stage) {
 	case ST_SYSTEM:
-		return set_field(&system_schema, schema_field(&system_schema, sec, key),
-				 &ld->sys, what, value, err);
+		return override_field(&system_schema, sec, o, &ld->sys, err);
 	case ST_HW: {
-		if (!strcmp(sec, "gpu") || !strcmp(sec, "memdev")) {
-			if (!strcmp(key, "kind") || !strcmp(key, "ops") || !strcmp(key, "link")) {
-				kerr_set(err, 0, 0, "--set %s: copy the device file to change "
-					 "its %s", what, key);
-				return 2;
-			}
-			if (!strcmp(sec, "memdev") && !system_has_memdev(&ld->sys)) {
-				kerr_set(err, 0, 0, "--set %s: the system has no memory device",
-					 what);
-				return 2;
-			}
-			return set_field(&device_schema, field_by_key(&device_schema, key),
-					 !strcmp(sec, "gpu") ? &ld->gpu : &ld->mem, what, value, err);
-		}
-		struct klink *l = !strcmp(sec, "scaleup_link") ? &ld->up
-				  : !strcmp(sec, "scaleout_link") ? &ld->out : &ld->ml;
-		if (l == &ld->ml && !system_has_memdev(&ld->sys)) {
-			kerr_set(err, 0, 0, "--set %s: the system has no memory device", what);
+		int mem = !strcmp(sec, "memdev") || !strcmp(sec, "memdev_link");
+		if (mem && !system_has_memdev(&ld->sys)) {
+			kerr_set(err, 0, 0, "--set %s: the system has no memory device", o->what);
 			return 2;
 		}
-		return set_field(&link_schema, field_by_key(&link_schema, key), l, what,
-				 value, err);
+		if (!strcmp(sec, "gpu") || !strcmp(sec, "memdev"))
+			return device_key_ok(o, err)
+				       ? override_field(&device_schema, NULL, o,
+							!strcmp(sec, "gpu") ? &ld->gpu : &ld->mem, err)
+				       : 2;
+		struct klink *l = !strcmp(sec, "scaleup_link") ? &ld->up
+				  : !strcmp(sec, "scaleout_link") ? &ld->out : &ld->ml;
+		return override_field(&link_schema, NULL, o, l, err);
 	}
 	case ST_MODEL:
-		return set_field(&model_schema, schema_field(&model_schema, sec, key),
-				 &ld->m, what, value, err);
 	case ST_SPARSE:
-		if (sparse_cfg_set(&ld->sp, key, value, why, sizeof why) != 0 ||
-		    sparse_cfg_check(&ld->sp, why, sizeof why) != 0) {
-			kerr_set(err, 0, 0, "--set %s: %s", what, why);
-			return 1;
-		}
-		return 0;
+		return override_model(o, &ld->m, &ld->sp, err);
 	default:
-		return workload_set(&ld->wl, sec, key, value, err) != 0 ? 1 : 0;
+		return workload_set(&ld->wl, sec, o->key, o->value, err) != 0 ? 1 : 0;
 	}
 }
 
@@ -148,30 +116,23 @@ static int apply_sets(const struct point_spec *ps, struct loaded *ld, int stage,
 		      struct kerr *err)
 {
 	for (int i = 0; i < ps->nsets; i++) {
-		const char *s = ps->sets[i], *eq = strchr(s, '='), *dot = strchr(s, '.');
-		if (!eq || !dot || dot > eq || dot == s || eq == dot + 1 || !eq[1])
-			return bad(err, 2, "--set '%s%s': expected section.key=value", s, "");
-		char sec[64], key[64];
-		if ((size_t)(dot - s) >= sizeof sec || (size_t)(eq - dot - 1) >= sizeof key)
-			return bad(err, 2, "--set '%.80s%s': name too long", s, "");
-		snprintf(sec, sizeof sec, "%.*s", (int)(dot - s), s);
-		snprintf(key, sizeof key, "%.*s", (int)(eq - dot - 1), dot + 1);
-		int st = section_stage(sec);
+		struct override o;
+		int rc = override_split(ps->sets[i], &o, err);
+		if (rc)
+			return rc;
+		int st = section_stage(o.section);
 		if (st < 0)
 			return bad(err, 2, "--set %s: unknown section '%s' (system, gpu, memdev, "
 				   "scaleup_link, scaleout_link, memdev_link, model sections, "
-				   "sparse, workload, input, output)", s, sec);
+				   "sparse, workload, input, output)", ps->sets[i], o.section);
 		if (st != stage)
 			continue;
 		if (ps->skip_memdev_sets && !system_has_memdev(&ld->sys) &&
-		    (!strcmp(sec, "memdev") || !strcmp(sec, "memdev_link") ||
-		     (!strcmp(sec, "system") && (!strcmp(key, "memdevs") ||
-						 !strcmp(key, "memdev_link")))))
+		    (!strcmp(o.section, "memdev") || !strcmp(o.section, "memdev_link") ||
+		     (!strcmp(o.section, "system") && (!strcmp(o.key, "memdevs") ||
+						       !strcmp(o.key, "memdev_link")))))
 			continue;
-		char what[160];
-		snprintf(what, sizeof what, "%.*s", (int)(eq - s), s);
-		int rc = apply_one(ld, st, sec, key, eq + 1, what, err);
-		if (rc)
+		if ((rc = apply_one(ld, st, &o, err)) != 0)
 			return rc;
 	}
 	return 0;

@@ -42,6 +42,10 @@ static double peak_load(struct plan *p, long B, int m, const int *mb)
 static void assign_mb(struct plan *p, long B, int m)
 {
 	int G = p->G, D = p->D;
+	if (m == 1) { /* one micro-batch: nothing to balance */
+		memset(p->rmb, 0, sizeof(int) * (size_t)B);
+		return;
+	}
 	if (!sched_uses_cmr(p->d.sched)) {
 		assign_arrival(p, B, m, p->rmb);
 		return;

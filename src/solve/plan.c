@@ -259,6 +259,8 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->use_g = grab((size_t)d->samples, sizeof(double), &fail);
 	p->use_m = grab((size_t)d->samples, sizeof(double), &fail);
 	p->rng = gsl_rng_alloc(gsl_rng_taus2); /* cheap to seed: one stream per sample */
+	if (p->rng && (gsl_rng_min(p->rng) != 0 || gsl_rng_max(p->rng) != 0xffffffffUL))
+		fail = 1; /* plan_sample takes pool indices from the top bits */
 	if (fail || !p->rng || ensure_memo(p, 64) != 0 || ensure_batch(p, 256) != 0 ||
 	    pool_fill(p, f, b) != 0) {
 		free(f), free(b);

@@ -110,8 +110,10 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 	gsl_rng_set(p->rng, p->d.seed * 1000003UL + (unsigned long)sample + 1);
 	const struct design *d = &p->d;
 	int G = p->G, D = p->D;
+	/* POOL is a power of two and taus2 returns 32 uniform bits (plan_new
+	 * checks): the top POOL_BITS are a uniform pool index */
 	for (long j = 0; j < B; j++)
-		p->rq[j] = (int)gsl_rng_uniform_int(p->rng, POOL);
+		p->rq[j] = (int)(gsl_rng_get(p->rng) >> (32 - POOL_BITS));
 	memset(p->dev_load, 0, sizeof(double) * (size_t)D);
 	memset(p->dev_store, 0, sizeof(double) * (size_t)D);
 	memset(p->gpu_store, 0, sizeof(double) * (size_t)G);

@@ -28,22 +28,6 @@ static void spec_from_args(const struct command *c, const struct args *a,
 		ps->sets[ps->nsets++] = a->many[i];
 }
 
-/* At a fixed batch, auto picks the micro-batch count with the lowest mean
- * step time among the feasible ones (else the lowest overall). */
-static int query_auto(struct plan *p, double batch, struct result *r,
-		      struct kerr *err)
-{
-	for (int m = 1; m <= PIPE_MAX_MB; m++) {
-		struct result x;
-		if (plan_eval(p, batch, m, &x, err) != 0)
-			return -1;
-		if (m == 1 || (x.feasible && !r->feasible) ||
-		    (x.feasible == r->feasible && x.tbt_mean < r->tbt_mean))
-			*r = x;
-	}
-	return 0;
-}
-
 static int print_result(const struct loaded *ld, const struct result *r, int csv)
 {
 	static char cells[OUT_MAX_COLS][OUT_CELL];
@@ -92,12 +76,9 @@ static int run_point(const char *name, const struct args *a, int solve)
 	struct result r;
 	if (!p)
 		rc = 1;
-	else if (solve)
-		rc = plan_solve(p, ld.mb, &r, &err) != 0;
-	else if (ld.mb == 0)
-		rc = query_auto(p, ld.batch, &r, &err) != 0;
 	else
-		rc = plan_eval(p, ld.batch, ld.mb, &r, &err) != 0;
+		rc = (solve ? plan_solve(p, ld.mb, &r, &err)
+			    : plan_eval(p, ld.batch, ld.mb, &r, &err)) != 0;
 	if (rc)
 		die_msg("%s", err.msg);
 	else

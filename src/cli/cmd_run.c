@@ -261,7 +261,7 @@ int cmd_run(const struct args *a)
 		pool_free(&pp);
 	}
 	/* 2: every system at that count */
-	int start[NA + 1][NS + NB];
+	int start[NA][NS];
 	for (int m = 0; m < NA; m++)
 		for (int s = 0; s < NS; s++) {
 			start[m][s] = st.n;

@@ -5,40 +5,28 @@
 #include <string.h>
 
 /* Evaluates one point into a CSV row (malloc'd). */
-static int eval_point(struct pool *sw, long idx, char **row, struct result *out,
+static int eval_point(struct pool *pl, long idx, char **row, struct result *out,
 		      struct kerr *err)
 {
 	struct point_spec ps;
 	char sets[MAX_MANY][POOL_SET_LEN];
-	sw->make(sw->ctx, idx, &ps, sets);
+	pl->make(pl->ctx, idx, &ps, sets);
 	ps.skip_memdev_sets = 1; /* a sweep may mix systems with and without */
 	struct loaded *ld = malloc(sizeof *ld);
 	if (!ld) {
 		kerr_set(err, 0, 0, "out of memory");
 		return 1;
 	}
-	pthread_mutex_lock(&sw->lock); /* description loading stays single-threaded */
+	pthread_mutex_lock(&pl->lock); /* description loading stays single-threaded */
 	int rc = point_load(&ps, ld, err);
-	pthread_mutex_unlock(&sw->lock);
+	pthread_mutex_unlock(&pl->lock);
 	struct plan *p = rc ? NULL : plan_new(&ld->d, err);
 	if (!rc && !p)
 		rc = 1;
 	struct result r;
-	if (!rc) {
-		if (ld->batch > 0 && ld->mb > 0)
-			rc = plan_eval(p, ld->batch, ld->mb, &r, err) != 0;
-		else if (ld->batch > 0) { /* auto at a fixed batch: lowest mean step */
-			for (int m = 1; m <= PIPE_MAX_MB && !rc; m++) {
-				struct result x;
-				rc = plan_eval(p, ld->batch, m, &x, err) != 0;
-				if (!rc && (m == 1 || (x.feasible && !r.feasible) ||
-					    (x.feasible == r.feasible && x.tbt_mean < r.tbt_mean)))
-					r = x;
-			}
-		} else {
-			rc = plan_solve(p, ld->mb, &r, err) != 0;
-		}
-	}
+	if (!rc)
+		rc = (ld->batch > 0 ? plan_eval(p, ld->batch, ld->mb, &r, err)
+				    : plan_solve(p, ld->mb, &r, err)) != 0;
 	if (!rc)
 		*out = r;
 	if (!rc) {
@@ -49,8 +37,7 @@ static int eval_point(struct pool *sw, long idx, char **row, struct result *out,
 			c[i] = cells[i];
 		size_t len = 0;
 		FILE *fp = open_memstream(row, &len);
-		if (!fp || csv_write_row(fp, point_ncols, c) != 0 || fclose(fp) != 0)
-		{
+		if (!fp || csv_write_row(fp, point_ncols, c) != 0 || fclose(fp) != 0) {
 			kerr_set(err, 0, 0, "out of memory");
 			rc = 1;
 		}
@@ -58,7 +45,7 @@ static int eval_point(struct pool *sw, long idx, char **row, struct result *out,
 	if (rc) {
 		char msg[KERR_MSG];
 		snprintf(msg, sizeof msg, "%s", err->msg);
-		kerr_set(err, 0, 0, "%s: point %ld: %s", sw->what, idx + 1, msg);
+		kerr_set(err, 0, 0, "%s: point %ld: %s", pl->what, idx + 1, msg);
 	}
 	plan_free(p);
 	point_free(ld);
@@ -68,29 +55,29 @@ static int eval_point(struct pool *sw, long idx, char **row, struct result *out,
 
 static void *worker(void *arg)
 {
-	struct pool *sw = arg;
+	struct pool *pl = arg;
 	for (;;) {
-		pthread_mutex_lock(&sw->lock);
-		long k = sw->err_idx >= 0 ? sw->total : sw->next++;
-		pthread_mutex_unlock(&sw->lock);
-		if (k >= sw->total)
+		pthread_mutex_lock(&pl->lock);
+		long k = pl->err_idx >= 0 ? pl->total : pl->next++;
+		pthread_mutex_unlock(&pl->lock);
+		if (k >= pl->total)
 			return NULL;
-		long idx = sw->order ? sw->order[k] : k;
+		long idx = pl->order ? pl->order[k] : k;
 		struct kerr err;
 		char *row = NULL;
 		struct result r;
 		memset(&r, 0, sizeof r);
-		int rc = eval_point(sw, idx, &row, &r, &err);
-		pthread_mutex_lock(&sw->lock);
-		sw->rows[idx] = row;
-		sw->res[idx] = r;
-		if (rc && (sw->err_idx < 0 || idx < sw->err_idx))
-			sw->err_idx = idx, sw->err_rc = rc, sw->err = err;
-		sw->done++;
-		if (sw->progress)
-			fprintf(stderr, "\rkarat %s: %ld/%ld points", sw->what, sw->done,
-				sw->total);
-		pthread_mutex_unlock(&sw->lock);
+		int rc = eval_point(pl, idx, &row, &r, &err);
+		pthread_mutex_lock(&pl->lock);
+		pl->rows[idx] = row;
+		pl->res[idx] = r;
+		if (rc && (pl->err_idx < 0 || idx < pl->err_idx))
+			pl->err_idx = idx, pl->err_rc = rc, pl->err = err;
+		pl->done++;
+		if (pl->progress)
+			fprintf(stderr, "\rkarat %s: %ld/%ld points", pl->what, pl->done,
+				pl->total);
+		pthread_mutex_unlock(&pl->lock);
 	}
 }
 

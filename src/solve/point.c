@@ -110,7 +110,19 @@ static int eval_core(struct plan *p, double batch, int m, struct result *r,
 int plan_eval(struct plan *p, double batch, int m, struct result *r,
 	      struct kerr *err)
 {
-	return eval_core(p, batch, m, r, 0, err) < 0 ? -1 : 0;
+	if (m != 0)
+		return eval_core(p, batch, m, r, 0, err) < 0 ? -1 : 0;
+	/* auto at a fixed batch: the lowest mean step time among the feasible
+	 * counts, else among all */
+	for (int k = 1; k <= MB; k++) {
+		struct result x;
+		if (eval_core(p, batch, k, &x, 0, err) < 0)
+			return -1;
+		if (k == 1 || (x.feasible && !r->feasible) ||
+		    (x.feasible == r->feasible && x.tbt_mean < r->tbt_mean))
+			*r = x;
+	}
+	return 0;
 }
 
 /* Whether batch fits and meets the SLO; -1 on error. */

@@ -60,9 +60,10 @@ struct plan;
 struct plan *plan_new(const struct design *d, struct kerr *err);
 void plan_free(struct plan *p);
 
-/* One design point at batch B (all GPUs together) and m micro-batches,
- * evaluated even when it does not fit (feasible = 0, reason says why).
- * Returns 0, or -1 with err for invalid input (B < 1, m out of 1..16). */
+/* One design point at batch B (all GPUs together) and m micro-batches
+ * (m = 0: the count in 1..16 with the lowest mean step time, feasible ones
+ * first), evaluated even when it does not fit (feasible = 0, reason says
+ * why).  Returns 0, or -1 with err for invalid input (B < 1, m > 16). */
 int plan_eval(struct plan *p, double batch, int m, struct result *r,
 	      struct kerr *err);
 

@@ -2,8 +2,6 @@
  * hold a comma-separated list; the Cartesian product of the lists is
  * evaluated (the last key varies fastest) and written as one CSV row per
  * point, in that order, whatever the number of worker threads. */
-#include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

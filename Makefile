@@ -19,7 +19,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
 TST_OBJ := $(TST_SRC:%.c=$(B)/%.o)
 HDRS    := $(wildcard src/*.h src/*/*.h tests/*.h)
 
-.PHONY: all run test bench clean deps deps-test
+.PHONY: all run test bench sanitize clean deps deps-test
 all: $(B)/karat
 
 $(B)/.deps-build:
@@ -71,5 +71,13 @@ bench: $(B)/bench_ops $(B)/bench_solve $(B)/karat
 	$(B)/bench_ops $(CURDIR)/$(B)/karat
 	$(B)/bench_solve $(CURDIR)/$(B)/karat
 
+# Every test under AddressSanitizer and UBSan (leaks included), in its own
+# build folder.  GCC's bounds warnings misfire on sanitised code, so they
+# are off there.
+SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -Wno-array-bounds -Wno-stringop-overflow
+sanitize:
+	$(MAKE) B=build-san CC="$(CC) $(SAN)" build-san/karat build-san/karat-tests
+	ASAN_OPTIONS=detect_leaks=1 KARAT_BIN=$(CURDIR)/build-san/karat build-san/karat-tests -j2
+
 clean:
-	rm -rf $(B)
+	rm -rf $(B) build-san

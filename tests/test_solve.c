@@ -378,3 +378,33 @@ Test(solve, bad_designs_are_refused)
 	cr_expect_eq(plan_eval(p, 2.5, 1, &r, &err), -1);
 	plan_free(p);
 }
+
+/* The evaluator with the fast schedule equals it with the reference list
+ * schedule on whole design points, every schedule and several m. */
+Test(solve, fast_schedule_equals_the_reference_on_design_points)
+{
+	static struct setup a, b;
+	const char *systems[] = {"gpu-only", "gpu-karat", "gpu-attacc", "gpu-host-offload"};
+	for (int k = 0; k < 4; k++)
+		for (int sc = 0; sc < SCHED_N; sc++) {
+			load(&a, "glm-5.2", systems[k], 0, "agentic");
+			load(&b, "glm-5.2", systems[k], 0, "agentic");
+			a.sys.gpus = b.sys.gpus = 16;
+			if (system_has_memdev(&a.sys))
+				a.sys.memdevs = b.sys.memdevs = k == 3 ? 4 : 32;
+			a.d.sched = b.d.sched = sc;
+			a.d.samples = b.d.samples = 8;
+			b.d.exact = 1;
+			struct plan *pa = plan(&a), *pb = plan(&b);
+			for (int m = 1; m <= (sc == SCHED_SERIAL ? 1 : 16); m += 5) {
+				struct result x = eval(pa, 200, m), y = eval(pb, 200, m);
+				cr_expect(near(x.tbt_mean, y.tbt_mean, 1e-9) && near(x.tbt_p99, y.tbt_p99, 1e-9),
+					  "%s %s m=%d: %.12g vs %.12g", systems[k], sched_names[sc], m,
+					  x.tbt_mean, y.tbt_mean);
+				for (int r = 0; r < RES_N; r++)
+					cr_expect(fabs(x.busy[r] - y.busy[r]) <= 1e-9 * x.tbt_mean);
+			}
+			plan_free(pa);
+			plan_free(pb);
+		}
+}

@@ -68,3 +68,15 @@ const char *zoo_path(const char *rel)
 	snprintf(p, sizeof p, "%s/%s", KARAT_DATADIR, rel);
 	return p;
 }
+
+int traces_absent(const char *name, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (f) {
+		fclose(f);
+		return 0;
+	}
+	fprintf(stderr, "%s: skipped: %s is absent (../shared/traces is not here)\n", name,
+		path);
+	return 1;
+}

@@ -15,6 +15,10 @@ const char *tmp_ini_str(int slot, const char *text);
  * exit status.  Buffers are NUL-terminated and truncated to their size. */
 int run_karat(const char *args, char *out, size_t nout, char *err, size_t nerr);
 
+/* Whether a file of ../shared/traces is missing; if so, says "skipped"
+ * on stderr for test `name` (the traces live outside the project). */
+int traces_absent(const char *name, const char *path);
+
 /* Path of a zoo file relative to the source tree. */
 const char *zoo_path(const char *rel);
 

@@ -2,10 +2,13 @@
  * hold a comma-separated list; the Cartesian product of the lists is
  * evaluated (the last key varies fastest) and written as one CSV row per
  * point, in that order, whatever the number of worker threads. */
+#include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/load.h"
 #include "cli/pool.h"
 
 #define MAX_DIMS 32
@@ -196,6 +199,19 @@ int cmd_sweep(const struct args *a)
 	}
 	if (!output)
 		output = file_output;
+	char defpath[1024];
+	if (!output) { /* results/NAME.csv beside the current folder's results */
+		char name[256];
+		arg_label(sw.path, name, sizeof name);
+		if (mkdir("results", 0777) != 0 && errno != EEXIST) {
+			die_msg("results: cannot create: %s", strerror(errno));
+			return 1;
+		}
+		snprintf(defpath, sizeof defpath, "results/%s.csv", name);
+		output = defpath;
+	}
+	if (strcmp(output, "-") == 0)
+		output = NULL; /* stdout */
 	static struct pool pl;
 	pl = (struct pool){.make = point_spec_of, .ctx = &sw, .total = sw.total,
 			   .progress = isatty(2), .what = sw.path};

@@ -50,7 +50,7 @@ static const struct optdef query_opts[] = {
 static const struct optdef solve_opts[] = {POINT_OPTS, {0, 0, 0, 0, 0}};
 static const struct optdef sweep_opts[] = {
 	{"jobs", 1, "worker threads, also -j N (default 1); output is identical for any count", 0, 'j'},
-	{"output", 1, "CSV file to write (default: [sweep] output, else results/NAME.csv)", 0, 0},
+	{"output", 1, "CSV file to write, - for stdout (default: [sweep] output, else results/NAME.csv)", 0, 0},
 	{"set", 1, "override section.key=value for every point (repeatable)", 1, 0},
 	{0, 0, 0, 0, 0}};
 static const struct optdef quantiles_opts[] = {
@@ -113,15 +113,16 @@ int cmd_help(const struct args *a)
 					   a->pos[0]);
 		printf("usage: karat %s %s\n  %s\n", c->name, c->usage, c->summary);
 		for (int i = 0; c->opts[i].name; i++)
-			printf("  --%-10s %s\n", c->opts[i].name, c->opts[i].help);
+			printf("  --%-13s %s\n", c->opts[i].name, c->opts[i].help);
 		return 0;
 	}
 	printf("karat: roofline and design-space explorer for LLM decode\n\n"
 	       "usage: karat COMMAND [OPTIONS]\n\ncommands:\n");
 	for (const struct command *c = commands; c->name; c++)
 		printf("  %-10s %s\n", c->name, c->summary);
-	printf("\n'karat help COMMAND' shows a command's options.  Exit status: 0 ok,\n"
-	       "1 failure (bad input file, infeasible request), 2 usage error.\n");
+	printf("\n'karat help COMMAND' shows a command's options.  Exit status: 0 ok\n"
+	       "(a design point that does not fit is an answer: feasible=false), 1 failure\n"
+	       "(bad input file or value, a refused algorithm), 2 usage error.\n");
 	return 0;
 }
 

@@ -308,3 +308,27 @@ Test(workload, length_biased_draws_match_the_definition)
 		workload_free(&w);
 	}
 }
+
+Test(workload, overrides_apply_or_are_refused)
+{
+	struct kworkload w;
+	struct kerr err;
+	char ini[512];
+	const char *csv = tmp_csv("a,b,c\n10,2,30\n20,4,40\n");
+	snprintf(ini, sizeof ini, HEAD "trace = %s\ninput_column = a\noutput_column = b\n", csv);
+	cr_assert_eq(load_text(ini, &w, &err), 0, "%s", err.msg);
+	cr_expect_eq(workload_set(&w, "input", "median", "5K", &err), -1,
+		     "a trace workload has no [input] to change");
+	cr_expect(strstr(err.msg, "draws from a trace") != NULL, "%s", err.msg);
+	cr_assert_eq(workload_set(&w, "workload", "input_column", "c", &err), 0, "%s", err.msg);
+	cr_expect(w.n_trace == 2 && w.trace_in[0] == 30 && w.trace_in[1] == 40,
+		  "changing the column re-reads the trace");
+	workload_free(&w);
+	cr_assert_eq(load_text(HEAD "[input]\ndist = fixed\nvalue = 9\n[output]\ndist = fixed\n"
+			       "value = 1\n", &w, &err), 0, "%s", err.msg);
+	cr_expect_eq(workload_set(&w, "input", "value", "64K", &err), 0, "%s", err.msg);
+	cr_expect_eq(w.in.value, 65536);
+	cr_expect_eq(workload_set(&w, "input", "dist", "lognormal", &err), -1,
+		     "lognormal without median and sigma");
+	workload_free(&w);
+}

@@ -8,8 +8,8 @@
 #include <string.h>
 
 /* Requests to micro-batches, per GPU: arrival order in equal chunks; or
- * CMR: longest context first, to the micro-batch whose load on the
- * request's device is lowest, at most ceil(n/m) per micro-batch. */
+ * CMR (assign_mb): longest context first, to the micro-batch whose load on
+ * the request's device is lowest, with counts within one of each other. */
 static void assign_arrival(const struct plan *p, long B, int m, int *mb)
 {
 	int G = p->G;

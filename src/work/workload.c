@@ -284,12 +284,15 @@ int workload_load(const char *path, struct kworkload *w, struct kerr *err)
 int workload_set(struct kworkload *w, const char *section, const char *key,
 		 const char *value, struct kerr *err)
 {
-	char trace[sizeof w->trace];
-	memcpy(trace, w->trace, sizeof trace);
+	if (w->trace[0] && strcmp(section, "workload") != 0)
+		return kerr_set(err, 0, 0, "--set %s.%s: workload %s draws from a trace; "
+				"[%s] does not apply", section, key, w->name, section);
 	if (set_entry(w, section, key, value, "--set", 0, err) != 0)
 		return -1;
-	if (strcmp(section, "workload") == 0 && strcmp(key, "trace") == 0)
-		return finish(w, "--set", err);
+	if (strcmp(section, "workload") == 0 &&
+	    (!strcmp(key, "trace") || (w->trace[0] && (!strcmp(key, "input_column") ||
+						       !strcmp(key, "output_column")))))
+		return finish(w, "--set", err); /* (re)read the trace */
 	if (!w->trace[0] && strcmp(section, "workload") != 0) {
 		struct wl_dist *d = strcmp(section, "input") == 0 ? &w->in : &w->out;
 		return check_dist(d, section, "--set", 0, err);

@@ -52,7 +52,7 @@ $(B)/karat-tests: $(TST_OBJ) $(B)/libkarat.a | $(B)/.deps-test
 	@echo "  LINK  $@"
 	@$(CC) $(CFLAGS) -o $@ $(TST_OBJ) $(B)/libkarat.a -lcriterion $(LDLIBS)
 
-$(B)/bench_ops: bench/bench_ops.c $(B)/libkarat.a $(HDRS)
+$(B)/bench_ops: bench/bench_ops.c bench/bench_util.h $(B)/libkarat.a $(HDRS)
 	@echo "  LINK  $@"
 	@$(CC) $(CFLAGS) -DBENCH_CFLAGS='"$(filter-out -DKARAT_DATADIR%,$(CFLAGS))"' -o $@ $< $(B)/libkarat.a $(LDLIBS)
 
@@ -63,7 +63,7 @@ run: $(B)/karat
 test: $(B)/karat $(B)/karat-tests
 	KARAT_BIN=$(CURDIR)/$(B)/karat $(B)/karat-tests -j2
 
-$(B)/bench_solve: bench/bench_solve.c $(B)/libkarat.a $(HDRS)
+$(B)/bench_solve: bench/bench_solve.c bench/bench_util.h $(B)/libkarat.a $(HDRS)
 	@echo "  LINK  $@"
 	@$(CC) $(CFLAGS) -o $@ $< $(B)/libkarat.a $(LDLIBS)
 

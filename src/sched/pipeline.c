@@ -254,12 +254,14 @@ static int same(const struct snap *a, const struct snap *b, int m, double eps)
 	return 1;
 }
 
-/* Every task on one execution resource: that stream never idles (the next
- * task of the micro-batch it serves is ready when the previous one ends),
- * so the makespan is the sum of all work.  1 when it applied. */
+/* No overlap is possible when every task runs on one execution resource
+ * (that stream never idles: the next task of the micro-batch it serves is
+ * ready when the previous one ends) or when there is one micro-batch (its
+ * chain is sequential): the makespan is the sum of all work.  1 when it
+ * applied. */
 static int one_stream(const struct sim *s, struct pipe_out *out)
 {
-	for (int t = 1; t < T_ALL; t++)
+	for (int t = 1; t < T_ALL && s->in->m > 1; t++)
 		if (s->tres[t] != s->tres[0])
 			return 0;
 	memset(out, 0, sizeof *out);

@@ -102,6 +102,25 @@ static void assign_mb(struct plan *p, long B, int m)
 		memcpy(p->rmb, p->tmp, sizeof(int) * (size_t)B);
 }
 
+/* The slowest unit (device or GPU) of one side in micro-batch i: its
+ * cache-side time for the layers (t) and for the MTP layer (tm). */
+static void side_peak(const struct plan *p, const struct side *sd, int i, int units,
+		      const int *cnt, int want_gpu, double *t, double *tm)
+{
+	*t = *tm = 0;
+	for (int u = 0; u < units; u++) {
+		int c = cnt[i * units + u];
+		if (!c)
+			continue;
+		double v[MAXV];
+		side_values(sd, i * units + u, c, v);
+		double a = bucket_time(p, &p->lay, p->sd, p->map, v, want_gpu);
+		double b = bucket_time(p, &p->laym, p->sdm, p->mapm, v, want_gpu);
+		*t = a > *t ? a : *t;
+		*tm = b > *tm ? b : *tm;
+	}
+}
+
 double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *po,
 		   double *use_g, double *use_m)
 {
@@ -177,28 +196,10 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 			continue;
 		for (int k = 0; k < p->LB; k++)
 			c = p->lcnt[i * p->LB + k] > c ? p->lcnt[i * p->LB + k] : c;
-		double attn = 0, attn_m = 0, fb = 0, fbm = 0;
-		for (int dev = 0; dev < D; dev++) {
-			if (!p->dcnt[i * D + dev])
-				continue;
-			double v[MAXV];
-			side_values(sm, i * D + dev, p->dcnt[i * D + dev], v);
-			double t = bucket_time(p, &p->lay, p->sd, p->map, v, 0);
-			double tm = bucket_time(p, &p->laym, p->sdm, p->mapm, v, 0);
-			attn = t > attn ? t : attn;
-			attn_m = tm > attn_m ? tm : attn_m;
-		}
-		if (p->has_mem)
-			for (int g = 0; g < G; g++) {
-				if (!sg->k || !p->gcnt[i * G + g])
-					continue;
-				double v[MAXV];
-				side_values(sg, i * G + g, p->gcnt[i * G + g], v);
-				double t = bucket_time(p, &p->lay, p->sd, p->map, v, 1);
-				double tm = bucket_time(p, &p->laym, p->sdm, p->mapm, v, 1);
-				fb = t > fb ? t : fb;
-				fbm = tm > fbm ? tm : fbm;
-			}
+		double attn, attn_m, fb = 0, fbm = 0;
+		side_peak(p, sm, i, D, p->dcnt, 0, &attn, &attn_m);
+		if (p->has_mem && sg->k) /* stages the memory device hands to the GPU */
+			side_peak(p, sg, i, G, p->gcnt, 1, &fb, &fbm);
 		const double *ph = gpu_phases(p, n);
 		double *du = in.dur[in.m++];
 		du[T_PRE] = (ph[PH_PRE] + fb) / L;

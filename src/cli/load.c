@@ -4,15 +4,41 @@
 
 #include <string.h>
 
-static int resolve_status(enum zoo_kind k, const char *name)
+/* 2 when name is neither a zoo name nor a path, else 0. */
+static int resolve_status(enum zoo_kind k, const char *name, struct kerr *err)
 {
 	char path[1024];
-	struct kerr err;
-	if (zoo_resolve(k, name, path, sizeof path, &err) != 0) {
-		die_msg("%s", err.msg);
-		return EXIT_USAGE;
-	}
-	return 0;
+	return zoo_resolve(k, name, path, sizeof path, err) != 0 ? EXIT_USAGE : 0;
+}
+
+int load_model(const char *name, struct kmodel *m, struct kerr *err)
+{
+	int rc = resolve_status(ZOO_MODEL, name, err);
+	return rc ? rc : zoo_load_model(name, m, NULL, err) != 0;
+}
+
+int load_device(const char *name, struct kdevice *d, struct kerr *err)
+{
+	int rc = resolve_status(ZOO_DEVICE, name, err);
+	return rc ? rc : zoo_load_device(name, d, NULL, err) != 0;
+}
+
+int load_link(const char *name, struct klink *l, struct kerr *err)
+{
+	int rc = resolve_status(ZOO_LINK, name, err);
+	return rc ? rc : zoo_load_link(name, l, NULL, err) != 0;
+}
+
+int load_system(const char *name, struct ksystem *s, struct kerr *err)
+{
+	int rc = resolve_status(ZOO_SYSTEM, name, err);
+	return rc ? rc : zoo_load_system(name, s, NULL, err) != 0;
+}
+
+int load_workload(const char *name, struct kworkload *w, struct kerr *err)
+{
+	int rc = resolve_status(ZOO_WORKLOAD, name, err);
+	return rc ? rc : zoo_load_workload(name, w, err) != 0;
 }
 
 void arg_label(const char *arg, char *out, size_t n)
@@ -30,26 +56,20 @@ void arg_label(const char *arg, char *out, size_t n)
 
 int load_model_arg(const char *name, struct kmodel *m)
 {
-	int rc = resolve_status(ZOO_MODEL, name);
-	if (rc)
-		return rc;
 	struct kerr err;
-	if (zoo_load_model(name, m, NULL, &err) != 0) {
+	int rc = load_model(name, m, &err);
+	if (rc)
 		die_msg("%s", err.msg);
-		return 1;
-	}
-	return 0;
+	return rc;
 }
 
 int load_device_arg(const char *name, struct kdevice *d, struct klink *l)
 {
-	int rc = resolve_status(ZOO_DEVICE, name);
-	if (rc)
-		return rc;
 	struct kerr err;
-	if (zoo_load_device(name, d, NULL, &err) != 0) {
+	int rc = load_device(name, d, &err);
+	if (rc) {
 		die_msg("%s", err.msg);
-		return 1;
+		return rc;
 	}
 	if (zoo_load_link(d->link, l, NULL, &err) != 0) {
 		die_msg("%s: link '%s': %s", name, d->link, err.msg);

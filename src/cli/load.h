@@ -7,7 +7,15 @@
 #include "cli/cli.h"
 #include "zoo/zoo.h"
 
-/* Each returns 0, 1 (bad file, message printed) or 2 (unknown name). */
+/* Each returns 0, 1 (bad file) or 2 (unknown name), with err; they print
+ * nothing (the worker threads of sweep and run call them). */
+int load_model(const char *name, struct kmodel *m, struct kerr *err);
+int load_device(const char *name, struct kdevice *d, struct kerr *err);
+int load_link(const char *name, struct klink *l, struct kerr *err);
+int load_system(const char *name, struct ksystem *s, struct kerr *err);
+int load_workload(const char *name, struct kworkload *w, struct kerr *err);
+
+/* As above for one command's arguments, printing the message. */
 int load_model_arg(const char *name, struct kmodel *m);
 int load_device_arg(const char *name, struct kdevice *d, struct klink *l);
 

@@ -27,13 +27,6 @@ static int bad(struct kerr *err, int rc, const char *fmt, const char *a,
 	return rc;
 }
 
-/* Status for a zoo name that does not resolve: usage (2). */
-static int resolve(enum zoo_kind k, const char *name, struct kerr *err)
-{
-	char path[1024];
-	return zoo_resolve(k, name, path, sizeof path, err) != 0 ? 2 : 0;
-}
-
 static int num(const char *opt, const char *text, enum unit_class u, double lo,
 	       double hi, double *out, struct kerr *err)
 {
@@ -138,29 +131,11 @@ static int apply_sets(const struct point_spec *ps, struct loaded *ld, int stage,
 	return 0;
 }
 
-static int load_dev(const char *name, struct kdevice *d, struct kerr *err)
-{
-	int rc = resolve(ZOO_DEVICE, name, err);
-	if (rc)
-		return rc;
-	return zoo_load_device(name, d, NULL, err) != 0 ? 1 : 0;
-}
-
-static int load_link(const char *name, struct klink *l, struct kerr *err)
-{
-	int rc = resolve(ZOO_LINK, name, err);
-	if (rc)
-		return rc;
-	return zoo_load_link(name, l, NULL, err) != 0 ? 1 : 0;
-}
-
 static int load_parts(const struct point_spec *ps, struct loaded *ld, struct kerr *err)
 {
 	int rc;
-	if ((rc = resolve(ZOO_MODEL, ps->model, err)) != 0)
+	if ((rc = load_model(ps->model, &ld->m, err)) != 0)
 		return rc;
-	if (zoo_load_model(ps->model, &ld->m, NULL, err) != 0)
-		return 1;
 	if ((rc = apply_sets(ps, ld, ST_MODEL, err)) != 0)
 		return rc;
 	ld->sp = ld->m.sp;
@@ -170,22 +145,20 @@ static int load_parts(const struct point_spec *ps, struct loaded *ld, struct ker
 		return rc;
 	if (attn_applicable(&ld->m, &ld->sp, ps->force, err) != 0)
 		return 1;
-	if ((rc = resolve(ZOO_SYSTEM, ps->system, err)) != 0)
+	if ((rc = load_system(ps->system, &ld->sys, err)) != 0)
 		return rc;
-	if (zoo_load_system(ps->system, &ld->sys, NULL, err) != 0)
-		return 1;
 	if ((rc = apply_sets(ps, ld, ST_SYSTEM, err)) != 0)
 		return rc;
 	if (ps->skip_memdev_sets && !system_has_memdev(&ld->sys))
 		ld->sys.memdevs = 0; /* a sweep's memdevs key does not apply here */
 	if (system_validate(&ld->sys, NULL, err) != 0)
 		return 1;
-	if ((rc = load_dev(ld->sys.gpu, &ld->gpu, err)) != 0 ||
+	if ((rc = load_device(ld->sys.gpu, &ld->gpu, err)) != 0 ||
 	    (rc = load_link(ld->sys.scaleup_link, &ld->up, err)) != 0 ||
 	    (rc = load_link(ld->sys.scaleout_link, &ld->out, err)) != 0)
 		return rc;
 	if (system_has_memdev(&ld->sys) &&
-	    ((rc = load_dev(ld->sys.memdev, &ld->mem, err)) != 0 ||
+	    ((rc = load_device(ld->sys.memdev, &ld->mem, err)) != 0 ||
 	     (rc = load_link(ld->sys.memdev_link, &ld->ml, err)) != 0))
 		return rc;
 	if ((rc = apply_sets(ps, ld, ST_HW, err)) != 0)
@@ -193,10 +166,8 @@ static int load_parts(const struct point_spec *ps, struct loaded *ld, struct ker
 	if (ps->workload && ps->context)
 		return bad(err, 2, "give --workload or --context, not both%s%s", "", "");
 	if (ps->workload) {
-		if ((rc = resolve(ZOO_WORKLOAD, ps->workload, err)) != 0)
+		if ((rc = load_workload(ps->workload, &ld->wl, err)) != 0)
 			return rc;
-		if (zoo_load_workload(ps->workload, &ld->wl, err) != 0)
-			return 1;
 	} else {
 		double L;
 		if ((rc = num("context", ps->context, U_TOKENS, 1, 1e9, &L, err)) != 0)

@@ -34,6 +34,9 @@ $(B)/%.o: %.c $(HDRS) | $(B)/.deps-build
 	@echo "  CC    $<"
 	@$(CC) $(CFLAGS) -c $< -o $@
 
+# Test objects include Criterion's headers: install it before compiling them.
+$(TST_OBJ): | $(B)/.deps-test
+
 $(B)/src/cli/bench_run.o: CFLAGS += -DKARAT_KERNEL_FLAGS='"$(KERNEL_CFLAGS)"'
 
 $(B)/src/kernels/%.o: src/kernels/%.c $(HDRS) | $(B)/.deps-build

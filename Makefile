@@ -8,6 +8,12 @@ CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror \
            -Isrc -DKARAT_DATADIR='"$(CURDIR)"'
 LDLIBS  = -fopenmp -linih -lcsv -lgsl -lgslcblas -lm -lpthread
 
+VERSION := 0.9.0
+GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null)
+KARAT_VERSION := $(VERSION)$(if $(GIT_REV), (git $(GIT_REV)))
+PREFIX  ?= /usr/local
+DESTDIR ?=
+
 B       := build
 LIB_SRC := $(wildcard src/base/*.c src/io/*.c src/sparse/*.c src/model/*.c src/hw/*.c src/sys/*.c src/work/*.c src/cost/*.c src/sched/*.c src/solve/*.c src/zoo/*.c src/kernels/*.c)
 # The validation kernels are tuned for the machine they run on.
@@ -19,7 +25,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
 TST_OBJ := $(TST_SRC:%.c=$(B)/%.o)
 HDRS    := $(wildcard src/*.h src/*/*.h tests/*.h)
 
-.PHONY: all run test bench sanitize clean deps deps-test
+.PHONY: all run test bench sanitize clean deps deps-test install uninstall fuzz FORCE
 all: $(B)/karat
 
 $(B)/.deps-build:
@@ -36,6 +42,13 @@ $(B)/%.o: %.c $(HDRS) | $(B)/.deps-build
 
 # Test objects include Criterion's headers: install it before compiling them.
 $(TST_OBJ): | $(B)/.deps-test
+
+# The version string, rewritten only when it changes (main.o depends on it).
+$(B)/.version: FORCE | $(B)/.deps-build
+	@echo '$(KARAT_VERSION)' | cmp -s - $@ || echo '$(KARAT_VERSION)' > $@
+$(B)/src/cli/main.o: $(B)/.version
+$(B)/src/cli/main.o: CFLAGS += -DKARAT_VERSION='"$(KARAT_VERSION)"'
+FORCE:
 
 $(B)/src/cli/bench_run.o: CFLAGS += -DKARAT_KERNEL_FLAGS='"$(KERNEL_CFLAGS)"'
 
@@ -82,5 +95,17 @@ sanitize:
 	$(MAKE) B=build-san CC="$(CC) $(SAN)" build-san/karat build-san/karat-tests
 	ASAN_OPTIONS=detect_leaks=1 KARAT_BIN=$(CURDIR)/build-san/karat build-san/karat-tests -j2
 
+# karat in $(PREFIX)/bin, its data (models, hw, workloads, plots) in
+# $(PREFIX)/share/karat, where the installed binary looks for it
+# (KARAT_HOME overrides).  DESTDIR stages a package.
+DATA_DIRS := models hw workloads plots
+install: $(B)/karat
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/karat
+	install -m 755 $(B)/karat $(DESTDIR)$(PREFIX)/bin/karat
+	cp -R $(DATA_DIRS) $(DESTDIR)$(PREFIX)/share/karat/
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/karat
+	rm -rf $(DESTDIR)$(PREFIX)/share/karat
+
 clean:
-	rm -rf $(B) build-san
+	rm -rf $(B) build-san build-fuzz

@@ -120,7 +120,15 @@ int unit_parse(const char *text, enum unit_class c, double *out, char *why,
 			char buf[96];
 			snprintf(buf, sizeof buf, "%.*s", (int)(len > 40 ? 40 : len),
 				 end);
-			if (why && n)
+			const struct suffix *g = uc->sfx; /* the same letters in another case */
+			while (g && g->text &&
+			       !(strlen(g->text) == len && strncasecmp(g->text, end, len) == 0))
+				g++;
+			if (why && n && g && g->text)
+				snprintf(why, n, "unknown unit '%s' (units are case-sensitive: "
+					 "did you mean '%s'?), expected %s", buf, g->text,
+					 uc->accepted);
+			else if (why && n)
 				snprintf(why, n, "unknown unit '%s', expected %s", buf,
 					 uc->accepted);
 			return -1;
@@ -132,7 +140,7 @@ int unit_parse(const char *text, enum unit_class c, double *out, char *why,
 		return fail(why, n, "'%s' is out of the representable range", text);
 	if (uc->whole && (v != floor(v) || fabs(v) > 9007199254740992.0))
 		return fail(why, n, "'%s' is not a whole number", text);
-	*out = v;
+	*out = v == 0 ? 0 : v; /* "-0" is zero, never a negative zero */
 	return 0;
 }
 

@@ -80,9 +80,16 @@ void table_free(struct table *t);
 int table_write(const struct table *t, FILE *fp, int csv);
 
 /* Writes a table (write_atomic) or text to path atomically: a temporary
- * file in the same folder, then rename.  Print the error, return -1. */
+ * file in the same folder (O_EXCL|O_NOFOLLOW), then rename; a FIFO is
+ * written in place, "-" is standard output, a symbolic link or special
+ * file is refused.  Print the error (naming path), return -1. */
 int write_atomic(const char *path, const struct table *t, int csv);
 int write_text_atomic(const char *path, const char *text);
+/* Whether path can be written as above (checked before long work);
+ * prints why not and returns -1. */
+int out_check(const char *path);
+/* Removes open temporaries on SIGINT, SIGTERM and SIGHUP (call once). */
+void out_install_signals(void);
 /* One CSV row (libcsv quoting where needed); 0 or -1 on a write error. */
 int csv_write_row(FILE *fp, int n, const char *const *cells);
 

@@ -4,6 +4,17 @@
 
 #include <string.h>
 
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/gslerr.h"
+#include "zoo/zoo.h"
+
+#ifndef KARAT_VERSION
+#define KARAT_VERSION "unknown"
+#endif
+
 static const struct optdef no_opts[] = {{0, 0, 0, 0, 0}};
 static const struct optdef ops_opts[] = {
 	{"model", 1, "zoo name or INI path of the model", 0, 0},
@@ -126,8 +137,31 @@ int cmd_help(const struct args *a)
 	return 0;
 }
 
+/* An installed karat (PREFIX/bin/karat) finds its data in
+ * PREFIX/share/karat; a binary in the build folder uses the source tree
+ * it was built from.  KARAT_HOME overrides both (zoo_home). */
+static void find_home(void)
+{
+	char exe[PATH_MAX], dir[PATH_MAX + 32];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	snprintf(dir, sizeof dir, "%s/../share/karat", exe);
+	char models[PATH_MAX + 48];
+	snprintf(models, sizeof models, "%s/models", dir);
+	struct stat st;
+	if (stat(models, &st) == 0 && S_ISDIR(st.st_mode))
+		zoo_set_home(dir);
+}
+
 int main(int argc, char **argv)
 {
+	find_home();
 	if (argc < 2) {
 		usage_error(NULL, "no command given (try 'karat help')");
 		return EXIT_USAGE;
@@ -135,6 +169,12 @@ int main(int argc, char **argv)
 	const char *name = argv[1];
 	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
 		name = "help";
+	if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+		printf("karat %s\ndata: %s\n", KARAT_VERSION, zoo_home());
+		return fflush(stdout) == 0 ? 0 : 1;
+	}
+	gslerr_install();
+	out_install_signals();
 	const struct command *c = command_find(name);
 	if (!c) {
 		usage_error(NULL, "unknown command '%.40s' (try 'karat help')", name);

@@ -4,8 +4,12 @@
 
 #include <csv.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 void table_init(struct table *t, int ncols, const char *const *head,
@@ -104,27 +108,202 @@ int table_write(const struct table *t, FILE *fp, int csv)
 	return ferror(fp) ? -1 : 0;
 }
 
-/* Opens path's temporary sibling; the caller writes, then commit(). */
-static FILE *atomic_open(const char *path, char *tmp, size_t n)
+/* ---- safe output files ----
+ * A result is written to a fresh temporary file beside its target, opened
+ * with O_CREAT|O_EXCL|O_NOFOLLOW (never an existing file, never through a
+ * planted link), flushed to disk, then renamed over the target.  A target
+ * that exists must be a regular file or a FIFO (written in place: it cannot
+ * be renamed over); a symbolic link, a device or a folder is refused, so
+ * `--output /dev/null` as root cannot replace the real one.  "-" is
+ * standard output.  Temporaries still open when SIGINT or SIGTERM arrives
+ * are removed before the process dies. */
+
+#define MAX_TMP 8
+static char tmp_names[MAX_TMP][1100];
+static volatile sig_atomic_t tmp_used[MAX_TMP];
+
+static void on_signal(int sig)
 {
-	if ((size_t)snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid()) >= n) {
-		die_msg("%s: path too long", path);
-		return NULL;
-	}
-	FILE *fp = fopen(tmp, "w");
-	if (!fp)
-		die_msg("%s: cannot create: %s", tmp, strerror(errno));
-	return fp;
+	for (int i = 0; i < MAX_TMP; i++)
+		if (tmp_used[i])
+			unlink(tmp_names[i]); /* async-signal-safe */
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
-static int atomic_commit(FILE *fp, int bad, const char *tmp, const char *path)
+void out_install_signals(void)
 {
-	bad |= fflush(fp) != 0;
-	bad |= fsync(fileno(fp)) != 0;
-	bad |= fclose(fp) != 0;
-	if (bad || rename(tmp, path) != 0) {
-		die_msg("%s: write failed: %s", path, strerror(errno));
-		unlink(tmp);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+static int tmp_register(const char *name)
+{
+	for (int i = 0; i < MAX_TMP; i++)
+		if (!tmp_used[i]) {
+			snprintf(tmp_names[i], sizeof tmp_names[i], "%s", name);
+			tmp_used[i] = 1;
+			return i;
+		}
+	return -1;
+}
+
+static void tmp_release(int slot)
+{
+	if (slot >= 0)
+		tmp_used[slot] = 0;
+}
+
+/* What kind of target path is: 0 absent or a regular file (replace it
+ * atomically), 1 a FIFO (write in place), -1 refused (message printed). */
+static int target_kind(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		die_msg("%s: cannot write: %s", path, strerror(errno));
+		return -1;
+	}
+	if (S_ISREG(st.st_mode))
+		return 0;
+	if (S_ISFIFO(st.st_mode))
+		return 1;
+	die_msg("%s: not a regular file (%s); karat writes results only to regular "
+		"files, FIFOs or - (standard output)", path,
+		S_ISLNK(st.st_mode) ? "a symbolic link: give its target" :
+		S_ISDIR(st.st_mode) ? "a folder" :
+		S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a special file");
+	return -1;
+}
+
+/* The folder of path ("." when it has none) into dir. */
+static void dir_of(const char *path, char *dir, size_t n)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, n, ".");
+	else if (slash == path)
+		snprintf(dir, n, "/");
+	else
+		snprintf(dir, n, "%.*s", (int)(slash - path), path);
+}
+
+int out_check(const char *path)
+{
+	if (strcmp(path, "-") == 0)
+		return 0;
+	if (strlen(path) >= 1024) {
+		die_msg("%.80s...: path too long", path);
+		return -1;
+	}
+	int kind = target_kind(path);
+	if (kind != 0)
+		return kind < 0 ? -1 : 0;
+	char dir[1100];
+	dir_of(path, dir, sizeof dir);
+	struct stat st;
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		die_msg("%s: cannot write: folder %s %s", path, dir,
+			errno == ENOENT || !S_ISDIR(st.st_mode) ? "does not exist" : strerror(errno));
+		return -1;
+	}
+	if (access(dir, W_OK | X_OK) != 0) {
+		die_msg("%s: cannot write: folder %s: %s", path, dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+struct outfile {
+	FILE *fp;
+	int slot;          /* registered temporary, or -1 */
+	int in_place;      /* FIFO or stdout: no rename */
+	const char *path;  /* the user's name */
+	char tmp[1100];
+};
+
+static int out_open(struct outfile *o, const char *path)
+{
+	memset(o, 0, sizeof *o);
+	o->slot = -1;
+	o->path = path;
+	if (strcmp(path, "-") == 0) {
+		o->fp = stdout, o->in_place = 1;
+		return 0;
+	}
+	if (out_check(path) != 0)
+		return -1;
+	if (target_kind(path) == 1) {
+		int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+		o->fp = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (!o->fp) {
+			die_msg("%s: cannot write: %s", path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		o->in_place = 1;
+		return 0;
+	}
+	char dir[1100];
+	dir_of(path, dir, sizeof dir);
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	unsigned long x = (unsigned long)ts.tv_nsec ^ ((unsigned long)getpid() << 20);
+	for (int tries = 0; tries < 64; tries++) {
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+		snprintf(o->tmp, sizeof o->tmp, "%s/.%s.tmp.%06lx", dir, base, (x >> 40) & 0xffffff);
+		int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		if (fd < 0) {
+			die_msg("%s: cannot write: %s", path, strerror(errno));
+			return -1;
+		}
+		o->slot = tmp_register(o->tmp);
+		o->fp = fdopen(fd, "w");
+		if (!o->fp) {
+			die_msg("%s: cannot write: %s", path, strerror(errno));
+			close(fd);
+			unlink(o->tmp);
+			tmp_release(o->slot);
+			return -1;
+		}
+		return 0;
+	}
+	die_msg("%s: cannot write: no free temporary name in %s", path, dir);
+	return -1;
+}
+
+static int out_close(struct outfile *o, int bad)
+{
+	int err = 0;
+	bad |= fflush(o->fp) != 0;
+	if (bad)
+		err = errno;
+	if (o->fp == stdout) {
+		if (bad)
+			die_msg("write error on standard output");
+		return bad ? -1 : 0;
+	}
+	if (!o->in_place && !bad && fsync(fileno(o->fp)) != 0)
+		bad = 1, err = errno;
+	if (fclose(o->fp) != 0 && !bad)
+		bad = 1, err = errno;
+	if (!bad && !o->in_place && rename(o->tmp, o->path) != 0)
+		bad = 1, err = errno;
+	if (!o->in_place && bad)
+		unlink(o->tmp);
+	tmp_release(o->slot);
+	if (bad) {
+		die_msg("%s: write failed: %s", o->path, err ? strerror(err) : "I/O error");
 		return -1;
 	}
 	return 0;
@@ -132,18 +311,16 @@ static int atomic_commit(FILE *fp, int bad, const char *tmp, const char *path)
 
 int write_atomic(const char *path, const struct table *t, int csv)
 {
-	char tmp[1024];
-	FILE *fp = atomic_open(path, tmp, sizeof tmp);
-	if (!fp)
+	struct outfile o;
+	if (out_open(&o, path) != 0)
 		return -1;
-	return atomic_commit(fp, table_write(t, fp, csv) != 0, tmp, path);
+	return out_close(&o, table_write(t, o.fp, csv) != 0);
 }
 
 int write_text_atomic(const char *path, const char *text)
 {
-	char tmp[1024];
-	FILE *fp = atomic_open(path, tmp, sizeof tmp);
-	if (!fp)
+	struct outfile o;
+	if (out_open(&o, path) != 0)
 		return -1;
-	return atomic_commit(fp, fputs(text, fp) < 0, tmp, path);
+	return out_close(&o, fputs(text, o.fp) < 0);
 }

@@ -261,11 +261,17 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->rng = gsl_rng_alloc(gsl_rng_taus2); /* cheap to seed: one stream per sample */
 	if (p->rng && (gsl_rng_min(p->rng) != 0 || gsl_rng_max(p->rng) != 0xffffffffUL))
 		fail = 1; /* plan_sample takes pool indices from the top bits */
-	if (fail || !p->rng || ensure_memo(p, 64) != 0 || ensure_batch(p, 256) != 0 ||
-	    pool_fill(p, f, b) != 0) {
+	int filled = fail || !p->rng || ensure_memo(p, 64) != 0 || ensure_batch(p, 256) != 0
+			     ? -1 : pool_fill(p, f, b);
+	if (filled != 0) {
 		free(f), free(b);
 		plan_free(p);
-		kerr_set(err, 0, 0, "out of memory");
+		if (filled == -2)
+			kerr_set(err, 0, 0, "workload %s: a context length could not be drawn "
+				 "(the distribution's inverse CDF failed); use a quantile table",
+				 d->wl->name);
+		else
+			kerr_set(err, 0, 0, "out of memory");
 		return NULL;
 	}
 	free(f), free(b);
@@ -347,6 +353,8 @@ static int pool_fill(struct plan *p, double *f, double *b)
 			scan_on_gpu = p->has_mem;
 	for (int i = 0; i < POOL; i++) {
 		double L = workload_draw_context(d->wl, p->rng);
+		if (!isfinite(L))
+			return -2; /* a distribution GSL could not invert here */
 		if (L > d->m->max_context)
 			L = d->m->max_context, cut++;
 		p->ctx[i] = L;

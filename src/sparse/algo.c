@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/dtype.h"
+#include "base/suggest.h"
 
 const struct sp_param_info sp_params[SP_N] = {
 	[SP_TOPK] = {"topk", U_TOKENS, 1, 1e9, 0, "tokens (or compressed entries) selected per query"},
@@ -307,8 +308,10 @@ int sparse_parse_spec(const char *spec, const struct sparse_cfg *native,
 		for (int i = 0; i < ALGO_N; i++)
 			used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
 						 i ? ", " : "", algo_names[i]);
-		return kerr_set(err, 0, 0, "--algo: unknown algorithm '%.40s' (known: %s)", buf,
-				list);
+		const char *near = suggest_name(buf, algo_names, ALGO_N);
+		return kerr_set(err, 0, 0, "unknown algorithm '%.40s' (known: %s)%s%s%s", buf,
+				list, near ? "; did you mean '" : "", near ? near : "",
+				near ? "'?" : "");
 	}
 	if (native && native->algo == (int)a->id)
 		*cfg = *native;

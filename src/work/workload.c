@@ -4,13 +4,16 @@
 #include <csv.h>
 #include <errno.h>
 #include <gsl/gsl_cdf.h>
+#include <gsl/gsl_errno.h>
 #include <gsl/gsl_randist.h>
+#include <gsl/gsl_roots.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/gslerr.h"
 #include "base/units.h"
 
 const char *const wl_kind_names[WD_N + 1] = {"none", "fixed", "lognormal", "gamma",
@@ -55,6 +58,8 @@ static int set_dist(struct wl_dist *d, const char *sec, const char *key,
 {
 	char why[160];
 	double x;
+	if (!d->line || strcmp(key, "dist") == 0)
+		d->line = line; /* errors about the whole section point here */
 	if (strcmp(key, "dist") == 0) {
 		int k = lookup(wl_kind_names, v);
 		if (k <= WD_NONE)
@@ -146,9 +151,98 @@ static void prepare_biased(struct wl_dist *d)
 	}
 }
 
+static double biased_pinv(const struct wl_dist *d, double v)
+{
+	return d->kind == WD_LOGNORMAL
+		       ? gsl_cdf_lognormal_Pinv(v, log(d->median) + d->sigma * d->sigma, d->sigma)
+		       : gsl_cdf_gamma_Pinv(v, d->shape + 1, d->scale);
+}
+
+struct inv_arg {
+	const struct wl_dist *d;
+	double v;
+};
+
+static double inv_f(double x, void *arg)
+{
+	const struct inv_arg *a = arg;
+	return cdf(a->d, x, 1) - a->v;
+}
+
+/* x with biased CDF v by Brent's method on the CDF (GSL's own inversion
+ * iterates from a normal guess and gives up for gamma shapes in the
+ * thousands); NaN if it fails too.  Draws are rounded to whole tokens, so
+ * a tenth of a token is precise enough. */
+static double biased_brent(const struct wl_dist *d, double v)
+{
+	double lo = d->has_min ? d->min : 0, hi = d->has_max ? d->max : 0;
+	if (!d->has_max) { /* grow an upper end until it brackets v */
+		hi = fmax(1, lo);
+		while (cdf(d, hi, 1) < v && hi < MAX_TOKENS * 1e3)
+			hi *= 2;
+	}
+	struct inv_arg a = {d, v};
+	gsl_function fn = {inv_f, &a};
+	gsl_root_fsolver *s = gsl_root_fsolver_alloc(gsl_root_fsolver_brent);
+	if (!s || gsl_root_fsolver_set(s, &fn, lo, hi) != GSL_SUCCESS) {
+		if (s)
+			gsl_root_fsolver_free(s);
+		return NAN;
+	}
+	int st = GSL_CONTINUE;
+	for (int it = 0; it < 200 && st == GSL_CONTINUE; it++) {
+		if (gsl_root_fsolver_iterate(s) != GSL_SUCCESS)
+			break;
+		st = gsl_root_test_interval(gsl_root_fsolver_x_lower(s),
+					    gsl_root_fsolver_x_upper(s), 0.1, 0);
+	}
+	double x = st == GSL_SUCCESS ? gsl_root_fsolver_root(s) : NAN;
+	gsl_root_fsolver_free(s);
+	return x;
+}
+
+/* The interior of a length-biased lognormal or gamma draw: x with biased
+ * CDF v, GSL's inversion first, Brent where it does not converge. */
+static double biased_inv(const struct wl_dist *d, double v)
+{
+	gslerr_install();
+	gslerr_take(NULL, 0);
+	double x = biased_pinv(d, v);
+	if (!gslerr_take(NULL, 0) && isfinite(x))
+		return x;
+	return biased_brent(d, v);
+}
+
+/* Whether lognormal or gamma d can be drawn from: its masses finite and
+ * its biased inverse finite at the ends and the middle; why says not. */
+static int dist_computable(const struct wl_dist *d, char *why, size_t n)
+{
+	gslerr_install();
+	if (gslerr_take(why, n))
+		return 0; /* from prepare_biased */
+	double tot = d->bmass[0] + d->bmass[1] + d->bmass[2];
+	if (!isfinite(tot) || !(tot > 0)) {
+		snprintf(why, n, "its mean is not finite in double precision");
+		return 0;
+	}
+	const double probe[] = {1e-6, 0.5, 1 - 1e-6};
+	for (int i = 0; i < 3 && d->bmass[1] > 0; i++) {
+		double v = d->bcdf_lo + probe[i] * (d->bcdf_hi - d->bcdf_lo);
+		double x = biased_inv(d, v);
+		if (!isfinite(x)) {
+			if (!gslerr_take(why, n))
+				snprintf(why, n, "its inverse CDF has no finite value at %g", v);
+			return 0;
+		}
+	}
+	return 1;
+}
+
 static int check_dist(struct wl_dist *d, const char *sec, const char *path,
 		      int line, struct kerr *err)
 {
+	if (d->line > 0 && line == 0)
+		line = d->line; /* line -1: an override, no line to name */
 	switch (d->kind) {
 	case WD_NONE:
 		return kerr_set(err, path, line, "[%s] needs dist = fixed, lognormal, "
@@ -181,7 +275,18 @@ static int check_dist(struct wl_dist *d, const char *sec, const char *path,
 	if (d->has_min && d->has_max && d->min > d->max)
 		return kerr_set(err, path, line, "%s: min %g exceeds max %g", sec, d->min,
 				d->max);
+	gslerr_install();
+	gslerr_take(NULL, 0);
 	prepare_biased(d);
+	char why[200];
+	if ((d->kind == WD_LOGNORMAL || d->kind == WD_GAMMA) && !dist_computable(d, why, sizeof why)) {
+		if (d->kind == WD_LOGNORMAL)
+			return kerr_set(err, path, line, "%s: lognormal with median %g and "
+					"sigma %g cannot be drawn from: %s", sec, d->median,
+					d->sigma, why);
+		return kerr_set(err, path, line, "%s: gamma with shape %g and scale %g "
+				"cannot be drawn from: %s", sec, d->shape, d->scale, why);
+	}
 	return 0;
 }
 
@@ -260,6 +365,7 @@ static int finish(struct kworkload *w, const char *path, struct kerr *err)
 
 int workload_load(const char *path, struct kworkload *w, struct kerr *err)
 {
+	gslerr_install();
 	memset(w, 0, sizeof *w);
 	w->origin = -1;
 	struct ini_doc *doc = ini_doc_load(path, err);
@@ -295,7 +401,7 @@ int workload_set(struct kworkload *w, const char *section, const char *key,
 		return finish(w, "--set", err); /* (re)read the trace */
 	if (!w->trace[0] && strcmp(section, "workload") != 0) {
 		struct wl_dist *d = strcmp(section, "input") == 0 ? &w->in : &w->out;
-		return check_dist(d, section, "--set", 0, err);
+		return check_dist(d, section, "--set", -1, err);
 	}
 	return 0;
 }
@@ -505,10 +611,8 @@ double wl_dist_draw_biased(const struct wl_dist *d, gsl_rng *r)
 			return clamp(d, round(d->max));
 		/* the interior by inversion of the biased CDF */
 		double v = d->bcdf_lo + gsl_rng_uniform_pos(r) * (d->bcdf_hi - d->bcdf_lo);
-		x = d->kind == WD_LOGNORMAL
-			    ? gsl_cdf_lognormal_Pinv(v, log(d->median) + d->sigma * d->sigma, d->sigma)
-			    : gsl_cdf_gamma_Pinv(v, d->shape + 1, d->scale);
-		return clamp(d, round(x));
+		x = biased_inv(d, v);
+		return isfinite(x) ? clamp(d, round(x)) : NAN; /* the caller checks */
 	}
 	case WD_QUANTILES: {
 		/* a segment by biased mass, then density proportional to x on it */

@@ -35,6 +35,7 @@ struct wl_dist {
 	double qp[WL_MAX_Q], qv[WL_MAX_Q];
 	double min, max;          /* draws are clamped into [min, max] */
 	int has_min, has_max;
+	int line;                 /* where the section is written (messages) */
 	/* length-biased draws (prepared by the loader): masses of the atom at
 	 * min, the interior and the atom at max; for lognormal and gamma the
 	 * biased CDF at min and max; for quantiles the cumulative biased mass

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/suggest.h"
+
 static const struct {
 	const char *dir, *what, *list;
 } kinds[ZOO_NKIND] = {
@@ -18,11 +20,23 @@ static const struct {
 	[ZOO_WORKLOAD] = {"workloads", "workload", "karat list workloads"},
 };
 
+static char home_dir[1024];
+
+void zoo_set_home(const char *dir)
+{
+	snprintf(home_dir, sizeof home_dir, "%s", dir ? dir : "");
+}
+
 const char *zoo_home(void)
 {
 	const char *h = getenv("KARAT_HOME");
-	return h && *h ? h : KARAT_DATADIR;
+	if (h && *h)
+		return h;
+	return home_dir[0] ? home_dir : KARAT_DATADIR;
 }
+
+/* "unknown model 'x' (did you mean 'y'?) (see karat list models)" */
+static int unknown(enum zoo_kind k, const char *name, struct kerr *err);
 
 static int is_path(const char *name)
 {
@@ -35,6 +49,12 @@ int zoo_resolve(enum zoo_kind k, const char *name, char *path, size_t n,
 {
 	if (!*name)
 		return kerr_set(err, 0, 0, "empty %s name", kinds[k].what);
+	size_t len = strlen(name);
+	if (k == ZOO_WORKLOAD && len > 4 && strcmp(name + len - 4, ".csv") == 0)
+		return kerr_set(err, name, 0, "a trace is not a workload file: write a "
+				"workload INI that names it ([workload] name = ..., origin = "
+				"trace, trace = %s, input_column = ..., output_column = ...; "
+				"karat quantiles %s prints one with length tables)", name, name);
 	if (is_path(name)) {
 		if ((size_t)snprintf(path, n, "%s", name) >= n)
 			return kerr_set(err, 0, 0, "path too long: %.80s", name);
@@ -43,15 +63,13 @@ int zoo_resolve(enum zoo_kind k, const char *name, char *path, size_t n,
 	for (const char *c = name; *c; c++)
 		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
 		      *c == '-' || *c == '_' || *c == '.'))
-			return kerr_set(err, 0, 0, "unknown %s '%.64s' (see %s)",
-					kinds[k].what, name, kinds[k].list);
+			return unknown(k, name, err);
 	if ((size_t)snprintf(path, n, "%s/%s/%s.ini", zoo_home(), kinds[k].dir,
 			     name) >= n)
 		return kerr_set(err, 0, 0, "path too long for %.64s", name);
 	struct stat st;
 	if (stat(path, &st) != 0)
-		return kerr_set(err, 0, 0, "unknown %s '%s' (see %s)", kinds[k].what,
-				name, kinds[k].list);
+		return unknown(k, name, err);
 	return 0;
 }
 
@@ -153,4 +171,18 @@ int zoo_list(enum zoo_kind k, char names[][64], int max, struct kerr *err)
 	closedir(dp);
 	qsort(names, (size_t)n, sizeof names[0], cmp_name);
 	return n;
+}
+
+static int unknown(enum zoo_kind k, const char *name, struct kerr *err)
+{
+	char names[256][64];
+	const char *cands[256];
+	struct kerr ignore;
+	int n = zoo_list(k, names, 256, &ignore);
+	for (int i = 0; i < n; i++)
+		cands[i] = names[i];
+	char hint[128];
+	suggest_hint(name, cands, n > 0 ? n : 0, hint, sizeof hint);
+	return kerr_set(err, 0, 0, "unknown %s '%.64s'%s (see %s)", kinds[k].what, name,
+			hint, kinds[k].list);
 }

@@ -18,6 +18,9 @@ enum zoo_kind { ZOO_MODEL, ZOO_DEVICE, ZOO_LINK, ZOO_SYSTEM, ZOO_WORKLOAD, ZOO_N
 
 /* Folder holding models/ and hw/: $KARAT_HOME, else the source tree. */
 const char *zoo_home(void);
+/* Sets the data folder used when KARAT_HOME is unset (the CLI finds the
+ * installed one beside its binary); NULL or "" restores the built-in. */
+void zoo_set_home(const char *dir);
 
 /* Turns a zoo name or a path (anything with '/' or ending in .ini) into a
  * file path.  A name that is not in the zoo is an error naming the list

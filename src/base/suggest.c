@@ -1,0 +1,66 @@
+/* suggest.c: nearest name by Levenshtein distance on normalised names. */
+#include "base/suggest.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#define SUGGEST_MAX 64
+
+/* Lower case, separators dropped; returns the length. */
+static size_t normalise(const char *s, char *out)
+{
+	size_t n = 0;
+	for (; *s && n + 1 < SUGGEST_MAX; s++)
+		if (*s != '-' && *s != '_' && *s != '.' && *s != ' ')
+			out[n++] = (char)tolower((unsigned char)*s);
+	out[n] = '\0';
+	return n;
+}
+
+static size_t distance(const char *a, size_t na, const char *b, size_t nb)
+{
+	size_t row[SUGGEST_MAX];
+	for (size_t j = 0; j <= nb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= na; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= nb; j++) {
+			size_t up = row[j];
+			size_t sub = diag + (a[i - 1] != b[j - 1]);
+			size_t best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
+			row[j] = sub < best ? sub : best;
+			diag = up;
+		}
+	}
+	return row[nb];
+}
+
+const char *suggest_name(const char *typed, const char *const *cands, int n)
+{
+	char t[SUGGEST_MAX], c[SUGGEST_MAX];
+	size_t nt = normalise(typed, t);
+	if (nt == 0)
+		return NULL;
+	const char *best = NULL;
+	size_t bestd = (size_t)-1;
+	for (int i = 0; i < n; i++) {
+		size_t nc = normalise(cands[i], c);
+		size_t d = distance(t, nt, c, nc);
+		size_t limit = (nc > nt ? nc : nt) / 3;
+		if (d <= limit && d < bestd)
+			best = cands[i], bestd = d;
+	}
+	return best;
+}
+
+void suggest_hint(const char *typed, const char *const *cands, int n, char *buf,
+		  size_t size)
+{
+	const char *s = suggest_name(typed, cands, n);
+	if (s)
+		snprintf(buf, size, " (did you mean '%s'?)", s);
+	else if (size)
+		buf[0] = '\0';
+}

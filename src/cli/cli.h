@@ -62,14 +62,15 @@ int usage_error(const struct command *c, const char *fmt, ...)
 int parse_count(const char *opt, const char *text, int tokens, double lo,
 		double hi, double *out);
 
-/* Output: a table of rows of cells printed aligned, or CSV. */
+/* Output: a table of rows of cells printed aligned, or CSV.  OUT_CELL is
+ * the size of the scratch buffers callers format numbers into. */
 #define OUT_MAX_COLS 40
 #define OUT_CELL 320
 struct table {
 	int ncols, nrows, cap;
 	const char *head[OUT_MAX_COLS];
 	int right[OUT_MAX_COLS];  /* right-align (numbers) */
-	char (*cell)[OUT_MAX_COLS][OUT_CELL];
+	char *(*cell)[OUT_MAX_COLS]; /* malloc'd copies: no cell is ever cut */
 };
 void table_init(struct table *t, int ncols, const char *const *head,
 		const int *right);

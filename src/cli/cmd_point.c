@@ -31,13 +31,11 @@ static void spec_from_args(const struct command *c, const struct args *a,
 static int print_result(const struct loaded *ld, const struct result *r, int csv)
 {
 	static char cells[OUT_MAX_COLS][OUT_CELL];
-	point_cells(ld, r, cells);
+	const char *row[OUT_MAX_COLS];
+	point_cells(ld, r, cells, row);
 	struct table t;
 	int rc;
 	if (csv) {
-		const char *row[OUT_MAX_COLS];
-		for (int i = 0; i < point_ncols; i++)
-			row[i] = cells[i];
 		table_init(&t, point_ncols, point_head, NULL);
 		rc = table_add(&t, row);
 	} else { /* one line per field reads better than 35 columns */
@@ -45,8 +43,8 @@ static int print_result(const struct loaded *ld, const struct result *r, int csv
 		table_init(&t, 2, head, NULL);
 		rc = 0;
 		for (int i = 0; i < point_ncols && rc == 0; i++) {
-			const char *row[2] = {point_head[i], cells[i]};
-			rc = table_add(&t, row);
+			const char *pair[2] = {point_head[i], row[i]};
+			rc = table_add(&t, pair);
 		}
 	}
 	rc = rc || table_write(&t, stdout, csv) != 0;

@@ -17,7 +17,7 @@
 struct dim {
 	char section[16], key[64];
 	int n;
-	char val[MAX_VALS][128];
+	char val[MAX_VALS][INI_VALUE]; /* an item is never longer than its value */
 	int line;
 };
 
@@ -94,7 +94,13 @@ static int load_sweep(struct sweep *sw, const char **output, char *outbuf,
 			break;
 		}
 		if (!is_set && strcmp(e->key, "output") == 0) {
-			snprintf(outbuf, outn, "%s", e->value);
+			/* relative to the sweep file's folder, as a workload's trace is */
+			const char *slash = strrchr(doc->path, '/');
+			int dir = e->value[0] == '/' || !slash ? 0 : (int)(slash - doc->path + 1);
+			if ((size_t)snprintf(outbuf, outn, "%.*s%s", dir, doc->path, e->value) >= outn) {
+				rc = kerr_set(err, doc->path, e->line, "sweep.output: path too long");
+				break;
+			}
 			*output = outbuf;
 			continue;
 		}
@@ -130,11 +136,36 @@ static int load_sweep(struct sweep *sw, const char **output, char *outbuf,
 			}
 		if (rc)
 			break;
+		if (is_set && strlen(d->key) + 1 + strlen(e->value) >= POOL_SET_LEN) {
+			rc = kerr_set(err, doc->path, e->line, "set.%s: an override is longer "
+				      "than %d characters", d->key, POOL_SET_LEN - 1);
+			break;
+		}
 		if (sw->total > 10000000 / d->n) {
 			rc = kerr_set(err, doc->path, e->line, "more than 10 million points");
 			break;
 		}
 		sw->total *= d->n;
+	}
+	if (rc == 0) {
+		int nset = 0, have[4] = {0, 0, 0, 0};
+		static const char *const need[] = {"model", "system", "workload", "context"};
+		for (int i = 0; i < sw->ndim; i++) {
+			nset += strcmp(sw->dim[i].section, "set") == 0;
+			for (int k = 0; k < 4; k++)
+				have[k] |= strcmp(sw->dim[i].section, "sweep") == 0 &&
+					   strcmp(sw->dim[i].key, need[k]) == 0;
+		}
+		int line = doc->nlines > 0 ? doc->nlines : 1;
+		if (sw->nfixed + nset > MAX_MANY)
+			rc = kerr_set(err, doc->path, line, "%d overrides (%d --set and %d [set] "
+				      "keys); at most %d", sw->nfixed + nset, sw->nfixed, nset,
+				      MAX_MANY);
+		else if (!have[0] || !have[1] || (!have[2] && !have[3]))
+			rc = kerr_set(err, doc->path, ini_doc_section_line(doc, "sweep") > 0
+					      ? ini_doc_section_line(doc, "sweep") : line,
+				      "[sweep] needs the keys model, system and workload (or "
+				      "context)%s", doc->n == 0 ? "; the file is empty" : "");
 	}
 	ini_doc_free(doc);
 	return rc ? 1 : 0;
@@ -177,6 +208,88 @@ static void point_spec_of(const void *ctx, long idx, struct point_spec *ps,
 	}
 }
 
+/* Creates the output's folder when it is missing and its parent exists
+ * (results/ beside a sweep file, say). */
+static int make_parent(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash || slash == path)
+		return 0;
+	char dir[1200];
+	snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST && errno != ENOENT) {
+		die_msg("%s: cannot create folder %s: %s", path, dir, strerror(errno));
+		return -1;
+	}
+	return 0; /* ENOENT: a deeper folder is missing; out_check says so */
+}
+
+/* The line of the key whose value the message names (the likely
+ * culprit of a failing point), else the first key's. */
+static int blame_line(const struct sweep *sw, long idx, const char *msg)
+{
+	long rest = idx;
+	int pick[MAX_DIMS], best = 0;
+	size_t bestlen = 0;
+	for (int i = sw->ndim - 1; i >= 0; i--) {
+		pick[i] = (int)(rest % sw->dim[i].n);
+		rest /= sw->dim[i].n;
+	}
+	for (int i = 0; i < sw->ndim; i++) {
+		const char *v = sw->dim[i].val[pick[i]];
+		if (strlen(v) > bestlen && strstr(msg, v))
+			best = i, bestlen = strlen(v);
+	}
+	return sw->ndim ? sw->dim[best].line : 1;
+}
+
+/* Loads and checks point idx without evaluating it: 0, 1 or 2. */
+static int check_point(const struct sweep *sw, long idx, struct kerr *err)
+{
+	static struct loaded ld;
+	static char sets[MAX_MANY][POOL_SET_LEN];
+	struct point_spec ps;
+	point_spec_of(sw, idx, &ps, sets);
+	ps.skip_memdev_sets = 1;
+	int rc = point_load(&ps, &ld, err);
+	point_free(&ld);
+	if (rc) {
+		char msg[KERR_MSG];
+		snprintf(msg, sizeof msg, "%s", err->msg);
+		kerr_set(err, sw->path, blame_line(sw, idx, msg), "point %ld: %s", idx + 1, msg);
+	}
+	return rc;
+}
+
+/* Index of the point with value v of dim k and the first value elsewhere. */
+static long point_with(const struct sweep *sw, int k, int v)
+{
+	long idx = 0;
+	for (int i = 0; i < sw->ndim; i++)
+		idx = idx * sw->dim[i].n + (i == k ? v : 0);
+	return idx;
+}
+
+/* Every point is loaded and checked before the first is evaluated, so a
+ * typo fails at once with its line.  Above SWEEP_CHECK_ALL points, every
+ * value of every key is checked once (with the first value of the
+ * others); *all says which. */
+#define SWEEP_CHECK_ALL 20000
+static int check_all(const struct sweep *sw, int *all, struct kerr *err)
+{
+	*all = sw->total <= SWEEP_CHECK_ALL;
+	int rc = 0;
+	if (*all) {
+		for (long i = 0; i < sw->total && rc == 0; i++)
+			rc = check_point(sw, i, err);
+		return rc;
+	}
+	for (int k = 0; k < sw->ndim && rc == 0; k++)
+		for (int v = 0; v < sw->dim[k].n && rc == 0; v++)
+			rc = check_point(sw, point_with(sw, k, v), err);
+	return rc;
+}
+
 int cmd_sweep(const struct args *a)
 {
 	const struct command *c = command_find("sweep");
@@ -190,7 +303,7 @@ int cmd_sweep(const struct args *a)
 	for (int i = 0; i < a->nmany; i++)
 		sw.fixed_sets[sw.nfixed++] = a->many[i];
 	const char *output = arg_get(c, a, "output");
-	char outbuf[INI_VALUE];
+	static char outbuf[2 * INI_VALUE + 1100];
 	const char *file_output = NULL;
 	struct kerr err;
 	if (load_sweep(&sw, &file_output, outbuf, sizeof outbuf, &err) != 0) {
@@ -203,15 +316,26 @@ int cmd_sweep(const struct args *a)
 	if (!output) { /* results/NAME.csv beside the current folder's results */
 		char name[256];
 		arg_label(sw.path, name, sizeof name);
-		if (mkdir("results", 0777) != 0 && errno != EEXIST) {
-			die_msg("results: cannot create: %s", strerror(errno));
-			return 1;
-		}
 		snprintf(defpath, sizeof defpath, "results/%s.csv", name);
 		output = defpath;
 	}
 	if (strcmp(output, "-") == 0)
 		output = NULL; /* stdout */
+	if (output && make_parent(output) != 0)
+		return 1;
+	if (output && out_check(output) != 0)
+		return 1; /* before the long work, not after it */
+	int all;
+	if (check_all(&sw, &all, &err) != 0) {
+		die_msg("%s", err.msg);
+		return 1;
+	}
+	if (arg_get(c, a, "dry-run")) {
+		printf("karat sweep: %s: %ld points, %s loaded and checked; output %s\n",
+		       sw.path, sw.total, all ? "every one" : "every value of every key",
+		       output ? output : "standard output");
+		return 0;
+	}
 	static struct pool pl;
 	pl = (struct pool){.make = point_spec_of, .ctx = &sw, .total = sw.total,
 			   .progress = isatty(2), .what = sw.path};

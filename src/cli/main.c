@@ -63,6 +63,7 @@ static const struct optdef sweep_opts[] = {
 	{"jobs", 1, "worker threads, also -j N (default 1); output is identical for any count", 0, 'j'},
 	{"output", 1, "CSV file to write, - for stdout (default: [sweep] output, else results/NAME.csv)", 0, 0},
 	{"set", 1, "override section.key=value for every point (repeatable)", 1, 0},
+	{"dry-run", 0, "load and check every point, print the count, evaluate nothing", 0, 0},
 	{0, 0, 0, 0, 0}};
 static const struct optdef quantiles_opts[] = {
 	{"input-column", 1, "column of input (context) lengths", 0, 0},
@@ -96,7 +97,7 @@ const struct command commands[] = {
 	{"solve", cmd_solve, "--model M --system S (--workload W | --context L) [options]",
 	 "the largest batch that fits and meets the P99 TBT SLO (best micro-batch count with auto)",
 	 solve_opts, 0, 0},
-	{"sweep", cmd_sweep, "FILE.ini [--jobs N] [--output FILE.csv] [--set k=v]",
+	{"sweep", cmd_sweep, "FILE.ini [--jobs N] [--output FILE.csv] [--set k=v] [--dry-run]",
 	 "evaluate the Cartesian product of a sweep file's lists; one CSV row per point",
 	 sweep_opts, 1, 1},
 	{"quantiles", cmd_quantiles, "TRACE.csv --input-column C --output-column C",

@@ -33,14 +33,23 @@ int table_add(struct table *t, const char *const *cells)
 		t->cell = p;
 		t->cap = cap;
 	}
-	for (int i = 0; i < t->ncols; i++)
-		snprintf(t->cell[t->nrows][i], OUT_CELL, "%s", cells[i]);
+	for (int i = 0; i < t->ncols; i++) {
+		t->cell[t->nrows][i] = strdup(cells[i] ? cells[i] : "");
+		if (!t->cell[t->nrows][i]) {
+			while (i-- > 0)
+				free(t->cell[t->nrows][i]);
+			return -1;
+		}
+	}
 	t->nrows++;
 	return 0;
 }
 
 void table_free(struct table *t)
 {
+	for (int r = 0; r < t->nrows; r++)
+		for (int i = 0; i < t->ncols; i++)
+			free(t->cell[r][i]);
 	free(t->cell);
 	t->cell = NULL;
 	t->nrows = t->cap = 0;

@@ -120,6 +120,9 @@ static int apply_sets(const struct point_spec *ps, struct loaded *ld, int stage,
 				   "sparse, workload, input, output)", ps->sets[i], o.section);
 		if (st != stage)
 			continue;
+		if (st == ST_WORKLOAD && !ps->workload)
+			return bad(err, 2, "--set %s: the context is fixed (--context); "
+				   "workload sections do not apply%s", ps->sets[i], "");
 		if (ps->skip_memdev_sets && !system_has_memdev(&ld->sys) &&
 		    (!strcmp(o.section, "memdev") || !strcmp(o.section, "memdev_link") ||
 		     (!strcmp(o.section, "system") && (!strcmp(o.key, "memdevs") ||
@@ -172,6 +175,11 @@ static int load_parts(const struct point_spec *ps, struct loaded *ld, struct ker
 		double L;
 		if ((rc = num("context", ps->context, U_TOKENS, 1, 1e9, &L, err)) != 0)
 			return rc;
+		if (L > ld->m.max_context) { /* as ops does: never clipped silently */
+			kerr_set(err, 0, 0, "context %s (%g tokens) exceeds %s's maximum of %g "
+				 "tokens", ps->context, L, ld->m.name, ld->m.max_context);
+			return 1;
+		}
 		workload_fixed(&ld->wl, L);
 		snprintf(ld->wl.name, sizeof ld->wl.name, "fixed-%s", ps->context);
 	}
@@ -265,9 +273,17 @@ int point_load(const struct point_spec *ps, struct loaded *ld, struct kerr *err)
 	else
 		snprintf(ld->label[3], sizeof ld->label[3], "%s", ld->wl.name);
 	size_t o = 0;
-	for (int i = 0; i < ps->nsets && o < sizeof ld->sets; i++)
+	for (int i = 0; i < ps->nsets; i++) {
+		size_t need = strlen(ps->sets[i]) + (i ? 1 : 0);
+		if (need >= POINT_SET_LEN || o + need >= sizeof ld->sets)
+			return bad(err, 2, "--set %.60s...: an override is longer than %s "
+				   "characters", ps->sets[i], "319");
 		o += (size_t)snprintf(ld->sets + o, sizeof ld->sets - o, "%s%s",
 				      i ? ";" : "", ps->sets[i]);
+	}
+	for (int k = 0; k < 4; k++) /* labels come from names of bounded length */
+		if (strlen(ld->label[k]) + 1 >= sizeof ld->label[k])
+			return bad(err, 2, "name too long: %.60s...%s", ld->label[k], "");
 	return 0;
 }
 
@@ -276,40 +292,46 @@ void point_free(struct loaded *ld)
 	workload_free(&ld->wl);
 }
 
+/* Zero printed as 0, never -0. */
+static double nz(double x)
+{
+	return x == 0 ? 0 : x;
+}
+
 void point_cells(const struct loaded *ld, const struct result *r,
-		 char cells[][OUT_CELL])
+		 char cells[][OUT_CELL], const char **out)
 {
 	const struct design *d = &ld->d;
 	int i = 0;
-#define CELL(...) snprintf(cells[i++], OUT_CELL, __VA_ARGS__)
+#define CELL(...) (out[i] = cells[i], snprintf(cells[i++], OUT_CELL, __VA_ARGS__))
 	for (int k = 0; k < 4; k++)
-		CELL("%s", ld->label[k]);
+		out[i++] = ld->label[k];
 	CELL("%s", sched_names[d->sched]);
 	CELL("%d", r->mb);
-	CELL("%.0f", r->batch);
-	CELL("%.6g", r->tbt_mean);
-	CELL("%.6g", r->tbt_p99);
-	CELL("%.6g", r->throughput);
-	CELL("%.6g", r->tdp);
-	CELL("%.6g", r->tok_per_w);
-	CELL("%.6g", r->j_per_tok);
+	CELL("%.0f", nz(r->batch));
+	CELL("%.6g", nz(r->tbt_mean));
+	CELL("%.6g", nz(r->tbt_p99));
+	CELL("%.6g", nz(r->throughput));
+	CELL("%.6g", nz(r->tdp));
+	CELL("%.6g", nz(r->tok_per_w));
+	CELL("%.6g", nz(r->j_per_tok));
 	CELL("%s", r->feasible ? "true" : "false");
 	CELL("%s", r->reason);
-	CELL("%g", ld->sys.gpus);
-	CELL("%g", system_has_memdev(&ld->sys) ? ld->sys.memdevs : 0);
-	CELL("%g", d->mtp);
-	CELL("%g", d->accept);
-	CELL("%g", d->slo);
+	CELL("%g", nz(ld->sys.gpus));
+	CELL("%g", nz(system_has_memdev(&ld->sys) ? ld->sys.memdevs : 0));
+	CELL("%g", nz(d->mtp));
+	CELL("%g", nz(d->accept));
+	CELL("%g", nz(d->slo));
 	CELL("%d", d->samples);
 	CELL("%lu", d->seed);
-	CELL("%.6g", r->ctx_mean);
-	CELL("%.4g", r->clipped);
-	CELL("%.4g", r->gpu_use);
-	CELL("%.4g", r->mem_use);
+	CELL("%.6g", nz(r->ctx_mean));
+	CELL("%.4g", nz(r->clipped));
+	CELL("%.4g", nz(r->gpu_use));
+	CELL("%.4g", nz(r->mem_use));
 	for (int x = 0; x < RES_N; x++)
-		CELL("%.6g", r->busy[x]);
+		CELL("%.6g", nz(r->busy[x]));
 	for (int x = 0; x < RES_N; x++)
-		CELL("%.4f", r->bubble[x]);
-	CELL("%s", ld->sets);
+		CELL("%.4f", nz(r->bubble[x]));
+	out[i++] = ld->sets;
 #undef CELL
 }

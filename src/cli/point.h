@@ -8,6 +8,9 @@
 #include "solve/point.h"
 #include "zoo/zoo.h"
 
+#define POINT_LABEL 600   /* an --algo specification is at most 511 */
+#define POINT_SET_LEN 320 /* one section.key=value override */
+
 struct point_spec {
 	const char *model, *algo, *system, *workload, *context, *batch, *mb,
 		*schedule, *mtp, *accept, *slo_ms, *samples, *seed;
@@ -29,8 +32,8 @@ struct loaded {
 	struct design d;
 	int mb;          /* 0 = auto */
 	double batch;    /* 0 when not given */
-	char label[4][128]; /* model, algo, system, workload */
-	char sets[512];  /* the overrides, ';'-separated, for the CSV */
+	char label[4][POINT_LABEL]; /* model, algo, system, workload */
+	char sets[MAX_MANY * POINT_SET_LEN]; /* the overrides, ';'-separated, for the CSV */
 };
 
 /* Loads and checks everything the spec names and applies its overrides.
@@ -43,8 +46,10 @@ void point_free(struct loaded *ld);
 extern const char *const point_head[];
 extern const int point_ncols;
 
-/* Formats r of ld as cells (buffers of OUT_CELL). */
+/* Formats r of ld: out[i] is the text of column i, either one of the
+ * number buffers cells (OUT_CELL each) or a label or the overrides of ld,
+ * which are never cut. */
 void point_cells(const struct loaded *ld, const struct result *r,
-		 char cells[][OUT_CELL]);
+		 char cells[][OUT_CELL], const char **out);
 
 #endif

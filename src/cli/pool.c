@@ -9,7 +9,7 @@ static int eval_point(struct pool *pl, long idx, char **row, struct result *out,
 		      struct kerr *err)
 {
 	struct point_spec ps;
-	char sets[MAX_MANY][POOL_SET_LEN];
+	static _Thread_local char sets[MAX_MANY][POOL_SET_LEN];
 	pl->make(pl->ctx, idx, &ps, sets);
 	ps.skip_memdev_sets = 1; /* a sweep may mix systems with and without */
 	struct loaded *ld = malloc(sizeof *ld);
@@ -32,9 +32,7 @@ static int eval_point(struct pool *pl, long idx, char **row, struct result *out,
 	if (!rc) {
 		char cells[OUT_MAX_COLS][OUT_CELL];
 		const char *c[OUT_MAX_COLS];
-		point_cells(ld, &r, cells);
-		for (int i = 0; i < point_ncols; i++)
-			c[i] = cells[i];
+		point_cells(ld, &r, cells, c);
 		size_t len = 0;
 		FILE *fp = open_memstream(row, &len);
 		if (!fp || csv_write_row(fp, point_ncols, c) != 0 || fclose(fp) != 0) {

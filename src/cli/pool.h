@@ -9,7 +9,7 @@
 
 #include "cli/point.h"
 
-#define POOL_SET_LEN 192
+#define POOL_SET_LEN POINT_SET_LEN
 
 /* Fills ps (and the storage its sets point into) for point idx. */
 typedef void (*pool_make_fn)(const void *ctx, long idx, struct point_spec *ps,

@@ -38,6 +38,13 @@ static int eval_core(struct plan *p, double batch, int m, struct result *r,
 				PLAN_MAX_BATCH, batch);
 	if (m < 1 || m > MB)
 		return kerr_set(err, 0, 0, "micro-batches must be in 1..%d (got %d)", MB, m);
+	double work = (double)d->samples * (batch + p->G + p->D);
+	if (work > PLAN_MAX_WORK)
+		return kerr_set(err, 0, 0, "a batch of %.0f on %d GPUs and %d memory devices "
+				"with %d samples is %.3g request placements per evaluation, over "
+				"the limit of %.3g: use fewer samples, a smaller "
+				"batch or fewer devices", batch, p->G, p->has_mem ? p->D : 0,
+				d->samples, work, PLAN_MAX_WORK);
 	long B = (long)batch;
 	if (ensure_batch(p, 2 * B) != 0 || ensure_memo(p, B / p->G + 2) != 0)
 		return kerr_set(err, 0, 0, "out of memory for a batch of %ld", B);

@@ -89,5 +89,12 @@ int plan_inspect(struct plan *p, double batch, int m, int sample,
 
 /* Largest batch plan_solve tries. */
 #define PLAN_MAX_BATCH 1048576.0
+/* The most work one evaluation may take: samples x (batch + GPUs + memory
+ * devices), the requests and devices each sampled batch places (2^26:
+ * about 1 s per evaluation on the 2-core development machine, measured on
+ * DeepSeek-V3.2 with KARAT at 130,000 requests and 256 samples: 0.49 s).
+ * Beyond it an evaluation is refused with this limit named, rather than
+ * running for minutes. */
+#define PLAN_MAX_WORK 67108864.0
 
 #endif

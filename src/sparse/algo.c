@@ -319,12 +319,27 @@ int sparse_parse_spec(const char *spec, const struct sparse_cfg *native,
 		sparse_cfg_init(cfg, a->id);
 	if (!colon)
 		return 0;
-	char *save = 0;
-	for (char *kv = strtok_r(colon + 1, ",", &save); kv; kv = strtok_r(0, ",", &save)) {
+	const char *seen[32];
+	int nseen = 0;
+	for (char *kv = colon + 1, *next; kv; kv = next) {
+		char *comma = strchr(kv, ',');
+		next = comma ? comma + 1 : NULL;
+		if (comma)
+			*comma = '\0';
+		if (!*kv)
+			return kerr_set(err, 0, 0, "--algo %s: empty parameter (two commas, or "
+					"one at an end)", a->name);
 		char *eq = strchr(kv, '=');
 		if (!eq || eq == kv || !eq[1])
 			return kerr_set(err, 0, 0, "--algo %s: '%.60s' is not key=value", a->name, kv);
 		*eq = '\0';
+		for (int i = 0; i < nseen; i++)
+			if (strcmp(seen[i], kv) == 0)
+				return kerr_set(err, 0, 0, "--algo %s: parameter '%.40s' given twice",
+						a->name, kv);
+		if (nseen == 32)
+			return kerr_set(err, 0, 0, "--algo %s: more than 32 parameters", a->name);
+		seen[nseen++] = kv;
 		char why[300];
 		if (sparse_cfg_set(cfg, kv, eq + 1, why, sizeof why) != 0)
 			return kerr_set(err, 0, 0, "--algo %s: %s", a->name, why);

@@ -105,14 +105,20 @@ Test(workload, bad_trace_rows_are_named)
 	static const struct {
 		const char *text, *want;
 	} bad[] = {
-		{"a,b\n1,2\n3,x\n", "row 2: column b: 'x'"},
-		{"a,b\n1,2\n3\n", "row 2: 1 fields"},
-		{"a,b\n1,2\n-3,4\n", "row 2: column a"},
-		{"a,b\n1.5,2\n", "row 1: column a"},
-		{"a,c\n1,2\n", "no column 'b'"},
+		{"a,b\n1,2\n3,x\n", ":3: column b: 'x'"},
+		{"a,b\n1,2\n3\n", ":3: 1 fields"},
+		{"a,b\n1,2\n-3,4\n", ":3: column a"},
+		{"a,b\n1.5,2\n", ":2: column a"},
+		{"a,c\n1,2\n", ":1: header has no column 'b'"},
 		{"a,b\n", "no rows"},
 		{"", "empty trace"},
-		{"a,b\n0,3\n", "row 1: input length must be >= 1"},
+		{"a,b\n0,3\n", ":2: input length must be >= 1"},
+		/* issue 9: as strict as the INI reader */
+		{"a,b\n1,0x10\n", ":2: column b: '0x10'"},
+		{"a,a,b\n1,2,3\n", ":1: header names column 'a' twice"},
+		{"a,b\n1,+2\n", ":2: column b: '+2'"},
+		{"a,b\n1,1e3\n", ":2: column b: '1e3'"},
+		{"a,b\n1,\"2\n3,4\n", "bad quoting"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		double *in, *out;
@@ -123,6 +129,34 @@ Test(workload, bad_trace_rows_are_named)
 		cr_expect(strstr(err.msg, bad[i].want) != NULL, "case %zu: '%s' lacks '%s'", i,
 			  err.msg, bad[i].want);
 	}
+}
+
+Test(workload, trace_buffers_with_nul_or_bom)
+{
+	double *in, *out;
+	long n;
+	struct kerr err;
+	static const char nul[] = "a,b\n1,2\n3,\0\n";
+	cr_expect_eq(workload_parse_trace("t.csv", nul, sizeof nul - 1, "a", "b", &in, &out, &n,
+					  &err), -1);
+	cr_expect(strstr(err.msg, "t.csv:3: a NUL byte"), "%s", err.msg);
+	/* a byte-order mark is skipped, not taken into the first header name */
+	static const char bom[] = "\xef\xbb\xbf" "a,b\n7,8\n";
+	cr_assert_eq(workload_parse_trace("t.csv", bom, sizeof bom - 1, "a", "b", &in, &out, &n,
+					  &err), 0, "%s", err.msg);
+	cr_expect_eq(n, 1);
+	cr_expect_eq(in[0], 7);
+	cr_expect_eq(out[0], 8);
+	free(in), free(out);
+}
+
+Test(workload, trace_must_be_a_regular_file)
+{
+	double *in, *out;
+	long n;
+	struct kerr err;
+	cr_expect_eq(workload_read_trace("/dev/zero", "a", "b", &in, &out, &n, &err), -1);
+	cr_expect(strstr(err.msg, "/dev/zero: not a regular file"), "%s", err.msg);
 }
 
 Test(workload, context_is_input_plus_a_uniform_share_of_output)

@@ -4,6 +4,7 @@
  * workloads/ tables were made with it. */
 #include <gsl/gsl_sort.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "work/workload.h"
@@ -38,6 +39,20 @@ int cmd_quantiles(const struct args *a)
 		die_msg("%s", err.msg);
 		return 1;
 	}
+	/* a whole workload file: save it as workloads/NAME.ini or beside a study */
+	const char *path = a->pos[0], *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	size_t bl = strlen(base);
+	if (bl > 4 && strcmp(base + bl - 4, ".csv") == 0)
+		bl -= 4;
+	printf("; Made by: karat quantiles %s --input-column %s --output-column %s\n"
+	       "; Percentile tables only; the trace itself is not copied.  Add the\n"
+	       "; trace's source and licence here.  To draw rows from the trace itself\n"
+	       "; instead, replace [input] and [output] by workload.trace = %s,\n"
+	       "; input_column = %s, output_column = %s.\n\n"
+	       "[workload]\nname   = %.*s ; assumed: the trace's file name\n"
+	       "origin = trace ; src: quantiles of the trace named above\n\n",
+	       path, in, out, path, in, out, (int)bl, base);
 	section("input", a->pos[0], in, vi, n);
 	printf("\n");
 	section("output", a->pos[0], out, vo, n);

@@ -61,7 +61,7 @@ static void make(const void *ctx, long idx, struct point_spec *ps,
 		snprintf(sets[1], POOL_SET_LEN, "system.memdevs=%d", p->memdevs);
 		ps->sets[ps->nsets] = sets[ps->nsets], ps->nsets++;
 	}
-	for (int i = 0; i < st->nuser && ps->nsets < MAX_MANY; i++)
+	for (int i = 0; i < st->nuser; i++) /* cmd_run bounds nuser */
 		ps->sets[ps->nsets++] = st->user_sets[i];
 }
 
@@ -219,6 +219,9 @@ int cmd_run(const struct args *a)
 		die_msg("%s: cannot create: %s", dir, strerror(errno));
 		return 1;
 	}
+	if (a->nmany > MAX_MANY - 2) /* two slots hold system.gpus and system.memdevs */
+		return usage_error(c, "%d --set options; karat run takes at most %d", a->nmany,
+				   MAX_MANY - 2);
 	static struct study probe, st;
 	probe.user_sets = st.user_sets = a->many;
 	probe.nuser = st.nuser = a->nmany;

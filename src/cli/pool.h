@@ -19,7 +19,7 @@ struct pool {
 	pool_make_fn make;
 	const void *ctx;
 	long total;
-	int progress;          /* count on stderr */
+	int progress;          /* count, elapsed and estimate on stderr */
 	const char *what;      /* name in messages */
 	const long *order;     /* evaluation order (heaviest first balances the
 				  threads), or NULL; results stay by index */
@@ -32,6 +32,7 @@ struct pool {
 	/* internal */
 	pthread_mutex_t lock;
 	long next, done;
+	double t0;             /* start, for the progress line's estimate */
 };
 
 /* Evaluates every point: with a batch given, at that batch (auto

@@ -25,6 +25,12 @@ static int section_known(const struct schema *s, const char *section)
 	return 0;
 }
 
+/* The smallest nonzero value a field of each unit class may take: 1 B/s,
+ * 1 FLOP/s, 1 mW, 1 fJ/bit (assumed: far below any real device, and far
+ * enough from zero that times, throughputs and energies stay finite). */
+static const double unit_floor[U_NCLASS] = {
+	[U_BW] = 1, [U_FLOPS] = 1, [U_POWER] = 1e-3, [U_EBIT] = 1e-15};
+
 static void list_names(const char *const *names, char *buf, size_t n)
 {
 	size_t used = 0;
@@ -45,6 +51,14 @@ int schema_set(const struct field *f, const char *value, void *obj, char *why,
 			return -1;
 		if (f->positive && !(v > 0)) {
 			snprintf(why, n, "'%s' must be greater than zero", value);
+			return -1;
+		}
+		/* a rate this small is no device, and its reciprocals overflow */
+		if (v != 0 && fabs(v) < unit_floor[f->unit]) {
+			char low[64];
+			unit_format(unit_floor[f->unit], f->unit, low, sizeof low);
+			snprintf(why, n, "'%s' is below the smallest meaningful value, %s",
+				 value, low);
 			return -1;
 		}
 		if (v < f->min || v > f->max) {

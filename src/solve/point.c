@@ -91,6 +91,11 @@ static int eval_core(struct plan *p, double batch, int m, struct result *r,
 	r->throughput = tokens / r->tbt_mean;
 	r->tok_per_w = r->throughput / r->tdp;
 	r->j_per_tok = r->tdp * r->tbt_mean / tokens;
+	if (isnan(r->tbt_mean) || isnan(r->tbt_p99) || isnan(r->throughput) ||
+	    isnan(r->tok_per_w) || isnan(r->j_per_tok) || isnan(r->gpu_use) ||
+	    isnan(r->mem_use))
+		return kerr_set(err, 0, 0, "the step time is not a number at batch %.0f "
+				"(a device or model value out of any meaningful range?)", batch);
 	char a[32], b[32];
 	r->feasible = 0;
 	if (p->weights > d->gpu->mem_capacity + SLACK_BYTES) {

@@ -321,7 +321,7 @@ int sparse_parse_spec(const char *spec, const struct sparse_cfg *native,
 		return 0;
 	const char *seen[32];
 	int nseen = 0;
-	for (char *kv = colon + 1, *next; kv; kv = next) {
+	for (char *kv = colon[1] ? colon + 1 : NULL, *next; kv; kv = next) { /* "NAME:" = none */
 		char *comma = strchr(kv, ',');
 		next = comma ? comma + 1 : NULL;
 		if (comma)

@@ -68,12 +68,24 @@ void workload_fixed(struct kworkload *w, double context);
 
 void workload_free(struct kworkload *w);
 
-/* Reads columns in_col and out_col of a CSV trace (header row first).
- * Allocates *in and *out (free()); a missing column, a short row or a
- * non-numeric or negative value is an error naming the row. */
+/* Limits of a trace: its size, rows and header columns. */
+#define TRACE_MAX_BYTES (1LL << 30)
+#define TRACE_MAX_ROWS 50000000L
+#define TRACE_MAX_COLS 1024
+
+/* Reads columns in_col and out_col of a CSV trace (header row first): a
+ * regular file of at most TRACE_MAX_BYTES.  Allocates *in and *out
+ * (free()).  Strict: a missing or repeated header name, a short row, a
+ * value that is not decimal digits, a NUL byte or bad quoting is an error
+ * "FILE:LINE: reason"; a UTF-8 byte-order mark is skipped. */
 int workload_read_trace(const char *path, const char *in_col,
 			const char *out_col, double **in, double **out,
 			long *n, struct kerr *err);
+
+/* The same on a buffer (name for messages); the fuzzing entry point. */
+int workload_parse_trace(const char *name, const char *buf, size_t len,
+			 const char *in_col, const char *out_col, double **in,
+			 double **out, long *n, struct kerr *err);
 
 /* One decode-batch request's context: a request drawn in proportion to
  * its output, at input + a uniform share of its output. */

@@ -52,9 +52,16 @@ int bench_execute(const struct bench_plan *p, struct bench_data *d, int human)
 	}
 	fprintf(info, "%sconditions: %d threads (OpenMP), kernels built with %s\n", pre,
 		d->roof.threads, KARAT_KERNEL_FLAGS);
-	fprintf(info, "%sroofline of this CPU: triad %.2f GB/s (3 x 128 MiB doubles, best run), "
-		"FP32 FMA peak %.1f GFLOP/s (ridge %.1f FLOP/B)\n", pre, d->roof.bw / 1e9,
-		d->roof.peak / 1e9, d->roof.peak / d->roof.bw);
+	fprintf(info, "%sroofline of this CPU: memory %.2f GB/s (triad %.2f GB/s on 3 x 128 MiB "
+		"doubles, read-only %.2f GB/s; best runs), FP32 FMA peak %.1f GFLOP/s "
+		"(%.1f on one thread; ridge %.1f FLOP/B)\n", pre, d->roof.bw / 1e9,
+		d->roof.bw_triad / 1e9, d->roof.bw_read / 1e9, d->roof.peak / 1e9,
+		d->roof.peak1 / 1e9, d->roof.peak / d->roof.bw);
+	char why[400];
+	if (roof_check(&d->roof, why, sizeof why) != 0) {
+		d->untrusted = 1;
+		die_msg("warning: %s", why);
+	}
 	fprintf(info, "%stiming: warm-up excluded, repetitions until %.3g s and at least 5, "
 		"median reported; CLOCK_MONOTONIC\n", pre, p->min_time);
 	for (int i = 0; i < p->nk; i++) {
@@ -66,6 +73,8 @@ int bench_execute(const struct bench_plan *p, struct bench_data *d, int human)
 				return -1;
 			}
 			d->clock_res = d->res[d->n].t.clock_res_s;
+			if (result_check(&d->res[d->n], why, sizeof why) != 0)
+				die_msg("warning: %s", why); /* calibrate refuses a fit above 1 */
 			d->n++;
 		}
 	}

@@ -19,6 +19,7 @@ struct bench_data {
 	double clock_res;
 	struct kernel_result res[BENCH_MAX];
 	int n;
+	int untrusted; /* the roof failed its sanity check (warned) */
 };
 
 /* Kernels named as positional arguments (all when none) and --min-time. */
@@ -26,7 +27,9 @@ int bench_plan_from_args(const struct command *c, const struct args *a,
 			 struct bench_plan *p);
 
 /* Measures the roofline, then every kernel at its sizes.  Conditions go
- * to stdout (human = 1) or stderr. */
+ * to stdout (human = 1) or stderr; a roof that fails roof_check marks the
+ * data untrusted, and it and a kernel faster than its roof (result_check)
+ * are warned about on stderr. */
 int bench_execute(const struct bench_plan *p, struct bench_data *d, int human);
 
 #endif

@@ -69,8 +69,9 @@ static int write_ini(const char *path, const struct bench_data *d, const struct 
 	    d->roof.peak / 1e12);
 	OUT("\n[memory]\ncapacity = %.4g GB ; derived: physical pages x page size (sysconf)\n",
 	    mem / 1e9);
-	OUT("bandwidth = %.4g GB/s ; derived: triad a = b + s*c on 3 x 128 MiB, best run\n",
-	    d->roof.bw / 1e9);
+	OUT("bandwidth = %.4g GB/s ; derived: the better of triad a = b + s*c on 3 x 128 MiB "
+	    "(%.4g GB/s) and a read-only sum on 2 x 128 MiB (%.4g GB/s), best runs\n",
+	    d->roof.bw / 1e9, d->roof.bw_triad / 1e9, d->roof.bw_read / 1e9);
 	OUT("\n[efficiency]\n");
 	static const struct {
 		const char *key;
@@ -99,7 +100,8 @@ static int write_ini(const char *path, const struct bench_data *d, const struct 
 			OUT("%s = 0.5 ; assumed: no kernel of this class ran %s-bound here\n",
 			    slots[i].key, slots[i].compute ? "compute" : "memory");
 	}
-	OUT("elementwise_memory = 1 ; derived: the triad itself defines the bandwidth roof\n");
+	OUT("elementwise_memory = %.3f ; derived: the triad against the memory roof\n",
+	    d->roof.bw_triad / d->roof.bw);
 	double over[16];
 	for (int i = 0; i < n; i++)
 		over[i] = f[i].fit.overhead_s;
@@ -161,6 +163,11 @@ int cmd_calibrate(const struct args *a)
 	static struct bench_data d;
 	if (bench_execute(&plan, &d, 1) != 0)
 		return 1;
+	if (d.untrusted) { /* efficiencies above 1 would be written as facts */
+		die_msg("calibration refused: the measurements failed the checks above; "
+			"nothing written (rerun on a quiet machine)");
+		return 1;
+	}
 	static struct fitted f[16];
 	int nf = 0;
 	static const char *const head[] = {"kernel", "size", "threads", "time_s", "predicted_s",
@@ -194,6 +201,13 @@ int cmd_calibrate(const struct args *a)
 			const char *cells[7] = {cell[0], cell[1], cell[2], cell[3], cell[4], cell[5],
 						cell[6]};
 			table_add(&csv, cells);
+		}
+		if (f[nf].fit.efficiency > ROOF_TOLERANCE) {
+			die_msg("calibration refused: %s fits an efficiency of %.2f of its %s "
+				"roof, above 1; nothing written", f[nf].k->name, f[nf].fit.efficiency,
+				f[nf].fit.compute_bound ? "compute" : "memory");
+			table_free(&csv);
+			return 1;
 		}
 		nf++;
 		i = j;

@@ -23,12 +23,21 @@ int time_run(void (*fn)(void *), void *state, double min_time, struct timing *t,
 
 /* The machine's roofline: best of repeated runs. */
 struct cpu_roof {
-	double bw;          /* B/s, triad a = b + s*c over 3 x 128 MiB doubles */
+	double bw;          /* B/s, the memory roof: the better of the two below */
+	double bw_triad;    /* B/s, triad a = b + s*c over 3 x 128 MiB doubles */
+	double bw_read;     /* B/s, a read-only sum over 2 x 128 MiB doubles */
 	double peak;        /* FLOP/s, FP32 FMA chains on every thread */
+	double peak1;       /* FLOP/s, the same on one thread (a sanity check) */
 	int threads;
 	double triad_bytes; /* bytes counted per triad run (24 per element) */
 };
 int measure_roof(double min_time, struct cpu_roof *r, struct kerr *err);
+
+/* Whether the roof describes this machine: finite, and every thread
+ * together at least 0.9 x one thread's FMA peak (less means the machine
+ * is busy and every efficiency fitted against it would be wrong).
+ * Returns 0, or -1 with why. */
+int roof_check(const struct cpu_roof *r, char *why, size_t n);
 
 /* One kernel at one size, timed and compared with the roofline. */
 struct kernel_result {
@@ -39,6 +48,12 @@ struct kernel_result {
 };
 int bench_kernel(const struct kernel_def *k, double size, const struct cpu_roof *roof,
 		 double min_time, struct kernel_result *out, struct kerr *err);
+
+/* A kernel may not run faster than its roof; timing noise aside
+ * (ROOF_TOLERANCE), one that does means the roof or the timing is wrong.
+ * Returns 0, or -1 with why. */
+#define ROOF_TOLERANCE 1.05
+int result_check(const struct kernel_result *k, char *why, size_t n);
 
 /* Calibration of one kernel over its sizes: time = slope x work + overhead
  * (GSL least squares weighted by 1/time^2, i.e. on relative error), work = FLOPs when the roofline says compute

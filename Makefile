@@ -57,6 +57,12 @@ $(B)/src/kernels/%.o: src/kernels/%.c $(HDRS) | $(B)/.deps-build
 	@echo "  CC    $< (kernel flags)"
 	@$(CC) $(CFLAGS) $(KERNEL_CFLAGS) -c $< -o $@
 
+# The roofline checks test for NaN: no fast-math there.
+$(B)/src/kernels/roofcheck.o: src/kernels/roofcheck.c $(HDRS) | $(B)/.deps-build
+	@mkdir -p $(dir $@)
+	@echo "  CC    $<"
+	@$(CC) $(CFLAGS) -c $< -o $@
+
 $(B)/libkarat.a: $(LIB_OBJ)
 	@ar rcs $@ $^
 

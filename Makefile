@@ -101,6 +101,31 @@ sanitize:
 	$(MAKE) B=build-san CC="$(CC) $(SAN)" build-san/karat build-san/karat-tests
 	ASAN_OPTIONS=detect_leaks=1 KARAT_BIN=$(CURDIR)/build-san/karat build-san/karat-tests -j2
 
+# Fuzzing: one libFuzzer target per loader (fuzz/fuzz.c), the library
+# without the CPU kernels, built by clang with ASan and UBSan in
+# build-fuzz/; each runs FUZZ_TIME seconds on a seed corpus of the
+# project's own files (scripts/fuzz.sh), then build-fuzz/fuzz-report.txt
+# says what was found.
+FUZZ_TIME    ?= 60
+FUZZ_TARGETS := ini model device link system workload trace units algo
+FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
+                -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Isrc -DKARAT_DATADIR='"$(CURDIR)"'
+FUZZ_OBJ     := $(filter-out build-fuzz/src/kernels/%,$(LIB_SRC:%.c=build-fuzz/%.o))
+build-fuzz/.deps:
+	@scripts/deps.sh fuzz
+	@mkdir -p build-fuzz && touch $@
+build-fuzz/%.o: %.c $(HDRS) | build-fuzz/.deps
+	@mkdir -p $(dir $@)
+	@echo "  CLANG $<"
+	@clang $(FUZZ_FLAGS) -c $< -o $@
+build-fuzz/fuzz-%: fuzz/fuzz.c $(FUZZ_OBJ) $(HDRS)
+	@echo "  LINK  $@"
+	@clang $(FUZZ_FLAGS) -fsanitize=fuzzer -DFUZZ_$* -o $@ fuzz/fuzz.c $(FUZZ_OBJ) \
+		-linih -lcsv -lgsl -lgslcblas -lm -lpthread
+.SECONDARY: $(FUZZ_OBJ)
+fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz-%)
+	@scripts/fuzz.sh $(FUZZ_TIME) $(FUZZ_TARGETS)
+
 # karat in $(PREFIX)/bin, its data (models, hw, workloads, plots) in
 # $(PREFIX)/share/karat, where the installed binary looks for it
 # (KARAT_HOME overrides).  DESTDIR stages a package.

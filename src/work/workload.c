@@ -367,14 +367,10 @@ static int finish(struct kworkload *w, const char *path, struct kerr *err)
 	return 0;
 }
 
-int workload_load(const char *path, struct kworkload *w, struct kerr *err)
+/* Binds a loaded document (owned by the caller) into w. */
+static int load_doc(const struct ini_doc *doc, const char *path, struct kworkload *w,
+		    struct kerr *err)
 {
-	gslerr_install();
-	memset(w, 0, sizeof *w);
-	w->origin = -1;
-	struct ini_doc *doc = ini_doc_load(path, err);
-	if (!doc)
-		return -1;
 	int rc = 0;
 	for (int i = 0; i < doc->n && rc == 0; i++) {
 		const struct ini_entry *e = &doc->e[i];
@@ -385,9 +381,35 @@ int workload_load(const char *path, struct kworkload *w, struct kerr *err)
 			      "synthetic (say what the lengths are)");
 	if (rc == 0)
 		rc = finish(w, path, err);
-	ini_doc_free(doc);
 	if (rc != 0)
 		workload_free(w);
+	return rc;
+}
+
+int workload_load(const char *path, struct kworkload *w, struct kerr *err)
+{
+	gslerr_install();
+	memset(w, 0, sizeof *w);
+	w->origin = -1;
+	struct ini_doc *doc = ini_doc_load(path, err);
+	if (!doc)
+		return -1;
+	int rc = load_doc(doc, path, w, err);
+	ini_doc_free(doc);
+	return rc;
+}
+
+int workload_parse(const char *name, const char *text, size_t len, struct kworkload *w,
+		   struct kerr *err)
+{
+	gslerr_install();
+	memset(w, 0, sizeof *w);
+	w->origin = -1;
+	struct ini_doc *doc = ini_doc_parse(name, text, len, err);
+	if (!doc)
+		return -1;
+	int rc = load_doc(doc, name, w, err);
+	ini_doc_free(doc);
 	return rc;
 }
 

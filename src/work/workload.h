@@ -57,6 +57,10 @@ struct kworkload {
 /* Loads and checks a workload INI (the trace too, when it names one).
  * Returns 0 or -1 with "FILE:LINE: reason". */
 int workload_load(const char *path, struct kworkload *w, struct kerr *err);
+/* The same from a buffer (name for messages; a trace it names is read
+ * relative to name's folder); the fuzzing entry point. */
+int workload_parse(const char *name, const char *text, size_t len, struct kworkload *w,
+		   struct kerr *err);
 
 /* Applies one override to a loaded workload: section.key = value, as in the
  * INI (e.g. "input", "median", "64K").  Returns 0 or -1 with err. */

@@ -1,0 +1,116 @@
+/* fuzz.c: libFuzzer targets, one per loader; the target is chosen at
+ * compile time (-DFUZZ_ini, -DFUZZ_model, ...; see the Makefile's `fuzz`).
+ * Each feeds the fuzzer's bytes to a loader and frees what it returns; a
+ * crash, a sanitizer report or a leak is a finding.  The loaders must
+ * answer every input with 0 or an error message, nothing else. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/gslerr.h"
+#include "base/units.h"
+#include "hw/device.h"
+#include "hw/link.h"
+#include "io/ini_doc.h"
+#include "io/schema.h"
+#include "model/model.h"
+#include "sparse/algo.h"
+#include "sys/system.h"
+#include "work/workload.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The bytes as a NUL-terminated string (for the value parsers). */
+static __attribute__((unused)) char *as_string(const uint8_t *data, size_t size)
+{
+	char *s = malloc(size + 1);
+	if (s) {
+		memcpy(s, data, size);
+		s[size] = '\0';
+	}
+	return s;
+}
+
+#if defined(FUZZ_model) || defined(FUZZ_device) || defined(FUZZ_link) || defined(FUZZ_system)
+/* Parse, bind with the schema, validate: what zoo_load_* does. */
+static void bind(const uint8_t *data, size_t size, const struct schema *s, void *obj,
+		 int (*validate)(void *obj, const struct ini_doc *doc, struct kerr *err))
+{
+	struct kerr err;
+	struct ini_doc *doc = ini_doc_parse("fuzz.ini", (const char *)data, size, &err);
+	if (!doc)
+		return;
+	if (schema_bind(s, doc, obj, &err) == 0 && validate)
+		validate(obj, doc, &err);
+	ini_doc_free(doc);
+}
+#endif
+
+#ifdef FUZZ_model
+static int v_model(void *o, const struct ini_doc *d, struct kerr *e) { return model_validate(o, d, e); }
+#endif
+#ifdef FUZZ_device
+static int v_device(void *o, const struct ini_doc *d, struct kerr *e) { return device_validate(o, d, e); }
+#endif
+#ifdef FUZZ_system
+static int v_system(void *o, const struct ini_doc *d, struct kerr *e) { return system_validate(o, d, e); }
+#endif
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	gslerr_install();
+#if defined(FUZZ_ini)
+	struct kerr err;
+	struct ini_doc *doc = ini_doc_parse("fuzz.ini", (const char *)data, size, &err);
+	ini_doc_free(doc);
+#elif defined(FUZZ_model)
+	static struct kmodel m;
+	memset(&m, 0, sizeof m);
+	bind(data, size, &model_schema, &m, v_model);
+#elif defined(FUZZ_device)
+	static struct kdevice d;
+	memset(&d, 0, sizeof d);
+	bind(data, size, &device_schema, &d, v_device);
+#elif defined(FUZZ_link)
+	static struct klink l;
+	memset(&l, 0, sizeof l);
+	bind(data, size, &link_schema, &l, NULL);
+#elif defined(FUZZ_system)
+	static struct ksystem s;
+	memset(&s, 0, sizeof s);
+	bind(data, size, &system_schema, &s, v_system);
+#elif defined(FUZZ_workload)
+	static struct kworkload w;
+	struct kerr err;
+	if (workload_parse("/nonexistent/fuzz.ini", (const char *)data, size, &w, &err) == 0)
+		workload_free(&w);
+#elif defined(FUZZ_trace)
+	double *in = NULL, *out = NULL;
+	long n;
+	struct kerr err;
+	if (workload_parse_trace("fuzz.csv", (const char *)data, size, "in", "out", &in, &out,
+				 &n, &err) == 0)
+		free(in), free(out);
+#elif defined(FUZZ_units)
+	char *s = as_string(data, size);
+	if (s) {
+		char why[200];
+		double v;
+		for (int c = 0; c < U_NCLASS; c++)
+			unit_parse(s, (enum unit_class)c, &v, why, sizeof why);
+		free(s);
+	}
+#elif defined(FUZZ_algo)
+	char *s = as_string(data, size);
+	if (s) {
+		struct sparse_cfg cfg;
+		struct kerr err;
+		sparse_parse_spec(s, NULL, &cfg, &err);
+		free(s);
+	}
+#else
+#error "define one FUZZ_<target>"
+#endif
+	return 0;
+}

@@ -1,0 +1,52 @@
+#!/bin/sh
+# Runs each libFuzzer target for a bounded time with a seed corpus made of
+# the project's own files, and reports what it found.
+# Usage: scripts/fuzz.sh SECONDS TARGET...   (from the project root; the
+# targets are built by `make fuzz` into build-fuzz/)
+set -u
+secs=$1
+shift
+dir=build-fuzz
+report=$dir/fuzz-report.txt
+: > "$report"
+status=0
+seeds_for() {
+	case $1 in
+	ini) echo models hw hw/links hw/systems workloads tests/fixtures ;;
+	model) echo models ;;
+	device) echo hw ;;
+	link) echo hw/links ;;
+	system) echo hw/systems ;;
+	workload) echo workloads tests/fixtures ;;
+	trace) echo fuzz/seeds/trace ;;
+	units) echo fuzz/seeds/units ;;
+	algo) echo fuzz/seeds/algo ;;
+	esac
+}
+for t in "$@"; do
+	corpus=$dir/corpus-$t
+	mkdir -p "$corpus" "$dir/crashes-$t"
+	for s in $(seeds_for "$t"); do
+		find "$s" -maxdepth 1 -type f -exec cp {} "$corpus/" \;
+	done
+	log=$dir/fuzz-$t.log
+	printf 'fuzz %-9s %ss ... ' "$t" "$secs"
+	"$dir/fuzz-$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+		-max_len=65536 -print_final_stats=1 -artifact_prefix="$dir/crashes-$t/" \
+		"$corpus" > "$log" 2>&1
+	rc=$?
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+	if [ $rc -eq 0 ]; then
+		line="$t: ${runs:-?} inputs in ${secs} s, ${cov:-cov ?}, no crash, leak or sanitizer report"
+		echo ok
+	else
+		line="$t: FOUND a problem after ${runs:-?} inputs (exit $rc): see $log and $dir/crashes-$t/"
+		echo FAILED
+		status=1
+	fi
+	echo "$line" >> "$report"
+done
+echo
+cat "$report"
+exit $status

@@ -1,6 +1,8 @@
 /* cmd_point.c: `karat query` (one design point at a given batch) and
  * `karat solve` (the largest batch under the SLO). */
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli/point.h"
 
@@ -52,6 +54,25 @@ static int print_result(const struct loaded *ld, const struct result *r, int csv
 	return rc ? 1 : 0;
 }
 
+/* A solve's progress on a terminal, once it has run for a second. */
+struct progress {
+	struct timespec t0;
+	int shown;
+};
+
+static void show_progress(void *ctx, int m, double batch)
+{
+	struct progress *pg = ctx;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	double s = (double)(t.tv_sec - pg->t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - pg->t0.tv_nsec);
+	if (s < 1)
+		return;
+	fprintf(stderr, "\rkarat solve: %.0f s, trying %d micro-batch%s at batch %.0f      ", s,
+		m, m == 1 ? "" : "es", batch);
+	pg->shown = 1;
+}
+
 static int run_point(const char *name, const struct args *a, int solve)
 {
 	const struct command *c = command_find(name);
@@ -70,6 +91,11 @@ static int run_point(const char *name, const struct args *a, int solve)
 		point_free(&ld);
 		return rc == 2 ? usage_error(c, "%s", err.msg) : (die_msg("%s", err.msg), 1);
 	}
+	static struct progress pg;
+	if (solve && isatty(2)) {
+		clock_gettime(CLOCK_MONOTONIC, &pg.t0);
+		ld.d.progress = show_progress, ld.d.progress_ctx = &pg;
+	}
 	struct plan *p = plan_new(&ld.d, &err);
 	struct result r;
 	if (!p)
@@ -77,6 +103,8 @@ static int run_point(const char *name, const struct args *a, int solve)
 	else
 		rc = (solve ? plan_solve(p, ld.mb, &r, &err)
 			    : plan_eval(p, ld.batch, ld.mb, &r, &err)) != 0;
+	if (pg.shown)
+		fputc('\n', stderr);
 	if (rc)
 		die_msg("%s", err.msg);
 	else

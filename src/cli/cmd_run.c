@@ -219,6 +219,13 @@ int cmd_run(const struct args *a)
 		die_msg("%s: cannot create: %s", dir, strerror(errno));
 		return 1;
 	}
+	char chk[1200];
+	snprintf(chk, sizeof chk, "%s/headline-points.csv", dir);
+	if (out_check(chk) != 0) /* before the long work */
+		return 1;
+	snprintf(chk, sizeof chk, "%s/headline.csv", dir);
+	if (out_check(chk) != 0)
+		return 1;
 	if (a->nmany > MAX_MANY - 2) /* two slots hold system.gpus and system.memdevs */
 		return usage_error(c, "%d --set options; karat run takes at most %d", a->nmany,
 				   MAX_MANY - 2);

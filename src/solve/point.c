@@ -140,6 +140,8 @@ int plan_eval(struct plan *p, double batch, int m, struct result *r,
 /* Whether batch fits and meets the SLO; -1 on error. */
 static int feasible_at(struct plan *p, double batch, int m, struct kerr *err)
 {
+	if (p->d.progress)
+		p->d.progress(p->d.progress_ctx, m, batch);
 	struct result r;
 	int rc = eval_core(p, batch, m, &r, 1, err);
 	return rc < 0 ? -1 : rc == 1 ? 0 : r.feasible;

@@ -36,6 +36,10 @@ struct design {
 	int samples;           /* sampled batches per evaluation */
 	unsigned long seed;
 	int exact;             /* 1: the reference list schedule, not pipe_fast */
+	/* Called before each evaluation of the solver (micro-batch count m,
+	 * the batch it tries), for a progress line; NULL for none. */
+	void (*progress)(void *ctx, int m, double batch);
+	void *progress_ctx;
 };
 
 struct result {

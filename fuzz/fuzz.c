@@ -17,7 +17,7 @@
 #include "model/model.h"
 #include "sparse/algo.h"
 #include "sys/system.h"
-#include "work/workload.h"
+#include "workload/workload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -21,7 +21,7 @@
 #include "model/model.h"
 #include "sched/pipeline.h"
 #include "sys/system.h"
-#include "work/workload.h"
+#include "workload/workload.h"
 
 struct design {
 	const struct kmodel *m;

@@ -12,7 +12,7 @@
 #include "io/ini_doc.h"
 #include "model/model.h"
 #include "sys/system.h"
-#include "work/workload.h"
+#include "workload/workload.h"
 
 enum zoo_kind { ZOO_MODEL, ZOO_DEVICE, ZOO_LINK, ZOO_SYSTEM, ZOO_WORKLOAD, ZOO_NKIND };
 

@@ -24,6 +24,7 @@ enum wl_origin { WO_TRACE, WO_SCALED, WO_SYNTHETIC, WO_N };
 extern const char *const wl_origin_names[WO_N + 1];
 
 #define WL_MAX_Q 48
+#define WL_MAX_TOKENS 1e9 /* the longest length any workload may give */
 
 /* One length distribution, in tokens. */
 struct wl_dist {
@@ -94,6 +95,13 @@ int workload_parse_trace(const char *name, const char *buf, size_t len,
 /* One decode-batch request's context: a request drawn in proportion to
  * its output, at input + a uniform share of its output. */
 double workload_draw_context(const struct kworkload *w, gsl_rng *r);
+
+/* Checks d (section sec, for messages at path:line; line -1 for an
+ * override, 0 for the section's own line) and prepares its length-biased
+ * masses: 0, or -1 with err when it is incomplete, inconsistent or cannot
+ * be drawn from (GSL cannot evaluate it). */
+int wl_dist_check(struct wl_dist *d, const char *sec, const char *path, int line,
+		  struct kerr *err);
 
 /* Draw from one distribution. */
 double wl_dist_draw(const struct wl_dist *d, gsl_rng *r);

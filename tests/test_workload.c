@@ -51,10 +51,19 @@ Test(workload, bad_files_name_the_line)
 		 "p0 and p100"},
 		{HEAD "[input]\ndist = quantiles\np0 = 5\np0 = 6\n", "duplicate"},
 		{HEAD "[input]\ndist = fixed\nvalue = -3\n", ":6: input.value"},
-		{HEAD "[input]\nwidth = 3\n", "unknown key input.width"},
+		{HEAD "[input]\nwidth = 3\n", ":5: unknown key 'width' in [input]"},
 		{HEAD "[inputs]\ndist = fixed\n", "unknown section [inputs]"},
 		{"[workload]\nname = t\n[input]\ndist = fixed\nvalue = 1\n[output]\ndist = fixed\nvalue = 1\n",
-		 "origin is required"},
+		 ":1: workload.origin is required"},
+		/* issue 10: errors about what is missing name the section's line, a
+		 * distribution's its dist key */
+		{"; c\n[workload]\norigin = synthetic\n", ":2: workload.name is required"},
+		{HEAD "[input]\ndist = fixed\nvalue = 1\n[output]\n\ndist = gamma\nshape = 2\n",
+		 ":9: output: gamma needs shape > 0 and scale > 0"},
+		{HEAD "trace = x.csv\n", ":4: a trace needs workload.input_column"},
+		/* a key of another distribution would be ignored: refused */
+		{HEAD "[input]\ndist = fixed\nvalue = 1\nmedian = 5\n",
+		 ":7: input.median does not apply to dist = fixed"},
 		{HEAD "[input]\ndist = fixed\nvalue = 1\n[output]\ndist = fixed\nvalue = 1\nmin = 5\nmax = 2\n",
 		 "exceeds max"},
 		{HEAD "trace = /nonexistent/trace.csv\ninput_column = a\noutput_column = b\n",
@@ -364,5 +373,9 @@ Test(workload, overrides_apply_or_are_refused)
 	cr_expect_eq(w.in.value, 65536);
 	cr_expect_eq(workload_set(&w, "input", "dist", "lognormal", &err), -1,
 		     "lognormal without median and sigma");
+	cr_expect_eq(workload_set(&w, "output", "shape", "3", &err), -1, "shape on a fixed");
+	cr_expect(strstr(err.msg, "output.shape does not apply to dist = fixed"), "%s", err.msg);
+	cr_expect_eq(workload_set(&w, "output", "width", "3", &err), -1);
+	cr_expect(strstr(err.msg, "unknown key 'width' in [output]"), "%s", err.msg);
 	workload_free(&w);
 }

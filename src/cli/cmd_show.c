@@ -173,8 +173,7 @@ static int show_workload(const char *name)
 	char path[1024];
 	zoo_resolve(ZOO_WORKLOAD, name, path, sizeof path, &err);
 	struct ini_doc *doc = ini_doc_load(path, &err);
-	static const struct schema none = {"workload", NULL, 0, NULL};
-	int rc = doc ? print_values(doc, &none, &w) : 1;
+	int rc = doc ? print_values(doc, &workload_schema, &w) : 1;
 	ini_doc_free(doc);
 	enum { N = 100000 };
 	static double x[N];

@@ -100,7 +100,12 @@ static int apply_one(struct loaded *ld, int stage, const struct override *o,
 	case ST_SPARSE:
 		return override_model(o, &ld->m, &ld->sp, err);
 	default:
-		return workload_set(&ld->wl, sec, o->key, o->value, err) != 0 ? 1 : 0;
+		if (workload_set(&ld->wl, sec, o->key, o->value, err) == 0)
+			return 0;
+		char msg[KERR_MSG];
+		snprintf(msg, sizeof msg, "%s", err->msg);
+		kerr_set(err, 0, 0, "--set %s: %s", o->what, msg);
+		return 1;
 	}
 }
 

@@ -44,7 +44,7 @@ static const struct field device_fields[] = {
 };
 
 const struct schema device_schema = {"device", device_fields,
-				     sizeof device_fields / sizeof device_fields[0], 0};
+				     sizeof device_fields / sizeof device_fields[0], 0, 0};
 
 static int class_mask(const char *list, unsigned *mask, char *bad, size_t n)
 {

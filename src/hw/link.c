@@ -19,4 +19,4 @@ static const struct field link_fields[] = {
 };
 
 const struct schema link_schema = {"link", link_fields,
-				   sizeof link_fields / sizeof link_fields[0], 0};
+				   sizeof link_fields / sizeof link_fields[0], 0, 0};

@@ -102,7 +102,8 @@ int schema_bind(const struct schema *s, const struct ini_doc *doc, void *obj,
 	for (int i = 0; i < doc->n; i++) {
 		const struct ini_entry *e = &doc->e[i];
 		const struct field *f = schema_field(s, e->section, e->key);
-		if (!f && s->open_section && strcmp(e->section, s->open_section) == 0)
+		if (!f && ((s->open_section && strcmp(e->section, s->open_section) == 0) ||
+			   (s->open_key && s->open_key(e->section, e->key))))
 			continue; /* the caller binds it */
 		if (!f) {
 			if (!section_known(s, e->section))

@@ -35,6 +35,8 @@ struct schema {
 	const struct field *fields;
 	size_t n;
 	const char *open_section;  /* keys here not in fields are the caller's */
+	/* Other keys the caller binds (e.g. a workload's percentiles), or NULL. */
+	int (*open_key)(const char *section, const char *key);
 };
 
 /* Fills obj from doc according to s.  Returns 0, or -1 with

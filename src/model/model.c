@@ -54,7 +54,7 @@ static const struct field model_fields[] = {
 };
 
 const struct schema model_schema = {"model", model_fields,
-				    sizeof model_fields / sizeof model_fields[0], "sparse"};
+				    sizeof model_fields / sizeof model_fields[0], "sparse", 0};
 
 static int at(const struct ini_doc *doc, const char *section, const char *key)
 {

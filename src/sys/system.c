@@ -24,7 +24,7 @@ static const struct field system_fields[] = {
 };
 
 const struct schema system_schema = {"system", system_fields,
-				     sizeof system_fields / sizeof system_fields[0], 0};
+				     sizeof system_fields / sizeof system_fields[0], 0, 0};
 
 int system_has_memdev(const struct ksystem *s)
 {

@@ -146,8 +146,6 @@ static int dist_computable(const struct wl_dist *d, char *why, size_t n)
 int wl_dist_check(struct wl_dist *d, const char *sec, const char *path, int line,
 		  struct kerr *err)
 {
-	if (d->line > 0 && line == 0)
-		line = d->line; /* line -1: an override, no line to name */
 	switch (d->kind) {
 	case WD_NONE:
 		return kerr_set(err, path, line, "[%s] needs dist = fixed, lognormal, "

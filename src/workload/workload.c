@@ -4,12 +4,14 @@
 
 #include <errno.h>
 #include <gsl/gsl_randist.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/gslerr.h"
 #include "base/units.h"
+#include "io/schema.h"
 
 const char *const wl_kind_names[WD_N + 1] = {"none", "fixed", "lognormal", "gamma",
 					     "quantiles", 0};
@@ -17,23 +19,34 @@ const char *const wl_origin_names[WO_N + 1] = {"trace", "scaled", "synthetic", 0
 
 #define MAX_TOKENS WL_MAX_TOKENS
 
-static int lookup(const char *const *names, const char *v)
-{
-	for (int i = 0; names[i]; i++)
-		if (strcmp(names[i], v) == 0)
-			return i;
-	return -1;
-}
+/* The keys a workload file may hold.  [input] and [output] share their
+ * keys; `dist` and the percentile keys (p0 .. p100) are bound here, not by
+ * the schema (a percentile key is any pN). */
+#define OFF(f) offsetof(struct kworkload, f)
+#define WSTR(key, fld, help) \
+	{"workload", key, FK_STR, U_INT, OFF(fld), sizeof(((struct kworkload *)0)->fld), 0, \
+	 0, 0, 0, 0, help}
+#define DNUM(sec, d, key, fld, unit, help) \
+	{sec, key, FK_NUM, unit, OFF(d.fld), 0, 0, 0, WL_MAX_TOKENS, 0, 0, help}
+#define DIST_FIELDS(sec, d) \
+	DNUM(sec, d, "value", value, U_TOKENS, "fixed: every length"), \
+	DNUM(sec, d, "median", median, U_TOKENS, "lognormal: median length"), \
+	DNUM(sec, d, "sigma", sigma, U_REAL, "lognormal: sigma of ln(length)"), \
+	DNUM(sec, d, "shape", shape, U_REAL, "gamma: shape"), \
+	DNUM(sec, d, "scale", scale, U_REAL, "gamma: scale, tokens"), \
+	DNUM(sec, d, "min", min, U_TOKENS, "draws below are raised to it"), \
+	DNUM(sec, d, "max", max, U_TOKENS, "draws above are lowered to it")
 
-static int copy_str(char *dst, size_t n, const char *v, const char *what,
-		    const char *path, int line, struct kerr *err)
-{
-	if (strlen(v) >= n)
-		return kerr_set(err, path, line, "%s is longer than %zu characters", what,
-				n - 1);
-	memcpy(dst, v, strlen(v) + 1);
-	return 0;
-}
+static const struct field workload_fields[] = {
+	WSTR("name", name, "display name"),
+	{"workload", "origin", FK_ENUM, U_INT, OFF(origin), 0, 0, 0, 0, 0, wl_origin_names,
+	 "what the lengths are: trace, scaled or synthetic"},
+	WSTR("trace", trace, "trace CSV, relative to this file's folder"),
+	WSTR("input_column", in_col, "the trace's column of input lengths"),
+	WSTR("output_column", out_col, "the trace's column of output lengths"),
+	DIST_FIELDS("input", in),
+	DIST_FIELDS("output", out),
+};
 
 /* "p99.9" -> 0.999; -1 when key is not a percentile key. */
 static double pct_key(const char *key)
@@ -48,118 +61,122 @@ static double pct_key(const char *key)
 	return p / 100;
 }
 
-static int set_dist(struct wl_dist *d, const char *sec, const char *key,
-		    const char *v, const char *path, int line, struct kerr *err)
+static int open_key(const char *section, const char *key)
 {
-	char why[160];
-	double x;
-	if (!d->line || strcmp(key, "dist") == 0)
-		d->line = line; /* errors about the whole section point here */
+	return (!strcmp(section, "input") || !strcmp(section, "output")) &&
+	       (!strcmp(key, "dist") || pct_key(key) >= 0);
+}
+
+const struct schema workload_schema = {"workload", workload_fields,
+				       sizeof workload_fields / sizeof workload_fields[0], 0,
+				       open_key};
+
+/* dist = NAME, or one point of a quantile table. */
+static int set_open(struct wl_dist *d, const char *sec, const char *key, const char *v,
+		    const char *path, int line, struct kerr *err)
+{
 	if (strcmp(key, "dist") == 0) {
-		int k = lookup(wl_kind_names, v);
-		if (k <= WD_NONE)
-			return kerr_set(err, path, line,
-					"%s.dist: '%s' is not fixed, lognormal, gamma or quantiles",
-					sec, v);
-		d->kind = k;
-		return 0;
-	}
-	enum unit_class u = strcmp(key, "sigma") == 0 || strcmp(key, "shape") == 0
-				    ? U_REAL : U_TOKENS;
-	double p = pct_key(key);
-	if (p < 0 && strcmp(key, "value") && strcmp(key, "median") && strcmp(key, "sigma") &&
-	    strcmp(key, "shape") && strcmp(key, "scale") && strcmp(key, "min") &&
-	    strcmp(key, "max"))
+		for (int k = WD_NONE + 1; k < WD_N; k++)
+			if (strcmp(wl_kind_names[k], v) == 0) {
+				d->kind = k;
+				return 0;
+			}
 		return kerr_set(err, path, line,
-				"unknown key %s.%s (dist, value, median, sigma, shape, "
-				"scale, min, max, or a percentile such as p50)", sec, key);
-	if (strcmp(key, "scale") == 0)
-		u = U_REAL;
-	if (unit_parse(v, u, &x, why, sizeof why) != 0)
-		return kerr_set(err, path, line, "%s.%s: %s", sec, key, why);
-	if (!(x >= 0) || x > MAX_TOKENS)
-		return kerr_set(err, path, line, "%s.%s: %g is out of range [0, %g]", sec,
-				key, x, MAX_TOKENS);
-	if (p >= 0) {
-		for (int i = 0; i < d->nq; i++)
-			if (d->qp[i] == p)
-				return kerr_set(err, path, line, "%s.%s: percentile given twice",
-						sec, key);
-		if (d->nq == WL_MAX_Q)
-			return kerr_set(err, path, line, "%s: more than %d percentiles", sec,
-					WL_MAX_Q);
-		int i = d->nq++;
-		while (i > 0 && d->qp[i - 1] > p) { /* keep p ascending */
-			d->qp[i] = d->qp[i - 1], d->qv[i] = d->qv[i - 1];
-			i--;
-		}
-		d->qp[i] = p, d->qv[i] = x;
-		return 0;
+				"%s.dist: '%s' is not fixed, lognormal, gamma or quantiles", sec, v);
 	}
-	if (strcmp(key, "value") == 0) d->value = x;
-	else if (strcmp(key, "median") == 0) d->median = x;
-	else if (strcmp(key, "sigma") == 0) d->sigma = x;
-	else if (strcmp(key, "shape") == 0) d->shape = x;
-	else if (strcmp(key, "scale") == 0) d->scale = x;
-	else if (strcmp(key, "min") == 0) d->min = x, d->has_min = 1;
-	else d->max = x, d->has_max = 1;
+	char why[160];
+	double x, p = pct_key(key);
+	if (unit_parse(v, U_TOKENS, &x, why, sizeof why) != 0)
+		return kerr_set(err, path, line, "%s.%s: %s", sec, key, why);
+	if (!(x >= 0) || x > WL_MAX_TOKENS)
+		return kerr_set(err, path, line, "%s.%s: %g is out of range [0, %g]", sec, key, x,
+				WL_MAX_TOKENS);
+	for (int i = 0; i < d->nq; i++)
+		if (d->qp[i] == p)
+			return kerr_set(err, path, line, "%s.%s: percentile given twice", sec, key);
+	if (d->nq == WL_MAX_Q)
+		return kerr_set(err, path, line, "%s: more than %d percentiles", sec, WL_MAX_Q);
+	int i = d->nq++;
+	while (i > 0 && d->qp[i - 1] > p) { /* keep p ascending */
+		d->qp[i] = d->qp[i - 1], d->qv[i] = d->qv[i - 1];
+		i--;
+	}
+	d->qp[i] = p, d->qv[i] = x;
 	return 0;
 }
 
-static int set_main(struct kworkload *w, const char *key, const char *v,
-		    const char *path, int line, struct kerr *err)
+/* Whether key is one a distribution of this kind reads (a key of another
+ * kind would be silently ignored: refused instead). */
+static int key_applies(int kind, const char *key)
 {
-	if (strcmp(key, "name") == 0)
-		return copy_str(w->name, sizeof w->name, v, "workload.name", path, line, err);
-	if (strcmp(key, "origin") == 0) {
-		int k = lookup(wl_origin_names, v);
-		if (k < 0)
-			return kerr_set(err, path, line,
-					"workload.origin: '%s' is not trace, scaled or synthetic", v);
-		w->origin = k;
-		return 0;
+	if (!strcmp(key, "dist") || !strcmp(key, "min") || !strcmp(key, "max"))
+		return 1;
+	switch (kind) {
+	case WD_FIXED: return !strcmp(key, "value");
+	case WD_LOGNORMAL: return !strcmp(key, "median") || !strcmp(key, "sigma");
+	case WD_GAMMA: return !strcmp(key, "shape") || !strcmp(key, "scale");
+	case WD_QUANTILES: return pct_key(key) >= 0;
+	default: return 1; /* no dist yet: wl_dist_check says so */
 	}
-	if (strcmp(key, "trace") == 0) {
-		/* relative to the INI's folder */
-		const char *slash = strrchr(path, '/');
-		int dir = v[0] == '/' || !slash ? 0 : (int)(slash - path + 1);
-		if ((size_t)snprintf(w->trace, sizeof w->trace, "%.*s%s", dir, path, v) >=
-		    sizeof w->trace)
-			return kerr_set(err, path, line, "workload.trace: path too long");
-		return 0;
-	}
-	if (strcmp(key, "input_column") == 0)
-		return copy_str(w->in_col, sizeof w->in_col, v, "workload.input_column",
-				path, line, err);
-	if (strcmp(key, "output_column") == 0)
-		return copy_str(w->out_col, sizeof w->out_col, v, "workload.output_column",
-				path, line, err);
-	return kerr_set(err, path, line, "unknown key workload.%s (name, origin, trace, "
-			"input_column, output_column)", key);
 }
 
-static int set_entry(struct kworkload *w, const char *sec, const char *key,
-		     const char *v, const char *path, int line, struct kerr *err)
+static int not_applies(const struct wl_dist *d, const char *sec, const char *key,
+		       const char *path, int line, struct kerr *err)
 {
-	if (strcmp(sec, "workload") == 0)
-		return set_main(w, key, v, path, line, err);
-	if (strcmp(sec, "input") == 0)
-		return set_dist(&w->in, sec, key, v, path, line, err);
-	if (strcmp(sec, "output") == 0)
-		return set_dist(&w->out, sec, key, v, path, line, err);
-	return kerr_set(err, path, line, "unknown section [%s] (workload, input, output)",
-			sec);
+	static const char *const keys[WD_N] = {"", "value", "median, sigma", "shape, scale",
+					       "p0 ... p100"};
+	return kerr_set(err, path, line, "%s.%s does not apply to dist = %s (its keys: %s, "
+			"min, max)", sec, key, wl_kind_names[d->kind], keys[d->kind]);
 }
 
-static int finish(struct kworkload *w, const char *path, struct kerr *err)
+static struct wl_dist *dist_of(struct kworkload *w, const char *section)
+{
+	return !strcmp(section, "input") ? &w->in : !strcmp(section, "output") ? &w->out : NULL;
+}
+
+/* A trace path written relative to the file is made relative to here. */
+static int resolve_trace(struct kworkload *w, const char *path, int line, struct kerr *err)
+{
+	const char *slash = strrchr(path, '/');
+	if (!w->trace[0] || w->trace[0] == '/' || !slash)
+		return 0;
+	char raw[sizeof w->trace];
+	memcpy(raw, w->trace, sizeof raw);
+	if ((size_t)snprintf(w->trace, sizeof w->trace, "%.*s%s", (int)(slash - path + 1), path,
+			     raw) >= sizeof w->trace)
+		return kerr_set(err, path, line, "workload.trace: path too long");
+	return 0;
+}
+
+/* The line of section.key in doc, else of the section, else 1 (for
+ * messages about what is missing). */
+static int line_of(const struct ini_doc *doc, const char *section, const char *key)
+{
+	const struct ini_entry *e = doc && key ? ini_doc_find(doc, section, key) : NULL;
+	if (e)
+		return e->line;
+	int l = doc ? ini_doc_section_line(doc, section) : 0;
+	return l > 0 ? l : doc ? 1 : -1;
+}
+
+/* Checks what the keys say together, reads the trace or prepares the
+ * distributions.  doc gives lines (NULL after an override). */
+static int finish(struct kworkload *w, const struct ini_doc *doc, const char *path,
+		  struct kerr *err)
 {
 	if (!w->name[0])
-		return kerr_set(err, path, 0, "workload.name is required");
+		return kerr_set(err, path, line_of(doc, "workload", NULL),
+				"workload.name is required");
+	if (w->origin < 0)
+		return kerr_set(err, path, line_of(doc, "workload", NULL),
+				"workload.origin is required: trace, scaled or synthetic (say "
+				"what the lengths are)");
 	workload_free(w);
 	if (w->trace[0]) {
 		if (!w->in_col[0] || !w->out_col[0])
-			return kerr_set(err, path, 0, "a trace needs workload.input_column "
-					"and workload.output_column");
+			return kerr_set(err, path, line_of(doc, "workload", "trace"),
+					"a trace needs workload.input_column and "
+					"workload.output_column");
 		if (workload_read_trace(w->trace, w->in_col, w->out_col, &w->trace_in,
 					&w->trace_out, &w->n_trace, err) != 0)
 			return -1;
@@ -173,26 +190,40 @@ static int finish(struct kworkload *w, const char *path, struct kerr *err)
 			return kerr_set(err, w->trace, 0, "out of memory");
 		return 0;
 	}
-	if (wl_dist_check(&w->in, "input", path, 0, err) != 0 ||
-	    wl_dist_check(&w->out, "output", path, 0, err) != 0)
+	/* a distribution's problems are reported at its dist key */
+	if (wl_dist_check(&w->in, "input", path, line_of(doc, "input", "dist"), err) != 0 ||
+	    wl_dist_check(&w->out, "output", path, line_of(doc, "output", "dist"), err) != 0)
 		return -1;
 	return 0;
 }
 
-/* Binds a loaded document (owned by the caller) into w. */
+/* Binds a loaded document (owned by the caller) into w: the schema's keys,
+ * then dist and the percentiles, then the checks. */
 static int load_doc(const struct ini_doc *doc, const char *path, struct kworkload *w,
 		    struct kerr *err)
 {
-	int rc = 0;
+	int rc = schema_bind(&workload_schema, doc, w, err);
 	for (int i = 0; i < doc->n && rc == 0; i++) {
 		const struct ini_entry *e = &doc->e[i];
-		rc = set_entry(w, e->section, e->key, e->value, doc->path, e->line, err);
+		struct wl_dist *d = dist_of(w, e->section);
+		if (d && open_key(e->section, e->key))
+			rc = set_open(d, e->section, e->key, e->value, doc->path, e->line, err);
 	}
-	if (rc == 0 && w->origin < 0)
-		rc = kerr_set(err, path, 0, "workload.origin is required: trace, scaled or "
-			      "synthetic (say what the lengths are)");
+	for (int i = 0; i < doc->n && rc == 0; i++) {
+		const struct ini_entry *e = &doc->e[i];
+		struct wl_dist *d = dist_of(w, e->section);
+		if (d && !key_applies(d->kind, e->key))
+			rc = not_applies(d, e->section, e->key, doc->path, e->line, err);
+	}
+	if (rc == 0) {
+		w->in.has_min = ini_doc_find(doc, "input", "min") != NULL;
+		w->in.has_max = ini_doc_find(doc, "input", "max") != NULL;
+		w->out.has_min = ini_doc_find(doc, "output", "min") != NULL;
+		w->out.has_max = ini_doc_find(doc, "output", "max") != NULL;
+		rc = resolve_trace(w, doc->path, line_of(doc, "workload", "trace"), err);
+	}
 	if (rc == 0)
-		rc = finish(w, path, err);
+		rc = finish(w, doc, path, err);
 	if (rc != 0)
 		workload_free(w);
 	return rc;
@@ -229,18 +260,35 @@ int workload_set(struct kworkload *w, const char *section, const char *key,
 		 const char *value, struct kerr *err)
 {
 	if (w->trace[0] && strcmp(section, "workload") != 0)
-		return kerr_set(err, 0, 0, "--set %s.%s: workload %s draws from a trace; "
-				"[%s] does not apply", section, key, w->name, section);
-	if (set_entry(w, section, key, value, "--set", 0, err) != 0)
-		return -1;
+		return kerr_set(err, 0, 0, "%s.%s: workload %s draws from a trace; [%s] does "
+				"not apply", section, key, w->name, section);
+	struct wl_dist *d = dist_of(w, section);
+	const struct field *f = schema_field(&workload_schema, section, key);
+	if (f) {
+		char why[256];
+		if (schema_set(f, value, w, why, sizeof why) != 0)
+			return kerr_set(err, 0, 0, "%s.%s: %s", section, key, why);
+		if (d && !strcmp(key, "min"))
+			d->has_min = 1;
+		if (d && !strcmp(key, "max"))
+			d->has_max = 1;
+	} else if (d && open_key(section, key)) {
+		if (set_open(d, section, key, value, 0, 0, err) != 0)
+			return -1;
+	} else if (!d && strcmp(section, "workload") != 0) {
+		return kerr_set(err, 0, 0, "unknown section [%s] (workload, input, output)",
+				section);
+	} else {
+		return kerr_set(err, 0, 0, "unknown key '%s' in [%s]", key, section);
+	}
+	if (d && !key_applies(d->kind, key))
+		return not_applies(d, section, key, NULL, -1, err);
 	if (strcmp(section, "workload") == 0 &&
 	    (!strcmp(key, "trace") || (w->trace[0] && (!strcmp(key, "input_column") ||
 						       !strcmp(key, "output_column")))))
-		return finish(w, "--set", err); /* (re)read the trace */
-	if (!w->trace[0] && strcmp(section, "workload") != 0) {
-		struct wl_dist *d = strcmp(section, "input") == 0 ? &w->in : &w->out;
-		return wl_dist_check(d, section, "--set", -1, err);
-	}
+		return finish(w, NULL, NULL, err); /* (re)read the trace */
+	if (!w->trace[0] && d)
+		return wl_dist_check(d, section, NULL, -1, err);
 	return 0;
 }
 

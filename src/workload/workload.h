@@ -16,6 +16,7 @@
 
 #include "base/err.h"
 #include "io/ini_doc.h"
+#include "io/schema.h"
 
 enum wl_kind { WD_NONE, WD_FIXED, WD_LOGNORMAL, WD_GAMMA, WD_QUANTILES, WD_N };
 extern const char *const wl_kind_names[WD_N + 1];
@@ -36,7 +37,6 @@ struct wl_dist {
 	double qp[WL_MAX_Q], qv[WL_MAX_Q];
 	double min, max;          /* draws are clamped into [min, max] */
 	int has_min, has_max;
-	int line;                 /* where the section is written (messages) */
 	/* length-biased draws (prepared by the loader): masses of the atom at
 	 * min, the interior and the atom at max; for lognormal and gamma the
 	 * biased CDF at min and max; for quantiles the cumulative biased mass
@@ -54,6 +54,10 @@ struct kworkload {
 	long n_trace;
 	gsl_ran_discrete_t *pick; /* trace rows weighted by their output */
 };
+
+/* The keys of a workload file (dist and the percentile keys of [input] and
+ * [output] are bound by workload_load, not the schema). */
+extern const struct schema workload_schema;
 
 /* Loads and checks a workload INI (the trace too, when it names one).
  * Returns 0 or -1 with "FILE:LINE: reason". */
@@ -96,8 +100,8 @@ int workload_parse_trace(const char *name, const char *buf, size_t len,
  * its output, at input + a uniform share of its output. */
 double workload_draw_context(const struct kworkload *w, gsl_rng *r);
 
-/* Checks d (section sec, for messages at path:line; line -1 for an
- * override, 0 for the section's own line) and prepares its length-biased
+/* Checks d (section sec, for messages at path:line; path NULL and line
+ * -1 for an override) and prepares its length-biased
  * masses: 0, or -1 with err when it is incomplete, inconsistent or cannot
  * be drawn from (GSL cannot evaluate it). */
 int wl_dist_check(struct wl_dist *d, const char *sec, const char *path, int line,

@@ -408,3 +408,16 @@ Test(solve, fast_schedule_equals_the_reference_on_design_points)
 			plan_free(pb);
 		}
 }
+
+/* A design the GPU step cannot be built for is refused with the step's
+ * own reason (plan_new builds one step up front; gpu_phases keeps the
+ * reason too, in p->fail, should a later size fail). */
+Test(solve, unbuildable_gpu_step_keeps_its_reason)
+{
+	static struct setup s;
+	struct kerr err;
+	load(&s, "llama-3.1-70b", "gpu-only", 8192, NULL);
+	s.d.mtp = 1; /* the CLI refuses this; the solver must not hide it */
+	cr_expect_null(plan_new(&s.d, &err));
+	cr_expect(strstr(err.msg, "has no MTP module") != NULL, "%s", err.msg);
+}

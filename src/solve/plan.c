@@ -143,11 +143,9 @@ const double *gpu_phases(struct plan *p, long n)
 	if (n > 0) {
 		struct kbatch kb = {.requests = (double)n * p->G, .gpus = p->G,
 				    .context = 1, .mtp = p->d.mtp, .sp = p->d.sp};
-		struct kerr err;
-		if (step_build(p->d.m, &kb, &p->step, &err) != 0) {
-			for (int k = 0; k < PH_N; k++)
-				ph[k] = INFINITY;
-		} else {
+		if (step_build(p->d.m, &kb, &p->step, &p->fail) != 0)
+			return NULL; /* not memoised: the caller reports p->fail */
+		{
 			for (int i = 0; i < p->step.n; i++) {
 				struct op_cost *o = &p->step.op[i];
 				if (o->side == SIDE_CACHE)

@@ -82,12 +82,15 @@ struct plan {
 	double *tbt, *use_g, *use_m;
 	gsl_rng *rng;
 	struct step step;
+	struct kerr fail; /* why plan_sample returned NaN */
 };
 
 
 /* plan.c */
 int ensure_batch(struct plan *p, long B);
 int ensure_memo(struct plan *p, long n);
+/* GPU-side seconds per phase for n requests per GPU (memoised); NULL when
+ * the step cannot be built, with the reason in p->fail. */
 const double *gpu_phases(struct plan *p, long n);
 void side_values(const struct side *sd, int unit_idx, int cnt, double *v);
 double bucket_time(const struct plan *p, const struct attn_layout *lay,
@@ -96,7 +99,8 @@ double bucket_time(const struct plan *p, const struct attn_layout *lay,
 
 /* sample.c: one sampled batch (sample s of a batch of B at m micro-batches):
  * placed, assigned, priced, scheduled.  Returns the step time (infinite
- * when a stage cannot run) and the bytes on the fullest GPU and device. */
+ * when a stage cannot run) and the bytes on the fullest GPU and device;
+ * NaN when it cannot be priced, with the reason in p->fail. */
 double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *po,
 		   double *use_g, double *use_m);
 

@@ -60,6 +60,8 @@ static int eval_core(struct plan *p, double batch, int m, struct result *r,
 	for (int s = 0; s < ns; s++) {
 		struct pipe_out po;
 		p->tbt[s] = plan_sample(p, B, m, s, &po, &p->use_g[s], &p->use_m[s]);
+		if (isnan(p->tbt[s]))
+			return kerr_set(err, 0, 0, "batch %.0f: %s", batch, p->fail.msg);
 		if (early && (!(p->tbt[s] <= d->slo) ||
 			      p->use_g[s] > d->gpu->mem_capacity + SLACK_BYTES ||
 			      (p->has_mem && p->use_m[s] > d->mem->mem_capacity + SLACK_BYTES)) &&

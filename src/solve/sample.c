@@ -201,6 +201,8 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 		if (p->has_mem && sg->k) /* stages the memory device hands to the GPU */
 			side_peak(p, sg, i, G, p->gcnt, 1, &fb, &fbm);
 		const double *ph = gpu_phases(p, n);
+		if (!ph)
+			return NAN; /* p->fail says why */
 		double *du = in.dur[in.m++];
 		du[T_PRE] = (ph[PH_PRE] + fb) / L;
 		du[T_ATTN] = attn / L;
@@ -239,8 +241,11 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 				memset(po, 0, sizeof *po);
 				return INFINITY;
 			}
-	if (d->exact ? pipe_list(&in, po, NULL, 0) : pipe_fast(&in, po))
+	if (d->exact ? pipe_list(&in, po, NULL, 0) : pipe_fast(&in, po)) {
+		kerr_set(&p->fail, 0, 0, "the pipeline schedule refused its input (%d "
+			 "micro-batches, %d layers, or a negative duration)", in.m, in.layers);
 		return NAN;
+	}
 	return po->makespan;
 }
 
@@ -256,6 +261,8 @@ int plan_inspect(struct plan *p, double batch, int m, int sample,
 	struct pipe_out po;
 	double ug, um;
 	v->tbt = plan_sample(p, B, m, sample, &po, &ug, &um);
+	if (isnan(v->tbt))
+		return kerr_set(err, 0, 0, "%s", p->fail.msg);
 	v->n = B;
 	v->ctx = p->lctx_view;
 	for (long j = 0; j < B; j++)

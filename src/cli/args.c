@@ -14,6 +14,13 @@ static void vmessage(const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
+void cli_prefix(struct kerr *e, const char *pre, const char *post)
+{
+	char msg[KERR_MSG];
+	snprintf(msg, sizeof msg, "%s", e->msg);
+	snprintf(e->msg, sizeof e->msg, "%s%s%s", pre, msg, post);
+}
+
 void die_msg(const char *fmt, ...)
 {
 	va_list ap;

@@ -6,6 +6,8 @@
 
 #include <stdio.h>
 
+#include "base/err.h"
+
 #define EXIT_USAGE 2
 
 /* An option a command accepts; has_arg 0 for flags. */
@@ -51,6 +53,10 @@ int args_parse(const struct command *c, int argc, char **argv, struct args *a);
 /* Value of option name, or NULL when absent. */
 const char *arg_get(const struct command *c, const struct args *a,
 		    const char *name);
+
+/* Wraps a library message in the command line's words: pre before it,
+ * post after it (the library never names an option). */
+void cli_prefix(struct kerr *e, const char *pre, const char *post);
 
 /* Prints "karat: msg" to stderr. */
 void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

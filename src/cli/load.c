@@ -4,11 +4,21 @@
 
 #include <string.h>
 
-/* 2 when name is neither a zoo name nor a path, else 0. */
+/* 2 when name is neither a zoo name nor a path, else 0; the message
+ * says which `karat list` shows the names. */
 static int resolve_status(enum zoo_kind k, const char *name, struct kerr *err)
 {
+	static const char *const list[ZOO_NKIND] = {
+		[ZOO_MODEL] = "models", [ZOO_DEVICE] = "hw", [ZOO_LINK] = "hw",
+		[ZOO_SYSTEM] = "systems", [ZOO_WORKLOAD] = "workloads"};
 	char path[1024];
-	return zoo_resolve(k, name, path, sizeof path, err) != 0 ? EXIT_USAGE : 0;
+	if (zoo_resolve(k, name, path, sizeof path, err) == 0)
+		return 0;
+	if (strncmp(err->msg, "unknown ", 8) == 0) {
+		size_t n = strlen(err->msg);
+		snprintf(err->msg + n, sizeof err->msg - n, " (see karat list %s)", list[k]);
+	}
+	return EXIT_USAGE;
 }
 
 int load_model(const char *name, struct kmodel *m, struct kerr *err)

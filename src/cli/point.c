@@ -148,11 +148,11 @@ static int load_parts(const struct point_spec *ps, struct loaded *ld, struct ker
 		return rc;
 	ld->sp = ld->m.sp;
 	if (ps->algo && sparse_parse_spec(ps->algo, &ld->m.sp, &ld->sp, err) != 0)
-		return 2;
+		return cli_prefix(err, "--algo: ", ""), 2;
 	if ((rc = apply_sets(ps, ld, ST_SPARSE, err)) != 0)
 		return rc;
 	if (attn_applicable(&ld->m, &ld->sp, ps->force, err) != 0)
-		return 1;
+		return cli_prefix(err, "", " (--force costs it anyway)"), 1;
 	if ((rc = load_system(ps->system, &ld->sys, err)) != 0)
 		return rc;
 	if ((rc = apply_sets(ps, ld, ST_SYSTEM, err)) != 0)

@@ -436,7 +436,7 @@ int attn_applicable(const struct kmodel *m, const struct sparse_cfg *sp,
 	if (sp->algo != m->sp.algo && !a->training_free && !force)
 		return kerr_set(err, 0, 0,
 				"%s is trained-only and %s was not trained for it, so its "
-				"accuracy is unknown (add --force to cost it anyway)",
+				"accuracy is unknown",
 				a->name, m->name);
 	return 0;
 }

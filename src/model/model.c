@@ -49,7 +49,7 @@ static const struct field model_fields[] = {
 	NUM("dtypes", "kv_scale_bytes", kv_scale_bytes, U_BYTES, 1, 0, 1e6, 0, "scale bytes per token per layer in the KV row"),
 	DT("attention", attn_dt, 1, "compute type of attention"),
 	DT("dispatch", dispatch_dt, 0, "MoE all-to-all dispatch payload"),
-	NUM("decode", "mtp_draft_tokens", mtp_draft, U_INT, 1, 0, 64, 0, "draft tokens verified per step (default for --mtp)"),
+	NUM("decode", "mtp_draft_tokens", mtp_draft, U_INT, 1, 0, 64, 0, "draft tokens verified per step (the default of a design)"),
 	NUM("decode", "mtp_acceptance", mtp_accept, U_REAL, 1, 0, 1, 0, "probability a draft token is accepted"),
 };
 

@@ -296,7 +296,7 @@ int sparse_parse_spec(const char *spec, const struct sparse_cfg *native,
 {
 	char buf[512];
 	if (strlen(spec) >= sizeof buf)
-		return kerr_set(err, 0, 0, "--algo: specification too long");
+		return kerr_set(err, 0, 0, "algorithm specification too long");
 	snprintf(buf, sizeof buf, "%s", spec);
 	char *colon = strchr(buf, ':');
 	if (colon)
@@ -327,25 +327,25 @@ int sparse_parse_spec(const char *spec, const struct sparse_cfg *native,
 		if (comma)
 			*comma = '\0';
 		if (!*kv)
-			return kerr_set(err, 0, 0, "--algo %s: empty parameter (two commas, or "
+			return kerr_set(err, 0, 0, "%s: empty parameter (two commas, or "
 					"one at an end)", a->name);
 		char *eq = strchr(kv, '=');
 		if (!eq || eq == kv || !eq[1])
-			return kerr_set(err, 0, 0, "--algo %s: '%.60s' is not key=value", a->name, kv);
+			return kerr_set(err, 0, 0, "%s: '%.60s' is not key=value", a->name, kv);
 		*eq = '\0';
 		for (int i = 0; i < nseen; i++)
 			if (strcmp(seen[i], kv) == 0)
-				return kerr_set(err, 0, 0, "--algo %s: parameter '%.40s' given twice",
+				return kerr_set(err, 0, 0, "%s: parameter '%.40s' given twice",
 						a->name, kv);
 		if (nseen == 32)
-			return kerr_set(err, 0, 0, "--algo %s: more than 32 parameters", a->name);
+			return kerr_set(err, 0, 0, "%s: more than 32 parameters", a->name);
 		seen[nseen++] = kv;
 		char why[300];
 		if (sparse_cfg_set(cfg, kv, eq + 1, why, sizeof why) != 0)
-			return kerr_set(err, 0, 0, "--algo %s: %s", a->name, why);
+			return kerr_set(err, 0, 0, "%s: %s", a->name, why);
 	}
 	char why[300];
 	if (sparse_cfg_check(cfg, why, sizeof why) != 0)
-		return kerr_set(err, 0, 0, "--algo %s", why);
+		return kerr_set(err, 0, 0, "%s", why);
 	return 0;
 }

@@ -11,13 +11,13 @@
 #include "base/suggest.h"
 
 static const struct {
-	const char *dir, *what, *list;
+	const char *dir, *what;
 } kinds[ZOO_NKIND] = {
-	[ZOO_MODEL] = {"models", "model", "karat list models"},
-	[ZOO_DEVICE] = {"hw", "device", "karat list hw"},
-	[ZOO_LINK] = {"hw/links", "link", "karat list hw"},
-	[ZOO_SYSTEM] = {"hw/systems", "system", "karat list systems"},
-	[ZOO_WORKLOAD] = {"workloads", "workload", "karat list workloads"},
+	[ZOO_MODEL] = {"models", "model"},
+	[ZOO_DEVICE] = {"hw", "device"},
+	[ZOO_LINK] = {"hw/links", "link"},
+	[ZOO_SYSTEM] = {"hw/systems", "system"},
+	[ZOO_WORKLOAD] = {"workloads", "workload"},
 };
 
 static char home_dir[1024];
@@ -183,6 +183,5 @@ static int unknown(enum zoo_kind k, const char *name, struct kerr *err)
 		cands[i] = names[i];
 	char hint[128];
 	suggest_hint(name, cands, n > 0 ? n : 0, hint, sizeof hint);
-	return kerr_set(err, 0, 0, "unknown %s '%.64s'%s (see %s)", kinds[k].what, name,
-			hint, kinds[k].list);
+	return kerr_set(err, 0, 0, "unknown %s '%.64s'%s", kinds[k].what, name, hint);
 }

@@ -1,16 +1,15 @@
-/* bench_util.h: the monotonic clock and the median, shared by the
+/* bench_util.h: the clock (the library's) and the median, shared by the
  * benchmarks (each is its own program, so the functions are static). */
 #ifndef KARAT_BENCH_UTIL_H
 #define KARAT_BENCH_UTIL_H
 
 #include <stdlib.h>
-#include <time.h>
+
+#include "base/clock.h"
 
 static inline double now(void)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + 1e-9 * t.tv_nsec;
+	return clock_now();
 }
 
 static inline int cmp_double(const void *a, const void *b)

@@ -1,9 +1,9 @@
 /* cmd_point.c: `karat query` (one design point at a given batch) and
  * `karat solve` (the largest batch under the SLO). */
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "cli/point.h"
 
 /* Fills a spec from a command's options. */
@@ -56,16 +56,14 @@ static int print_result(const struct loaded *ld, const struct result *r, int csv
 
 /* A solve's progress on a terminal, once it has run for a second. */
 struct progress {
-	struct timespec t0;
+	double t0;
 	int shown;
 };
 
 static void show_progress(void *ctx, int m, double batch)
 {
 	struct progress *pg = ctx;
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	double s = (double)(t.tv_sec - pg->t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - pg->t0.tv_nsec);
+	double s = clock_now() - pg->t0;
 	if (s < 1)
 		return;
 	fprintf(stderr, "\rkarat solve: %.0f s, trying %d micro-batch%s at batch %.0f      ", s,
@@ -93,7 +91,7 @@ static int run_point(const char *name, const struct args *a, int solve)
 	}
 	static struct progress pg;
 	if (solve && isatty(2)) {
-		clock_gettime(CLOCK_MONOTONIC, &pg.t0);
+		pg.t0 = clock_now();
 		ld.d.progress = show_progress, ld.d.progress_ctx = &pg;
 	}
 	struct plan *p = plan_new(&ld.d, &err);

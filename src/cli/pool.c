@@ -3,7 +3,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "base/clock.h"
 
 /* Evaluates one point into a CSV row (malloc'd). */
 static int eval_point(struct pool *pl, long idx, char **row, struct result *out,
@@ -52,17 +53,10 @@ static int eval_point(struct pool *pl, long idx, char **row, struct result *out,
 	return rc;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* "karat sweep: 10/144 points, 6 s, about 80 s left" (called locked). */
 static void progress(const struct pool *pl)
 {
-	double t = now_s() - pl->t0;
+	double t = clock_now() - pl->t0;
 	fprintf(stderr, "\rkarat %s: %ld/%ld points, %.0f s", pl->what, pl->done, pl->total, t);
 	if (pl->done < pl->total && pl->done > 0)
 		fprintf(stderr, ", about %.0f s left   ",
@@ -105,7 +99,7 @@ int pool_run(struct pool *p, int threads)
 	p->res = calloc((size_t)p->total, sizeof *p->res);
 	p->err_idx = -1;
 	p->next = p->done = 0;
-	p->t0 = now_s();
+	p->t0 = clock_now();
 	if (!p->rows || !p->res) {
 		kerr_set(&p->err, 0, 0, "out of memory for %ld points", p->total);
 		return 1;

@@ -1,4 +1,4 @@
-/* report.h: the per-operator table of one step, shared by `ops` and `run`. */
+/* report.h: the per-operator table of one step, printed by `karat ops`. */
 #ifndef KARAT_CLI_REPORT_H
 #define KARAT_CLI_REPORT_H
 

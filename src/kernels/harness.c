@@ -9,16 +9,11 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "kernels/common.h"
 
 #define MAX_REPS 2000
 
-static double now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 int time_run(void (*fn)(void *), void *state, double min_time, struct timing *t,
 	     struct kerr *err)
@@ -27,19 +22,19 @@ int time_run(void (*fn)(void *), void *state, double min_time, struct timing *t,
 	if (clock_getres(CLOCK_MONOTONIC, &res) != 0)
 		return kerr_set(err, 0, 0, "CLOCK_MONOTONIC unavailable");
 	t->clock_res_s = (double)res.tv_sec + 1e-9 * (double)res.tv_nsec;
-	double t0 = now();
+	double t0 = clock_now();
 	fn(state); /* warm-up: page faults, caches, thread pool */
-	double once = now() - t0;
+	double once = clock_now() - t0;
 	double floor_s = 1000 * t->clock_res_s;
 	t->batch = once >= floor_s ? 1 : (int)ceil(floor_s / fmax(once, 1e-9));
 	double reps[MAX_REPS];
 	int n = 0;
-	double start = now();
-	while (n < MAX_REPS && (n < 5 || now() - start < min_time)) {
-		double a = now();
+	double start = clock_now();
+	while (n < MAX_REPS && (n < 5 || clock_now() - start < min_time)) {
+		double a = clock_now();
 		for (int b = 0; b < t->batch; b++)
 			fn(state);
-		reps[n++] = (now() - a) / t->batch;
+		reps[n++] = (clock_now() - a) / t->batch;
 	}
 	gsl_sort(reps, 1, (size_t)n);
 	t->min_s = reps[0];

@@ -19,9 +19,7 @@ static int eval_point(struct pool *pl, long idx, char **row, struct result *out,
 		kerr_set(err, 0, 0, "out of memory");
 		return 1;
 	}
-	pthread_mutex_lock(&pl->lock); /* description loading stays single-threaded */
-	int rc = point_load(&ps, ld, err);
-	pthread_mutex_unlock(&pl->lock);
+	int rc = point_load(&ps, ld, err); /* loaders are thread-safe (ini_doc.c) */
 	struct plan *p = rc ? NULL : plan_new(&ld->d, err);
 	if (!rc && !p)
 		rc = 1;

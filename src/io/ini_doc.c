@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <errno.h>
+#include <pthread.h>
 #include <ini.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,6 +176,18 @@ static int on_pair(void *user, const char *section, const char *key,
 	return 1;
 }
 
+/* inih's switches are process-wide globals: set once, before the first
+ * parse, and never written again, so parses may run on many threads. */
+static pthread_once_t inih_once = PTHREAD_ONCE_INIT;
+
+static void inih_configure(void)
+{
+	ini_allow_multiline = 0;
+	ini_allow_inline_comments = 0;
+	ini_stop_on_first_error = 1;
+	ini_allow_no_value = 0;
+}
+
 struct ini_doc *ini_doc_parse(const char *name, const char *text, size_t len,
 			      struct kerr *err)
 {
@@ -193,11 +206,7 @@ struct ini_doc *ini_doc_parse(const char *name, const char *text, size_t len,
 		free(d);
 		return NULL;
 	}
-	/* Process-wide inih switches; every load sets the same values. */
-	ini_allow_multiline = 0;
-	ini_allow_inline_comments = 0;
-	ini_stop_on_first_error = 1;
-	ini_allow_no_value = 0;
+	pthread_once(&inih_once, inih_configure);
 	struct feed f = {.buf = text, .len = len, .doc = d, .err = err};
 	int rc = ini_parse_stream(feed_line, &f, on_pair, &f);
 	if (!f.failed && rc > 0)

@@ -99,7 +99,9 @@ int ensure_batch(struct plan *p, long B)
 	while (c < B)
 		c *= 2;
 	free(p->rq), free(p->rgpu), free(p->rdev), free(p->rmb), free(p->ord), free(p->tmp);
+	free(p->byg);
 	int fail = 0;
+	p->byg = grab((size_t)c, sizeof(int), &fail);
 	p->rq = grab((size_t)c, sizeof(int), &fail);
 	p->rgpu = grab((size_t)c, sizeof(int), &fail);
 	p->rdev = grab((size_t)c, sizeof(int), &fail);
@@ -174,6 +176,7 @@ void plan_free(struct plan *p)
 	free(p->sg.pool), free(p->sg.acc), free(p->sg.suml);
 	free(p->store), free(p->store_gpu), free(p->memo), free(p->memo_ok);
 	free(p->rq), free(p->rgpu), free(p->rdev), free(p->rmb), free(p->ord), free(p->tmp);
+	free(p->byg), free(p->gstart), free(p->heap), free(p->held), free(p->dev_rank);
 	free(p->lctx_view);
 	free(p->dev_load), free(p->dev_store), free(p->gpu_store);
 	free(p->mbload);
@@ -251,6 +254,13 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->gcnt = grab((size_t)G * MB, sizeof(int), &fail);
 	p->ccnt = grab((size_t)G * MB, sizeof(int), &fail);
 	p->nbig = grab((size_t)G, sizeof(int), &fail);
+	p->gstart = grab((size_t)G + 1, sizeof(int), &fail);
+	p->held = grab((size_t)D, sizeof(double), &fail);
+	p->dev_rank = grab((size_t)D, sizeof(int), &fail);
+	for (int dev = 0; !fail && dev < D; dev++)
+		p->dev_rank[dev] = p->has_mem && D >= G ? (dev % p->per) * G + dev / p->per : dev;
+	p->heap = grab((size_t)(D > G ? D : G), sizeof(int), &fail);
+	p->free_g = d->gpu->mem_capacity - p->weights;
 	p->dcnt = grab((size_t)D * MB, sizeof(int), &fail);
 	p->lcnt = grab((size_t)p->LB * MB, sizeof(int), &fail);
 	p->tbt = grab((size_t)d->samples, sizeof(double), &fail);
@@ -349,6 +359,7 @@ static int pool_fill(struct plan *p, double *f, double *b)
 	for (int s = 0; s < S; s++)
 		if (p->lay.s[s].kind == OP_INDEX_SCAN && p->sd[s].on_gpu)
 			scan_on_gpu = p->has_mem;
+	p->keys_on_gpu = scan_on_gpu;
 	for (int i = 0; i < POOL; i++) {
 		double L = workload_draw_context(d->wl, p->rng);
 		if (!isfinite(L))

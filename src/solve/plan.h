@@ -75,8 +75,17 @@ struct plan {
 	/* scratch, sized for cap_b requests */
 	long cap_b;
 	int *rq, *rgpu, *rdev, *rmb, *ord, *tmp;
+	int *byg;           /* requests grouped by GPU, ascending within a GPU */
+	int *gstart;        /* G + 1: GPU g's requests are byg[gstart[g] ..] */
+	int *heap;          /* placement: units ordered by free room */
+	int keys_on_gpu;    /* index keys stay in HBM (the GPU runs the scan) */
+	double free_g;      /* HBM left for caches on a GPU (after weights) */
+	const int *placed;  /* the last sample's placement order, or NULL */
 	double *lctx_view;  /* plan_inspect's contexts */
 	double *dev_load, *dev_store, *gpu_store;
+	double *held;       /* without memory devices: all a GPU's HBM holds */
+	int *dev_rank;      /* placement tie-break: GPUs' first devices, then
+			       their second devices, ... */
 	double *mbload;
 	int *gcnt, *dcnt, *lcnt, *ccnt, *nbig;
 	double *tbt, *use_g, *use_m;
@@ -96,6 +105,10 @@ void side_values(const struct side *sd, int unit_idx, int cnt, double *v);
 double bucket_time(const struct plan *p, const struct attn_layout *lay,
 		   const struct slotdev *sd, const struct vmap *map, const double *v,
 		   int want_gpu);
+
+/* The requests of a batch in longest-first order (pool rank), into out
+ * (uses p->tmp as scratch). */
+void order_longest(struct plan *p, long B, int *out);
 
 /* sample.c: one sampled batch (sample s of a batch of B at m micro-batches):
  * placed, assigned, priced, scheduled.  Returns the step time (infinite

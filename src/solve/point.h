@@ -85,6 +85,8 @@ struct sample_view {
 				       without memory devices), micro-batch */
 	double tbt;                 /* the step time of this batch */
 	double use_gpu, use_mem;    /* bytes on the fullest GPU and device */
+	const int *order;           /* the order requests were placed in
+				       (memory-aware), or NULL: arrival order */
 };
 
 /* Sample `sample` (0-based, < samples) of a batch of B at m micro-batches. */

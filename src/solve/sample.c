@@ -9,15 +9,15 @@
 
 /* Requests to micro-batches, per GPU: arrival order in equal chunks; or
  * CMR (assign_mb): longest context first, to the micro-batch whose load on
- * the request's device is lowest, with counts within one of each other. */
-static void assign_arrival(const struct plan *p, long B, int m, int *mb)
+ * the request's device is lowest, with counts within one of each other.
+ * A GPU's requests are byg[gstart[g] .. gstart[g + 1]), in arrival order. */
+static void assign_arrival(const struct plan *p, int m, int *mb)
 {
-	int G = p->G;
-	for (int g = 0; g < G && g < B; g++) {
-		long n = (B - g + G - 1) / G, acc = 0;
+	for (int g = 0; g < p->G; g++) {
+		long n = p->gstart[g + 1] - p->gstart[g], acc = 0;
 		int i = 0;
-		for (long j = g; j < B; j += G) { /* i = floor(t * m / n), incrementally */
-			mb[j] = i;
+		for (long t = 0; t < n; t++) { /* i = floor(t * m / n), incrementally */
+			mb[p->byg[p->gstart[g] + t]] = i;
 			for (acc += m; acc >= n; acc -= n)
 				i++;
 		}
@@ -39,21 +39,12 @@ static double peak_load(struct plan *p, long B, int m, const int *mb)
 	return peak;
 }
 
-static void assign_mb(struct plan *p, long B, int m)
+void order_longest(struct plan *p, long B, int *out)
 {
-	int G = p->G, D = p->D;
-	if (m == 1) { /* one micro-batch: nothing to balance */
-		memset(p->rmb, 0, sizeof(int) * (size_t)B);
-		return;
-	}
-	if (!sched_uses_cmr(p->d.sched)) {
-		assign_arrival(p, B, m, p->rmb);
-		return;
-	}
-	/* longest first: radix sort on the pool rank, two passes */
+	/* radix sort on the pool rank, two passes */
 	_Static_assert(2 * RADIX_BITS == POOL_BITS, "two radix passes cover the rank");
 	const int R = 1 << RADIX_BITS;
-	int *src = p->ord, *dst = p->tmp;
+	int *src = out, *dst = p->tmp;
 	for (long j = 0; j < B; j++)
 		src[j] = (int)j;
 	for (int pass = 0; pass < 2; pass++) {
@@ -68,6 +59,22 @@ static void assign_mb(struct plan *p, long B, int m)
 		int *x = src;
 		src = dst, dst = x;
 	}
+	/* two passes: the result is back in out */
+}
+
+static void assign_mb(struct plan *p, long B, int m)
+{
+	int G = p->G, D = p->D;
+	if (m == 1) { /* one micro-batch: nothing to balance */
+		memset(p->rmb, 0, sizeof(int) * (size_t)B);
+		return;
+	}
+	if (!sched_uses_cmr(p->d.sched)) {
+		assign_arrival(p, m, p->rmb);
+		return;
+	}
+	int *src = p->ord;
+	order_longest(p, B, src);
 	memset(p->mbload, 0, sizeof(double) * (size_t)m * D);
 	memset(p->ccnt, 0, sizeof(int) * (size_t)m * G);
 	memset(p->nbig, 0, sizeof(int) * (size_t)G);
@@ -76,7 +83,7 @@ static void assign_mb(struct plan *p, long B, int m)
 		int g = p->rgpu[j], dev = p->rdev[j], best = -1;
 		/* counts stay within one of each other: n % m micro-batches take
 		 * ceil(n / m), the others floor(n / m) */
-		long n = B / G + (g < B % G), lo = n / m, extra = n % m;
+		long n = p->gstart[g + 1] - p->gstart[g], lo = n / m, extra = n % m;
 		int *big = &p->nbig[g];
 		for (int i = 0; i < m; i++) {
 			int c = p->ccnt[i * G + g];
@@ -97,9 +104,201 @@ static void assign_mb(struct plan *p, long B, int m)
 	 * arrival order happens to balance better, keep it, so CMR is never
 	 * worse balanced than naive. */
 	double cmr = peak_load(p, B, m, p->rmb);
-	assign_arrival(p, B, m, p->tmp);
+	assign_arrival(p, m, p->tmp);
 	if (peak_load(p, B, m, p->tmp) < cmr)
 		memcpy(p->rmb, p->tmp, sizeof(int) * (size_t)B);
+}
+
+/* ---- placement ---- */
+
+static void place_reset(struct plan *p)
+{
+	memset(p->held, 0, sizeof(double) * (size_t)p->D);
+	memset(p->dev_load, 0, sizeof(double) * (size_t)p->D);
+	memset(p->dev_store, 0, sizeof(double) * (size_t)p->D);
+	memset(p->gpu_store, 0, sizeof(double) * (size_t)p->G);
+}
+
+static void put(struct plan *p, long j, int g, int dev)
+{
+	int r = p->rq[j];
+	p->rgpu[j] = g, p->rdev[j] = dev;
+	p->dev_load[dev] += p->ctx[r];
+	p->dev_store[dev] += p->store[r];
+	p->gpu_store[g] += p->store_gpu[r];
+	if (!p->has_mem) /* a GPU's HBM holds both */
+		p->held[dev] = p->dev_store[dev] + p->gpu_store[dev];
+}
+
+/* GPU by arrival; the least loaded of the GPU's devices. */
+static void place_round_robin(struct plan *p, long B)
+{
+	place_reset(p);
+	for (long j = 0, g = 0; j < B; j++, g = g + 1 == p->G ? 0 : g + 1) {
+		int dev;
+		if (p->D >= p->G) {
+			dev = (int)g * p->per;
+			for (int k = 1; k < p->per; k++)
+				if (p->dev_load[g * p->per + k] < p->dev_load[dev])
+					dev = (int)g * p->per + k;
+		} else {
+			dev = (int)g / p->share;
+		}
+		put(p, j, (int)g, dev);
+	}
+}
+
+/* Free bytes of a placement unit: a GPU's HBM (no memory devices: every
+ * cache there) or a memory device. */
+static double room_of(const struct plan *p, int u)
+{
+	if (!p->has_mem)
+		return p->free_g - p->dev_store[u] - p->gpu_store[u];
+	return p->d.mem->mem_capacity - p->dev_store[u];
+}
+
+
+/* Device a goes before device b: more room, then less summed context,
+ * then the lower rank in the order that takes each GPU's first device,
+ * then each GPU's second, ... (p->dev_rank: with equal contexts requests
+ * are dealt to the GPUs in turn, as arrival order does). */
+static inline int before(const struct plan *p, int a, int b)
+{
+	/* every device has the same capacity: more room is less stored */
+	const double *held = p->has_mem ? p->dev_store : p->held;
+	if (held[a] != held[b])
+		return held[a] < held[b];
+	if (p->dev_load[a] != p->dev_load[b])
+		return p->dev_load[a] < p->dev_load[b];
+	return p->dev_rank[a] < p->dev_rank[b];
+}
+
+/* Moves the heap's root down after its device's key got worse. */
+static void sift_down(struct plan *p, int n, int i)
+{
+	int *h = p->heap;
+	for (;;) {
+		int l = 2 * i + 1, r = l + 1, t = i;
+		if (l < n && before(p, h[l], h[t]))
+			t = l;
+		if (r < n && before(p, h[r], h[t]))
+			t = r;
+		if (t == i)
+			return;
+		int x = h[i];
+		h[i] = h[t], h[t] = x;
+		i = t;
+	}
+}
+
+/* The GPU a request on device dev goes to: the device's own GPU, or
+ * where several GPUs share the device, the one with the fewest requests
+ * so far (cnt). */
+static int gpu_for(const struct plan *p, int dev, const int *cnt)
+{
+	if (!p->has_mem)
+		return dev;
+	if (p->D >= p->G)
+		return dev / p->per;
+	int g = dev * p->share;
+	for (int k = 1; k < p->share; k++)
+		if (cnt[dev * p->share + k] < cnt[g])
+			g = dev * p->share + k;
+	return g;
+}
+
+/* Whether pool entry r fits on device dev and GPU g. */
+static inline int fits(const struct plan *p, int dev, int g, int r)
+{
+	if (!p->has_mem)
+		return p->store[r] + p->store_gpu[r] <= room_of(p, dev) + SLACK_BYTES;
+	return p->store[r] <= room_of(p, dev) + SLACK_BYTES &&
+	       p->store_gpu[r] <= p->free_g - p->gpu_store[g] + SLACK_BYTES;
+}
+
+/* Longest first onto the device (the GPU itself without memory devices)
+ * with the most free room that can hold the request, ties to the lowest
+ * summed context.  A request no device can hold goes to the roomiest one,
+ * which it overfills: the capacity check then fails this sample.  Returns
+ * whether every request fitted.  Devices are kept in a heap by room (a
+ * placement only shrinks its device's room); where index keys also take
+ * HBM (the GPU runs the scan) or several GPUs share one device, they are
+ * scanned instead. */
+static int place_memory(struct plan *p, long B)
+{
+	place_reset(p);
+	order_longest(p, B, p->ord);
+	int D = p->D, ok = 1;
+	int scan = p->keys_on_gpu || (p->has_mem && D < p->G);
+	int *cnt = p->nbig; /* requests per GPU so far (group_by_gpu reuses it) */
+	memset(cnt, 0, sizeof(int) * (size_t)p->G);
+	for (int u = 0; u < D; u++) /* sorted by rank: a valid heap */
+		p->heap[p->dev_rank[u]] = u;
+	for (long t = 0; t < B; t++) {
+		long j = p->ord[t];
+		int r = p->rq[j], dev;
+		if (!scan) {
+			dev = p->heap[0];
+		} else { /* the best device that holds it, else the roomiest */
+			int best = -1, roomy = -1;
+			for (int k = 0; k < D; k++) {
+				if (roomy < 0 || before(p, k, roomy))
+					roomy = k;
+				if (fits(p, k, gpu_for(p, k, cnt), r) && (best < 0 || before(p, k, best)))
+					best = k;
+			}
+			dev = best >= 0 ? best : roomy;
+		}
+		int g = gpu_for(p, dev, cnt);
+		ok &= fits(p, dev, g, r);
+		put(p, j, g, dev);
+		cnt[g]++;
+		if (!scan) /* its room shrank */
+			sift_down(p, D, 0);
+	}
+	return ok;
+}
+
+/* Places the batch by the system's rule; returns the order in which the
+ * requests were placed (p->ord), or NULL for arrival order.  Memory-aware
+ * placement that cannot hold every request falls back to round-robin
+ * where that holds them all (so it never admits fewer). */
+static const int *place(struct plan *p, long B)
+{
+	if (p->d.sys->admission == ADMIT_ROUND_ROBIN) {
+		place_round_robin(p, B);
+		return NULL;
+	}
+	if (place_memory(p, B))
+		return p->ord;
+	place_round_robin(p, B);
+	double worst = 0;
+	for (int g = 0; g < p->G; g++)
+		worst = fmax(worst, p->gpu_store[g] + (p->has_mem ? 0 : p->dev_store[g]) -
+					    p->free_g);
+	for (int dev = 0; p->has_mem && dev < p->D; dev++)
+		worst = fmax(worst, p->dev_store[dev] - p->d.mem->mem_capacity);
+	if (worst <= SLACK_BYTES)
+		return NULL;
+	place_memory(p, B); /* neither holds them: report the memory-aware one */
+	return p->ord;
+}
+
+/* byg and gstart from rgpu (counting sort), each GPU's requests in the
+ * order it received them: seq (the placement order), or arrival order. */
+static void group_by_gpu(struct plan *p, long B, const int *seq)
+{
+	int G = p->G;
+	memset(p->gstart, 0, sizeof(int) * (size_t)(G + 1));
+	for (long j = 0; j < B; j++)
+		p->gstart[p->rgpu[j] + 1]++;
+	for (int g = 0; g < G; g++)
+		p->gstart[g + 1] += p->gstart[g];
+	memcpy(p->nbig, p->gstart, sizeof(int) * (size_t)G); /* cursors */
+	for (long t = 0; t < B; t++) {
+		int j = seq ? seq[t] : (int)t;
+		p->byg[p->nbig[p->rgpu[j]]++] = j;
+	}
 }
 
 /* The slowest unit (device or GPU) of one side in micro-batch i: its
@@ -133,26 +332,8 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 	 * checks): the top POOL_BITS are a uniform pool index */
 	for (long j = 0; j < B; j++)
 		p->rq[j] = (int)(gsl_rng_get(p->rng) >> (32 - POOL_BITS));
-	memset(p->dev_load, 0, sizeof(double) * (size_t)D);
-	memset(p->dev_store, 0, sizeof(double) * (size_t)D);
-	memset(p->gpu_store, 0, sizeof(double) * (size_t)G);
-	/* placement: GPU by arrival; the least loaded of the GPU's devices */
-	for (long j = 0, g = 0; j < B; j++, g = g + 1 == G ? 0 : g + 1) {
-		int dev;
-		if (p->D >= p->G) {
-			dev = g * p->per;
-			for (int k = 1; k < p->per; k++)
-				if (p->dev_load[g * p->per + k] < p->dev_load[dev])
-					dev = g * p->per + k;
-		} else {
-			dev = g / p->share;
-		}
-		double L = p->ctx[p->rq[j]];
-		p->rgpu[j] = (int)g, p->rdev[j] = dev;
-		p->dev_load[dev] += L;
-		p->dev_store[dev] += p->store[p->rq[j]];
-		p->gpu_store[g] += p->store_gpu[p->rq[j]];
-	}
+	p->placed = place(p, B);
+	group_by_gpu(p, B, p->placed);
 	assign_mb(p, B, m);
 	struct side *sm = &p->sm, *sg = &p->sg;
 	memset(sm->acc, 0, sizeof(double) * (size_t)m * D * sm->nres);
@@ -269,5 +450,6 @@ int plan_inspect(struct plan *p, double batch, int m, int sample,
 		p->lctx_view[j] = p->ctx[p->rq[j]];
 	v->gpu = p->rgpu, v->dev = p->rdev, v->mb = p->rmb;
 	v->use_gpu = ug, v->use_mem = um;
+	v->order = p->placed; /* CMR re-sorts p->ord into the same order */
 	return 0;
 }

@@ -21,7 +21,11 @@ static const struct field system_fields[] = {
 	STR("memdev", memdev, 1, "cache device (hw/NAME.ini), or none"),
 	NUM("memdevs", memdevs, 0, 0, 0, "memory devices in the system"),
 	STR("memdev_link", memdev_link, 0, "link from a GPU to a memory device"),
+	{"system", "admission", FK_ENUM, U_INT, OFF(admission), 0, 0, 0, 0, 0, admission_names,
+	 "placement of requests: memory-aware (default) or round-robin"},
 };
+
+const char *const admission_names[ADMIT_N + 1] = {"memory-aware", "round-robin", 0};
 
 const struct schema system_schema = {"system", system_fields,
 				     sizeof system_fields / sizeof system_fields[0], 0, 0};

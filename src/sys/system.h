@@ -22,7 +22,15 @@ struct ksystem {
 	char memdev[SYS_NAME];        /* cache device, or "none" (caches in HBM) */
 	double memdevs;               /* memory devices in the system */
 	char memdev_link[SYS_NAME];   /* one GPU <-> one memory device */
+	int admission;                /* enum admission: how requests are placed */
 };
+
+/* How a sampled batch's requests are placed on GPUs and memory devices:
+ * memory-aware (longest first onto the unit with the most free room, ties
+ * to the lowest summed context, as a token-aware data-parallel router
+ * does) or round-robin (by arrival; kept for comparison). */
+enum admission { ADMIT_MEMORY, ADMIT_ROUND_ROBIN, ADMIT_N };
+extern const char *const admission_names[ADMIT_N + 1];
 
 extern const struct schema system_schema;
 

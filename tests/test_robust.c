@@ -249,8 +249,8 @@ Test(robust, huge_work_is_refused_with_the_limit)
 	cr_expect_eq(run("solve --model deepseek-v3.2 --system gpu-only --workload agentic "
 			 "--set system.gpus=1000000"), 1);
 	cr_expect(strstr(err, "1000000 GPUs"), "%s", err);
-	cr_expect_eq(run("solve --model deepseek-v3.2 --system gpu-only --workload agentic "
-			 "--samples 1000000 --microbatches 1"), 1);
+	cr_expect_eq(run("query --model deepseek-v3.2 --system gpu-only --workload agentic "
+			 "--samples 1000000 --batch 100 --microbatches 1"), 1);
 	cr_expect(strstr(err, "over the limit of"), "%s", err);
 }
 

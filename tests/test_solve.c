@@ -155,10 +155,12 @@ Test(solve, capacity_exactly_full_fits_one_byte_over_does_not)
 	cr_expect(!r.feasible);
 	cr_expect(strstr(r.reason, "memdev memory") != NULL, "%s", r.reason);
 	plan_free(p);
-	/* the GPU holds the weights: exactly full fits, a byte less does not */
+	/* the GPU holds the weights: exactly full fits, a byte less does not
+	 * (no reserve here; the next test adds one) */
 	load(&s, "deepseek-v3.2", "gpu-karat", 65536, NULL);
 	s.d.slo = 10;
 	s.d.samples = 1;
+	s.gpu.mem_reserve = (struct share_bytes){0, 0};
 	s.gpu.mem_capacity = model_weight_bytes(&s.m, s.sys.gpus);
 	p = plan(&s);
 	cr_expect(eval(p, 1, 1).feasible, "%s", eval(p, 1, 1).reason);
@@ -505,4 +507,42 @@ Test(solve, memory_aware_never_admits_fewer_than_round_robin)
 		if (i == 0)
 			cr_expect_geq(b[0], 2 * b[1], "GLM-5.2 on 16 GPUs: %g vs %g", b[0], b[1]);
 	}
+}
+
+/* Issue 11: the HBM reserve is taken off before anything is placed: with a
+ * 10% reserve, weights of exactly 90% of capacity fit and a byte more
+ * capacity-less-reserve than that does not; a reserve in bytes works the
+ * same way. */
+Test(solve, memory_reserve_is_subtracted_before_placement)
+{
+	static struct setup s;
+	load(&s, "deepseek-v3.2", "gpu-karat", 65536, NULL);
+	s.d.slo = 10;
+	s.d.samples = 1;
+	double w = model_weight_bytes(&s.m, s.sys.gpus);
+	s.gpu.mem_reserve = (struct share_bytes){0, 0.1};
+	s.gpu.mem_capacity = w / 0.9;
+	cr_expect(near(device_cache_capacity(&s.gpu), w, 1e-12));
+	struct plan *p = plan(&s);
+	cr_expect(eval(p, 1, 1).feasible, "%s", eval(p, 1, 1).reason);
+	plan_free(p);
+	s.gpu.mem_reserve = (struct share_bytes){8e9, 0};
+	s.gpu.mem_capacity = w + 8e9 - 1;
+	p = plan(&s);
+	struct result r = eval(p, 1, 1);
+	cr_expect(!r.feasible);
+	cr_expect(strstr(r.reason, "(capacity less reserve)") != NULL, "%s", r.reason);
+	plan_free(p);
+	/* GPU-only: the caches fill capacity less reserve less weights */
+	load(&s, "deepseek-v3.2", "gpu-only", 65536, NULL);
+	double kv, idx;
+	attn_storage(&s.m, &s.m.sp, 65536, &kv, &idx);
+	s.d.slo = 10;
+	s.d.samples = 1;
+	s.gpu.mem_reserve = (struct share_bytes){0, 0.1};
+	s.gpu.mem_capacity = (w + 3 * (kv + idx)) / 0.9;
+	p = plan(&s);
+	cr_expect(eval(p, 3 * s.sys.gpus, 1).feasible, "three requests a GPU fit");
+	cr_expect(!eval(p, 3 * s.sys.gpus + 1, 1).feasible, "a fourth does not");
+	plan_free(p);
 }

@@ -90,10 +90,14 @@ void ops_footer(const struct ops_setup *o, const struct step *s, FILE *fp)
 	attn_storage(o->m, o->b.sp, o->b.context, &kv, &idx);
 	double cache = (kv + idx) * s->local;
 	double need = w + cache;
+	double usable = device_cache_capacity(o->d);
+	char reserve[64] = "";
+	if (usable < o->d->mem_capacity)
+		snprintf(reserve, sizeof reserve, " (%.1f GB less its %.1f GB reserve)",
+			 o->d->mem_capacity / 1e9, (o->d->mem_capacity - usable) / 1e9);
 	fprintf(fp, "memory: weights %.1f GB + KV %.1f GB + index %.1f GB "
-		"(%.3g GB per request) = %.1f GB of %.1f GB: %s\n",
+		"(%.3g GB per request) = %.1f GB of %.1f GB%s: %s\n",
 		w / 1e9, kv * s->local / 1e9, idx * s->local / 1e9, (kv + idx) / 1e9, need / 1e9,
-		o->d->mem_capacity / 1e9,
-		need <= o->d->mem_capacity ? "fits"
-					    : "does NOT fit (times above assume it did)");
+		usable / 1e9, reserve,
+		need <= usable ? "fits" : "does NOT fit (times above assume it did)");
 }

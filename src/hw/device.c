@@ -28,6 +28,8 @@ static const struct field device_fields[] = {
 	NUM("compute", "fp32", peak[DT_FP32], U_FLOPS, 0, 0, 1e18, 0, "FP32 (vector) peak"),
 	NUM("memory", "capacity", mem_capacity, U_BYTES, 1, 0, 1e16, 1, "memory capacity"),
 	NUM("memory", "bandwidth", mem_bw, U_BW, 1, 0, 1e16, 1, "memory bandwidth"),
+	{"memory", "memory_reserve", FK_SHARE, U_BYTES, OFF(mem_reserve), 0, 0, 0, 1e16, 0, 0,
+	 "kept back from caches for activations, buffers and graphs: bytes or N%"},
 	EFF("gemm_compute", eff_c[OC_GEMM], 1, "fraction of peak FLOP/s a GEMM reaches"),
 	EFF("gemm_memory", eff_m[OC_GEMM], 1, "fraction of bandwidth a GEMM reaches"),
 	EFF("attention_compute", eff_c[OC_ATTENTION], 1, "attention kernels, compute"),
@@ -89,6 +91,11 @@ int device_validate(struct kdevice *d, const struct ini_doc *doc,
 					dev_kind_names[d->kind]);
 		d->supports = (1u << OC_N) - 1;
 	}
+	if (!(device_cache_capacity(d) > 0)) {
+		const struct ini_entry *e = ini_doc_find(doc, "memory", "memory_reserve");
+		return kerr_set(err, doc->path, e ? e->line : 0,
+				"memory.memory_reserve leaves no memory for caches");
+	}
 	return 0;
 }
 
@@ -107,4 +114,9 @@ double device_peak(const struct kdevice *d, enum dtype t, enum dtype *used)
 			return d->peak[k];
 		}
 	return 0;
+}
+
+double device_cache_capacity(const struct kdevice *d)
+{
+	return d->mem_capacity - share_bytes_of(&d->mem_reserve, d->mem_capacity);
 }

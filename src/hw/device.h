@@ -25,6 +25,8 @@ struct kdevice {
 	double tdp;             /* W */
 	double peak[DT_N];      /* FLOP/s; 0 = no native support */
 	double mem_capacity;    /* B */
+	struct share_bytes mem_reserve; /* kept back from caches (activations,
+					   buffers, graphs): bytes or a share */
 	double mem_bw;          /* B/s */
 	double eff_c[OC_N], eff_m[OC_N];
 	double overhead;        /* s, fixed cost per operator launch */
@@ -37,6 +39,9 @@ extern const struct schema device_schema;
 /* Cross-field checks and derivation of supports; 0 or -1 with err. */
 int device_validate(struct kdevice *d, const struct ini_doc *doc,
 		    struct kerr *err);
+
+/* Bytes of memory the caches may use: capacity less the reserve. */
+double device_cache_capacity(const struct kdevice *d);
 
 /* Peak for data type t: the native one, else the next wider type the
  * device has (fp4 -> fp8 -> bf16 -> fp32), else the next narrower one

@@ -76,6 +76,39 @@ int schema_set(const struct field *f, const char *value, void *obj, char *why,
 		}
 		snprintf(base + f->offset, f->size, "%s", value);
 		return 0;
+	case FK_SHARE: {
+		struct share_bytes a = {0, 0};
+		size_t len = strlen(value);
+		while (len && value[len - 1] == ' ')
+			len--;
+		if (len && value[len - 1] == '%') {
+			char num[64];
+			if (len - 1 >= sizeof num) {
+				snprintf(why, n, "'%s' is too long", value);
+				return -1;
+			}
+			memcpy(num, value, len - 1);
+			num[len - 1] = '\0';
+			double pct;
+			if (unit_parse(num, U_REAL, &pct, why, n) != 0)
+				return -1;
+			if (!(pct >= 0 && pct < 100)) {
+				snprintf(why, n, "'%s' is not a share in [0%%, 100%%)", value);
+				return -1;
+			}
+			a.share = pct / 100;
+		} else {
+			if (unit_parse(value, U_BYTES, &a.bytes, why, n) != 0)
+				return -1;
+			if (!(a.bytes >= f->min && a.bytes <= f->max)) {
+				snprintf(why, n, "'%s' is out of range [%g, %g] (or give a share, "
+					 "e.g. 10%%)", value, f->min, f->max);
+				return -1;
+			}
+		}
+		memcpy(base + f->offset, &a, sizeof a);
+		return 0;
+	}
 	case FK_ENUM:
 		for (int i = 0; f->names[i]; i++)
 			if (strcmp(f->names[i], value) == 0) {
@@ -147,6 +180,15 @@ void schema_format(const struct field *f, const void *obj, char *buf, size_t n)
 	case FK_STR:
 		snprintf(buf, n, "%s", base + f->offset);
 		return;
+	case FK_SHARE: {
+		struct share_bytes a;
+		memcpy(&a, base + f->offset, sizeof a);
+		if (a.share > 0)
+			snprintf(buf, n, "%g%%", 100 * a.share);
+		else
+			unit_format(a.bytes, U_BYTES, buf, n);
+		return;
+	}
 	case FK_ENUM: {
 		int i;
 		memcpy(&i, base + f->offset, sizeof i);
@@ -154,4 +196,9 @@ void schema_format(const struct field *f, const void *obj, char *buf, size_t n)
 		return;
 	}
 	}
+}
+
+double share_bytes_of(const struct share_bytes *a, double capacity)
+{
+	return a->share > 0 ? a->share * capacity : a->bytes;
 }

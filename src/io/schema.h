@@ -15,7 +15,17 @@ enum field_kind {
 	FK_NUM,   /* double, parsed with unit class .unit */
 	FK_STR,   /* char[.size] */
 	FK_ENUM,  /* int index into .names (NULL-terminated) */
+	FK_SHARE, /* struct share_bytes: "N%" (of a capacity) or bytes */
 };
+
+/* An amount given either as bytes or as a share of some capacity. */
+struct share_bytes {
+	double bytes;  /* when given in bytes (share 0) */
+	double share;  /* 0..1 when given as "N%" */
+};
+
+/* Its value in bytes against capacity. */
+double share_bytes_of(const struct share_bytes *a, double capacity);
 
 struct field {
 	const char *section, *key;

@@ -210,6 +210,9 @@ static int check_design(const struct design *d, struct kerr *err)
 		return kerr_set(err, 0, 0, "the SLO must be > 0 (got %g s)", d->slo);
 	if (d->samples < 1 || d->samples > 1000000)
 		return kerr_set(err, 0, 0, "samples must be in [1, 1000000] (got %d)", d->samples);
+	if (!(device_cache_capacity(d->gpu) > 0) ||
+	    (system_has_memdev(d->sys) && !(device_cache_capacity(d->mem) > 0)))
+		return kerr_set(err, 0, 0, "a memory reserve leaves no memory for caches");
 	if (d->gpu->kind != DEV_GPU)
 		return kerr_set(err, 0, 0, "system.gpu '%s' is not a GPU (kind %s)",
 				d->gpu->name, dev_kind_names[d->gpu->kind]);
@@ -260,7 +263,9 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	for (int dev = 0; !fail && dev < D; dev++)
 		p->dev_rank[dev] = p->has_mem && D >= G ? (dev % p->per) * G + dev / p->per : dev;
 	p->heap = grab((size_t)(D > G ? D : G), sizeof(int), &fail);
-	p->free_g = d->gpu->mem_capacity - p->weights;
+	p->cap_g = device_cache_capacity(d->gpu);
+	p->cap_m = p->has_mem ? device_cache_capacity(d->mem) : 0;
+	p->free_g = p->cap_g - p->weights;
 	p->dcnt = grab((size_t)D * MB, sizeof(int), &fail);
 	p->lcnt = grab((size_t)p->LB * MB, sizeof(int), &fail);
 	p->tbt = grab((size_t)d->samples, sizeof(double), &fail);

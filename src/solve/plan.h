@@ -79,6 +79,8 @@ struct plan {
 	int *gstart;        /* G + 1: GPU g's requests are byg[gstart[g] ..] */
 	int *heap;          /* placement: units ordered by free room */
 	int keys_on_gpu;    /* index keys stay in HBM (the GPU runs the scan) */
+	double cap_g, cap_m; /* cache capacity of a GPU and a memory device
+				(capacity less its reserve; cap_g before weights) */
 	double free_g;      /* HBM left for caches on a GPU (after weights) */
 	const int *placed;  /* the last sample's placement order, or NULL */
 	double *lctx_view;  /* plan_inspect's contexts */

@@ -54,7 +54,7 @@ static int eval_core(struct plan *p, double batch, int m, struct result *r,
 	/* p99 = s[k] + f (s[k+1] - s[k]), k = floor(0.99 (n - 1)): once n - k
 	 * samples exceed a limit, so does the P99. */
 	int over = 0, enough = ns - (int)floor(0.99 * (ns - 1));
-	if (early && p->weights > d->gpu->mem_capacity + SLACK_BYTES)
+	if (early && p->weights > p->cap_g + SLACK_BYTES)
 		return 1;
 	double busy[RES_N] = {0}, bubble[RES_N] = {0}, ctx_sum = 0;
 	for (int s = 0; s < ns; s++) {
@@ -63,8 +63,8 @@ static int eval_core(struct plan *p, double batch, int m, struct result *r,
 		if (isnan(p->tbt[s]))
 			return kerr_set(err, 0, 0, "batch %.0f: %s", batch, p->fail.msg);
 		if (early && (!(p->tbt[s] <= d->slo) ||
-			      p->use_g[s] > d->gpu->mem_capacity + SLACK_BYTES ||
-			      (p->has_mem && p->use_m[s] > d->mem->mem_capacity + SLACK_BYTES)) &&
+			      p->use_g[s] > p->cap_g + SLACK_BYTES ||
+			      (p->has_mem && p->use_m[s] > p->cap_m + SLACK_BYTES)) &&
 		    ++over >= enough) {
 			r->feasible = 0;
 			snprintf(r->reason, sizeof r->reason, "infeasible (early exit)");
@@ -83,8 +83,8 @@ static int eval_core(struct plan *p, double batch, int m, struct result *r,
 	gsl_sort(p->use_m, 1, (size_t)ns);
 	double ug = gsl_stats_quantile_from_sorted_data(p->use_g, 1, (size_t)ns, 0.99);
 	double um = gsl_stats_quantile_from_sorted_data(p->use_m, 1, (size_t)ns, 0.99);
-	r->gpu_use = ug / d->gpu->mem_capacity;
-	r->mem_use = p->has_mem ? um / d->mem->mem_capacity : 0;
+	r->gpu_use = ug / p->cap_g;
+	r->mem_use = p->has_mem ? um / p->cap_m : 0;
 	for (int x = 0; x < RES_N; x++)
 		r->busy[x] = busy[x] / ns, r->bubble[x] = bubble[x] / ns;
 	r->ctx_mean = ctx_sum / ((double)ns * B);
@@ -100,15 +100,18 @@ static int eval_core(struct plan *p, double batch, int m, struct result *r,
 				"(a device or model value out of any meaningful range?)", batch);
 	char a[32], b[32];
 	r->feasible = 0;
-	if (p->weights > d->gpu->mem_capacity + SLACK_BYTES) {
-		fmt_bytes(p->weights, a, sizeof a), fmt_bytes(d->gpu->mem_capacity, b, sizeof b);
-		snprintf(r->reason, sizeof r->reason, "weights %s per GPU exceed %s", a, b);
-	} else if (ug > d->gpu->mem_capacity + SLACK_BYTES) {
-		fmt_bytes(ug, a, sizeof a), fmt_bytes(d->gpu->mem_capacity, b, sizeof b);
-		snprintf(r->reason, sizeof r->reason, "GPU memory: %s needed (P99) of %s", a, b);
-	} else if (p->has_mem && um > d->mem->mem_capacity + SLACK_BYTES) {
-		fmt_bytes(um, a, sizeof a), fmt_bytes(d->mem->mem_capacity, b, sizeof b);
-		snprintf(r->reason, sizeof r->reason, "memdev memory: %s needed (P99) of %s", a, b);
+	if (p->weights > p->cap_g + SLACK_BYTES) {
+		fmt_bytes(p->weights, a, sizeof a), fmt_bytes(p->cap_g, b, sizeof b);
+		snprintf(r->reason, sizeof r->reason, "weights %s per GPU exceed %s%s", a, b,
+			 p->cap_g < d->gpu->mem_capacity ? " (capacity less reserve)" : "");
+	} else if (ug > p->cap_g + SLACK_BYTES) {
+		fmt_bytes(ug, a, sizeof a), fmt_bytes(p->cap_g, b, sizeof b);
+		snprintf(r->reason, sizeof r->reason, "GPU memory: %s needed (P99) of %s%s", a,
+			 b, p->cap_g < d->gpu->mem_capacity ? " (capacity less reserve)" : "");
+	} else if (p->has_mem && um > p->cap_m + SLACK_BYTES) {
+		fmt_bytes(um, a, sizeof a), fmt_bytes(p->cap_m, b, sizeof b);
+		snprintf(r->reason, sizeof r->reason, "memdev memory: %s needed (P99) of %s%s",
+			 a, b, p->cap_m < d->mem->mem_capacity ? " (capacity less reserve)" : "");
 	} else if (!isfinite(r->tbt_p99)) {
 		snprintf(r->reason, sizeof r->reason, "%s cannot run %s",
 			 p->has_mem ? d->mem->name : d->gpu->name, unsupported(p));

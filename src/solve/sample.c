@@ -154,7 +154,7 @@ static double room_of(const struct plan *p, int u)
 {
 	if (!p->has_mem)
 		return p->free_g - p->dev_store[u] - p->gpu_store[u];
-	return p->d.mem->mem_capacity - p->dev_store[u];
+	return p->cap_m - p->dev_store[u];
 }
 
 
@@ -277,7 +277,7 @@ static const int *place(struct plan *p, long B)
 		worst = fmax(worst, p->gpu_store[g] + (p->has_mem ? 0 : p->dev_store[g]) -
 					    p->free_g);
 	for (int dev = 0; p->has_mem && dev < p->D; dev++)
-		worst = fmax(worst, p->dev_store[dev] - p->d.mem->mem_capacity);
+		worst = fmax(worst, p->dev_store[dev] - p->cap_m);
 	if (worst <= SLACK_BYTES)
 		return NULL;
 	place_memory(p, B); /* neither holds them: report the memory-aware one */

@@ -117,9 +117,10 @@ Test(ops, llama_70b_every_operator_by_hand)
 Test(ops, expert_parallel_all_to_all_by_hand)
 {
 	/* B = 64 over G = 8: 8 local tokens; each sends 8 routed copies of a
-	 * 7168-wide FP8 row, 7/8 of them leave the GPU; combine in BF16. */
+	 * 7168-wide FP8 row with its FP32 scale per 128 channels (56 x 4 B,
+	 * DeepEP's FP8 dispatch), 7/8 of them leave the GPU; combine in BF16. */
 	build("deepseek-v3.2", 64, 4096, 8, 0);
-	expect_op(OP_DISPATCH, 58, 0, 8.0 * 8 * 7168 * 1 * 7 / 8);
+	expect_op(OP_DISPATCH, 58, 0, 8.0 * 8 * (7168 * 1 + 56 * 4) * 7 / 8);
 	expect_op(OP_COMBINE, 58, 0, 8.0 * 8 * 7168 * 2 * 7 / 8);
 	/* 64 tokens x 8 picks spread over 8 GPUs: 64 pairs per GPU, over its
 	 * 32 experts of which 32 (1 - (31/32)^... ) are touched */

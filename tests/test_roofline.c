@@ -64,7 +64,8 @@ Test(roofline, time_is_at_least_every_bound_everywhere)
 					  "%s on %s: %s time below a bound", MODELS[i], DEVICES[j],
 					  op_table[o->kind].name);
 				double top = fmax(o->t_compute, fmax(o->t_memory, o->t_link));
-				double extra = o->side == SIDE_LINK ? l.latency : d.overhead;
+				double extra = o->side == SIDE_LINK ? fmax(l.latency, l.a2a_floor)
+								    : d.overhead;
 				cr_expect(near(o->time, top + extra, 1e-12));
 			}
 			cr_expect(isinf(total) ? isinf(sum) : near(total, sum, 1e-12));
@@ -276,4 +277,18 @@ Test(roofline, bad_batches_are_refused)
 	b = (struct kbatch){.requests = 1, .gpus = 1, .context = 100, .mtp = 1};
 	cr_expect_eq(step_build(&m, &b, &s, &err), -1);
 	cr_expect(strstr(err.msg, "no MTP"), "%s", err.msg);
+}
+
+/* Issue 11: an expert all-to-all pays the link's measured floor (a
+ * kernel at one token per GPU) where it exceeds the latency:
+ * 1 MB over NVLink 4 = 1e6 / (450e9 x 0.8) + 41.6 us. */
+Test(roofline, all_to_all_pays_its_measured_floor)
+{
+	struct klink l;
+	struct kerr err;
+	cr_assert_eq(zoo_load_link("nvlink4", &l, NULL, &err), 0, "%s", err.msg);
+	cr_expect(near(roofline_a2a(&l, 1e6), 1e6 / (450e9 * 0.8) + 41.6e-6, 1e-12));
+	cr_expect_eq(roofline_a2a(&l, 0), 0);
+	l.a2a_floor = 0; /* none measured: the latency */
+	cr_expect(near(roofline_a2a(&l, 1e6), 1e6 / (450e9 * 0.8) + 800e-9, 1e-12));
 }

@@ -440,6 +440,7 @@ Test(solve, memory_aware_places_longest_first_on_the_roomiest_device)
 	const char *systems[] = {"gpu-only", "gpu-karat"};
 	for (int k = 0; k < 2; k++) {
 		load(&s, "deepseek-v3.2", systems[k], 0, "agentic");
+		s.sys.kv_shard = SHARD_OFF; /* whole requests: the rule replayed here */
 		struct plan *p = plan(&s);
 		struct sample_view v;
 		struct kerr err;
@@ -545,4 +546,51 @@ Test(solve, memory_reserve_is_subtracted_before_placement)
 	cr_expect(eval(p, 3 * s.sys.gpus, 1).feasible, "three requests a GPU fit");
 	cr_expect(!eval(p, 3 * s.sys.gpus + 1, 1).feasible, "a fourth does not");
 	plan_free(p);
+}
+
+/* Issue 11: a request one byte too large for any device is split over two
+ * devices of its node (kv_shard on) and pays the merge over the scale-up
+ * link, or makes the point infeasible (off). */
+Test(solve, a_request_too_large_for_one_device_is_sharded)
+{
+	static struct setup s;
+	const char *systems[] = {"gpu-only", "gpu-karat"};
+	for (int k = 0; k < 2; k++) {
+		load(&s, "deepseek-v3.2", systems[k], 131072, NULL);
+		s.d.slo = 10, s.d.samples = 1;
+		int mem = system_has_memdev(&s.sys);
+		double kv, idx, w = model_weight_bytes(&s.m, s.sys.gpus);
+		attn_storage(&s.m, &s.m.sp, 131072, &kv, &idx);
+		s.gpu.mem_reserve = (struct share_bytes){0, 0};
+		if (mem)
+			s.mem.mem_capacity = kv + idx; /* exactly one request */
+		else
+			s.gpu.mem_capacity = w + kv + idx;
+		struct plan *p = plan(&s);
+		struct result whole = eval(p, 1, 1);
+		cr_expect(whole.feasible, "%s: exactly full fits whole: %s", systems[k], whole.reason);
+		cr_expect_eq(whole.sharded, 0);
+		plan_free(p);
+		if (mem)
+			s.mem.mem_capacity -= 1;
+		else
+			s.gpu.mem_capacity -= 1;
+		p = plan(&s);
+		struct result split = eval(p, 1, 1);
+		cr_expect(split.feasible, "%s: split over two: %s", systems[k], split.reason);
+		cr_expect_eq(split.sharded, 1, "%s: the one request is split", systems[k]);
+		struct sample_view v;
+		struct kerr err;
+		cr_assert_eq(plan_inspect(p, 1, 1, 0, &v, &err), 0, "%s", err.msg);
+		cr_expect_eq(v.nshard[0], 2, "%s: two slices", systems[k]);
+		if (!mem) /* the slices sit on two GPUs: the merge crosses NVLink */
+			cr_expect_gt(split.tbt_mean, whole.tbt_mean, "the merge costs time");
+		plan_free(p);
+		s.sys.kv_shard = SHARD_OFF;
+		p = plan(&s);
+		struct result off = eval(p, 1, 1);
+		cr_expect(!off.feasible, "%s: not split, it does not fit", systems[k]);
+		cr_expect(strstr(off.reason, "memory") != NULL, "%s", off.reason);
+		plan_free(p);
+	}
 }

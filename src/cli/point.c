@@ -17,7 +17,8 @@ const char *const point_head[] = {
 	"gpus", "memdevs", "mtp", "mtp_accept", "slo_s", "samples", "seed",
 	"ctx_mean_tokens", "ctx_clipped_share", "gpu_mem_use", "memdev_mem_use",
 	"busy_gpu_s", "busy_memdev_s", "busy_link_s", "busy_net_s",
-	"bubble_gpu", "bubble_memdev", "bubble_link", "bubble_net", "overrides"};
+	"bubble_gpu", "bubble_memdev", "bubble_link", "bubble_net", "sharded_share",
+	"overrides"};
 const int point_ncols = sizeof point_head / sizeof point_head[0];
 
 static int bad(struct kerr *err, int rc, const char *fmt, const char *a,
@@ -337,6 +338,7 @@ void point_cells(const struct loaded *ld, const struct result *r,
 		CELL("%.6g", nz(r->busy[x]));
 	for (int x = 0; x < RES_N; x++)
 		CELL("%.4f", nz(r->bubble[x]));
+	CELL("%.4g", nz(r->sharded));
 	out[i++] = ld->sets;
 #undef CELL
 }

@@ -7,9 +7,9 @@ void roofline_op(struct op_cost *o, const struct kdevice *d,
 		 const struct klink *l)
 {
 	o->t_compute = o->t_memory = o->t_link = 0;
-	if (o->side == SIDE_LINK) {
+	if (o->side == SIDE_LINK) { /* the expert all-to-all */
 		o->t_link = o->bytes > 0 ? o->bytes / (l->bw * l->efficiency) : 0;
-		o->time = o->bytes > 0 ? o->t_link + l->latency : 0;
+		o->time = roofline_a2a(l, o->bytes);
 		o->bound = o->bytes > 0 ? BOUND_LINK : BOUND_NONE;
 		return;
 	}
@@ -29,6 +29,14 @@ void roofline_op(struct op_cost *o, const struct kdevice *d,
 		o->bound = BOUND_OVERHEAD;
 	else
 		o->bound = o->t_compute >= o->t_memory ? BOUND_COMPUTE : BOUND_MEMORY;
+}
+
+double roofline_a2a(const struct klink *l, double bytes)
+{
+	if (!(bytes > 0))
+		return 0;
+	return bytes / (l->bw * l->efficiency) + (l->a2a_floor > l->latency ? l->a2a_floor
+									   : l->latency);
 }
 
 double roofline_ridge(const struct kdevice *d, enum op_class c, enum dtype t)

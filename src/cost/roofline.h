@@ -1,6 +1,6 @@
 /* roofline.h: time of one operator on a device or link, and which bound
  * won: time = max(FLOPs / (peak * eff_c), bytes / (bw * eff_m)) + overhead;
- * on a link: bytes / (bw * eff) + latency. */
+ * an all-to-all on a link: bytes / (bw * eff) + max(latency, a2a_floor). */
 #ifndef KARAT_COST_ROOFLINE_H
 #define KARAT_COST_ROOFLINE_H
 
@@ -11,6 +11,11 @@
 /* Fills o->t_compute, t_memory, t_link, time (per instance) and bound. */
 void roofline_op(struct op_cost *o, const struct kdevice *d,
 		 const struct klink *l);
+
+/* Seconds of one expert all-to-all moving bytes over l (0 for no bytes):
+ * the transfer plus the link's fixed time, its latency or its measured
+ * all-to-all floor, whichever is larger.  Used by ops and the solver. */
+double roofline_a2a(const struct klink *l, double bytes);
 
 /* FLOP/B at which compute and memory time are equal for class c, type t. */
 double roofline_ridge(const struct kdevice *d, enum op_class c, enum dtype t);

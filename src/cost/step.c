@@ -116,8 +116,11 @@ static void moe(struct emit *e, double layers, double T, double global,
 	double h = m->hidden, E = m->experts, k = m->active_experts;
 	emit_gemm(e, OP_ROUTER, layers, T, h, E, m->act_dt);
 	double away = (G - 1) / G; /* share of routed copies leaving the GPU */
-	emit_op(e, OP_DISPATCH, layers, 0,
-		T * k * h * dtype_bytes(m->dispatch_dt) * away, DT_FP32);
+	/* FP8 dispatch also carries an FP32 scale per 128 channels (DeepEP's
+	 * per-token-group quantisation; +3% for a 7168-wide row) */
+	double row = h * dtype_bytes(m->dispatch_dt) +
+		     (m->dispatch_dt == DT_FP8 ? ceil(h / 128) * 4 : 0);
+	emit_op(e, OP_DISPATCH, layers, 0, T * k * row * away, DT_FP32);
 	/* Expected distinct experts a GPU's share sees: each of its E/G
 	 * experts is untouched by one token with probability 1 - k/E. */
 	double active = (E / G) * (1 - pow(1 - k / E, global));

@@ -16,6 +16,8 @@ static const struct field link_fields[] = {
 	 "fraction of bandwidth reached"},
 	{"link", "energy", FK_NUM, U_EBIT, OFF(energy_bit), 0, 1, 0, 1e-6, 0, 0,
 	 "energy per bit moved"},
+	{"link", "a2a_floor", FK_NUM, U_TIME, OFF(a2a_floor), 0, 0, 0, 1, 0, 0,
+	 "least time of one expert all-to-all (dispatch or combine) over it"},
 };
 
 const struct schema link_schema = {"link", link_fields,

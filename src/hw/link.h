@@ -11,6 +11,9 @@ struct klink {
 	double latency;     /* s per transfer */
 	double efficiency;  /* fraction of bw a collective or copy reaches */
 	double energy_bit;  /* J/bit */
+	double a2a_floor;   /* s: the least time of an expert dispatch or
+			       combine over this link, measured at one token
+			       per GPU (0: none measured) */
 };
 
 extern const struct schema link_schema;

@@ -70,14 +70,11 @@ static double a2a_time(const struct plan *p, double bytes)
 		return 0;
 	const struct design *d = &p->d;
 	double G = p->G, gpn = d->sys->gpus_per_node;
-	double t_up = d->up->latency, t_out = 0;
-	if (G <= gpn) {
-		t_up += bytes / (d->up->bw * d->up->efficiency);
-	} else {
-		t_up += bytes * (gpn - 1) / (G - 1) / (d->up->bw * d->up->efficiency);
-		t_out = d->out->latency +
-			bytes * (G - gpn) / (G - 1) / (d->out->bw * d->out->efficiency);
-	}
+	if (G <= gpn)
+		return roofline_a2a(d->up, bytes);
+	/* the shares for GPUs inside and outside the node move at once */
+	double t_up = roofline_a2a(d->up, bytes * (gpn - 1) / (G - 1));
+	double t_out = roofline_a2a(d->out, bytes * (G - gpn) / (G - 1));
 	return t_up > t_out ? t_up : t_out;
 }
 
@@ -99,9 +96,11 @@ int ensure_batch(struct plan *p, long B)
 	while (c < B)
 		c *= 2;
 	free(p->rq), free(p->rgpu), free(p->rdev), free(p->rmb), free(p->ord), free(p->tmp);
-	free(p->byg);
+	free(p->byg), free(p->nshard), free(p->shard_dev);
 	int fail = 0;
 	p->byg = grab((size_t)c, sizeof(int), &fail);
+	p->nshard = grab((size_t)c, sizeof(int), &fail);
+	p->shard_dev = grab((size_t)c * MAX_SHARDS, sizeof(int), &fail);
 	p->rq = grab((size_t)c, sizeof(int), &fail);
 	p->rgpu = grab((size_t)c, sizeof(int), &fail);
 	p->rdev = grab((size_t)c, sizeof(int), &fail);
@@ -177,6 +176,7 @@ void plan_free(struct plan *p)
 	free(p->store), free(p->store_gpu), free(p->memo), free(p->memo_ok);
 	free(p->rq), free(p->rgpu), free(p->rdev), free(p->rmb), free(p->ord), free(p->tmp);
 	free(p->byg), free(p->gstart), free(p->heap), free(p->held), free(p->dev_rank);
+	free(p->nshard), free(p->shard_dev);
 	free(p->lctx_view);
 	free(p->dev_load), free(p->dev_store), free(p->gpu_store);
 	free(p->mbload);
@@ -266,6 +266,12 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->cap_g = device_cache_capacity(d->gpu);
 	p->cap_m = p->has_mem ? device_cache_capacity(d->mem) : 0;
 	p->free_g = p->cap_g - p->weights;
+	{ /* a remote slice returns its partial output (the LSE beside it is
+	   * H x 4 B, under 1% of it) and, with a token top-k, its k candidates
+	   * (score and index, 8 B each) for the merge */
+		double k = d->sp->p[SP_TOPK];
+		p->merge_bytes = p->lay.back_bytes + (k > 0 ? d->m->layers * p->q * k * 8 : 0);
+	}
 	p->dcnt = grab((size_t)D * MB, sizeof(int), &fail);
 	p->lcnt = grab((size_t)p->LB * MB, sizeof(int), &fail);
 	p->tbt = grab((size_t)d->samples, sizeof(double), &fail);

@@ -36,6 +36,7 @@ struct vmap {
 };
 
 #define MAXV (4 * ATTN_MAX_SLOTS)
+#define MAX_SHARDS 8 /* slices of one request, at most */
 
 /* The packed values one device (a memory device, or a GPU's fallback
  * stages) sums over its requests.  Most are affine in the context over the
@@ -83,6 +84,12 @@ struct plan {
 				(capacity less its reserve; cap_g before weights) */
 	double free_g;      /* HBM left for caches on a GPU (after weights) */
 	const int *placed;  /* the last sample's placement order, or NULL */
+	/* requests split over devices (decode context parallelism) */
+	int *nshard;        /* per request: its slices, 0 when whole */
+	int *shard_dev;     /* per request: the devices of its slices */
+	long nsharded;      /* requests split in the last sample */
+	double merge_bytes; /* per remote slice per step: partial outputs and
+			       top-k candidates to the request's GPU */
 	double *lctx_view;  /* plan_inspect's contexts */
 	double *dev_load, *dev_store, *gpu_store;
 	double *held;       /* without memory devices: all a GPU's HBM holds */

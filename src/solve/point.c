@@ -56,7 +56,7 @@ static int eval_core(struct plan *p, double batch, int m, struct result *r,
 	int over = 0, enough = ns - (int)floor(0.99 * (ns - 1));
 	if (early && p->weights > p->cap_g + SLACK_BYTES)
 		return 1;
-	double busy[RES_N] = {0}, bubble[RES_N] = {0}, ctx_sum = 0;
+	double busy[RES_N] = {0}, bubble[RES_N] = {0}, ctx_sum = 0, shards = 0;
 	for (int s = 0; s < ns; s++) {
 		struct pipe_out po;
 		p->tbt[s] = plan_sample(p, B, m, s, &po, &p->use_g[s], &p->use_m[s]);
@@ -72,6 +72,7 @@ static int eval_core(struct plan *p, double batch, int m, struct result *r,
 		}
 		for (int x = 0; x < RES_N; x++)
 			busy[x] += po.busy[x], bubble[x] += po.bubble[x];
+		shards += (double)p->nsharded;
 		for (int k = 0; k < m * p->D; k++) /* every request is on one device */
 			ctx_sum += p->sm.suml[k];
 	}
@@ -89,6 +90,7 @@ static int eval_core(struct plan *p, double batch, int m, struct result *r,
 		r->busy[x] = busy[x] / ns, r->bubble[x] = bubble[x] / ns;
 	r->ctx_mean = ctx_sum / ((double)ns * B);
 	r->clipped = p->clipped;
+	r->sharded = shards / ((double)ns * B);
 	r->tdp = p->G * d->gpu->tdp + (p->has_mem ? p->D * d->mem->tdp : 0);
 	r->throughput = tokens / r->tbt_mean;
 	r->tok_per_w = r->throughput / r->tdp;

@@ -55,6 +55,7 @@ struct result {
 	double gpu_use, mem_use;       /* P99 over samples of the fullest device / capacity */
 	double ctx_mean;               /* mean context of the requests drawn */
 	double clipped;                /* share of drawn contexts cut to the model maximum */
+	double sharded;                /* mean share of requests split over devices */
 };
 
 struct plan;
@@ -87,6 +88,7 @@ struct sample_view {
 	double use_gpu, use_mem;    /* bytes on the fullest GPU and device */
 	const int *order;           /* the order requests were placed in
 				       (memory-aware), or NULL: arrival order */
+	const int *nshard;          /* slices of each request (0: whole) */
 };
 
 /* Sample `sample` (0-based, < samples) of a batch of B at m micro-batches. */

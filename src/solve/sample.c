@@ -111,8 +111,10 @@ static void assign_mb(struct plan *p, long B, int m)
 
 /* ---- placement ---- */
 
-static void place_reset(struct plan *p)
+static void place_reset(struct plan *p, long B)
 {
+	memset(p->nshard, 0, sizeof(int) * (size_t)B);
+	p->nsharded = 0;
 	memset(p->held, 0, sizeof(double) * (size_t)p->D);
 	memset(p->dev_load, 0, sizeof(double) * (size_t)p->D);
 	memset(p->dev_store, 0, sizeof(double) * (size_t)p->D);
@@ -133,7 +135,7 @@ static void put(struct plan *p, long j, int g, int dev)
 /* GPU by arrival; the least loaded of the GPU's devices. */
 static void place_round_robin(struct plan *p, long B)
 {
-	place_reset(p);
+	place_reset(p, B);
 	for (long j = 0, g = 0; j < B; j++, g = g + 1 == p->G ? 0 : g + 1) {
 		int dev;
 		if (p->D >= p->G) {
@@ -224,12 +226,89 @@ static inline int fits(const struct plan *p, int dev, int g, int r)
  * placement only shrinks its device's room); where index keys also take
  * HBM (the GPU runs the scan) or several GPUs share one device, they are
  * scanned instead. */
+/* The GPU of device dev (the first, where GPUs share one). */
+static int gpu_of(const struct plan *p, int dev)
+{
+	return !p->has_mem ? dev : p->D >= p->G ? dev / p->per : dev * p->share;
+}
+
+/* Splits request j (pool entry r), which no device holds whole, into n
+ * equal slices on n devices of one node (decode context parallelism: each
+ * slice holds and scans its share of the context), the fewest n of any
+ * node, ties to the node with the most room in those devices.  Returns
+ * 0 when no node can hold it in MAX_SHARDS slices. */
+static int shard(struct plan *p, long j, int r, int *cnt)
+{
+	if (p->has_mem && p->D < p->G)
+		return 0; /* a device shared by GPUs: not split */
+	int gpn = (int)p->d.sys->gpus_per_node < p->G ? (int)p->d.sys->gpus_per_node : p->G;
+	int per_node = gpn * (p->has_mem ? p->per : 1), nodes = p->D / per_node;
+	int best_n = 0, best_node = -1, best_dev[MAX_SHARDS];
+	double best_room = 0;
+	for (int nd = 0; nd < nodes; nd++) {
+		int top[MAX_SHARDS]; /* the node's roomiest devices, roomiest first */
+		int nt = 0;
+		for (int k = 0; k < per_node; k++) {
+			int dev = nd * per_node + k, i;
+			if (nt < MAX_SHARDS)
+				i = nt++;
+			else if (room_of(p, dev) > room_of(p, top[MAX_SHARDS - 1]))
+				i = MAX_SHARDS - 1;
+			else
+				continue;
+			top[i] = dev;
+			for (; i > 0 && room_of(p, top[i]) > room_of(p, top[i - 1]); i--) {
+				int t = top[i];
+				top[i] = top[i - 1], top[i - 1] = t;
+			}
+		}
+		for (int n = 2; n <= nt; n++) {
+			double s = p->store[r] / n, sgpu = p->store_gpu[r] / n;
+			int ok = 1;
+			for (int k = 0; k < n && ok; k++) {
+				int g = gpu_of(p, top[k]);
+				ok = p->has_mem ? s <= room_of(p, top[k]) + SLACK_BYTES &&
+							  sgpu <= p->free_g - p->gpu_store[g] + SLACK_BYTES
+						: s + sgpu <= room_of(p, top[k]) + SLACK_BYTES;
+			}
+			if (!ok)
+				continue;
+			double room = 0;
+			for (int k = 0; k < n; k++)
+				room += room_of(p, top[k]);
+			if (best_n == 0 || n < best_n || (n == best_n && room > best_room)) {
+				best_n = n, best_node = nd, best_room = room;
+				memcpy(best_dev, top, sizeof(int) * (size_t)n);
+			}
+			break;
+		}
+	}
+	if (best_node < 0)
+		return 0;
+	int n = best_n, home = gpu_of(p, best_dev[0]);
+	double L = p->ctx[r];
+	p->rgpu[j] = home, p->rdev[j] = best_dev[0];
+	p->nshard[j] = n;
+	for (int k = 0; k < n; k++) {
+		int dev = best_dev[k], g = gpu_of(p, dev);
+		p->shard_dev[j * MAX_SHARDS + k] = dev;
+		p->dev_load[dev] += L / n;
+		p->dev_store[dev] += p->store[r] / n;
+		p->gpu_store[g] += p->store_gpu[r] / n;
+		if (!p->has_mem)
+			p->held[dev] = p->dev_store[dev] + p->gpu_store[dev];
+	}
+	cnt[home]++;
+	p->nsharded++;
+	return 1;
+}
+
 static int place_memory(struct plan *p, long B)
 {
-	place_reset(p);
+	place_reset(p, B);
 	order_longest(p, B, p->ord);
 	int D = p->D, ok = 1;
-	int scan = p->keys_on_gpu || (p->has_mem && D < p->G);
+	int scan = p->has_mem && D < p->G;
 	int *cnt = p->nbig; /* requests per GPU so far (group_by_gpu reuses it) */
 	memset(cnt, 0, sizeof(int) * (size_t)p->G);
 	for (int u = 0; u < D; u++) /* sorted by rank: a valid heap */
@@ -237,7 +316,7 @@ static int place_memory(struct plan *p, long B)
 	for (long t = 0; t < B; t++) {
 		long j = p->ord[t];
 		int r = p->rq[j], dev;
-		if (!scan) {
+		if (!scan && (!p->keys_on_gpu || fits(p, p->heap[0], gpu_for(p, p->heap[0], cnt), r))) {
 			dev = p->heap[0];
 		} else { /* the best device that holds it, else the roomiest */
 			int best = -1, roomy = -1;
@@ -250,11 +329,19 @@ static int place_memory(struct plan *p, long B)
 			dev = best >= 0 ? best : roomy;
 		}
 		int g = gpu_for(p, dev, cnt);
+		if (!fits(p, dev, g, r) && p->d.sys->kv_shard == SHARD_ON && shard(p, j, r, cnt)) {
+			for (int i = D / 2 - 1; !scan && i >= 0; i--) /* several rooms shrank */
+				sift_down(p, D, i);
+			continue;
+		}
 		ok &= fits(p, dev, g, r);
+		int root = dev == p->heap[0];
 		put(p, j, g, dev);
 		cnt[g]++;
-		if (!scan) /* its room shrank */
+		if (!scan && root) /* its room shrank */
 			sift_down(p, D, 0);
+		for (int i = D / 2 - 1; !scan && !root && i >= 0; i--)
+			sift_down(p, D, i); /* the GPU's room sent it elsewhere */
 	}
 	return ok;
 }
@@ -299,6 +386,57 @@ static void group_by_gpu(struct plan *p, long B, const int *seq)
 		int j = seq ? seq[t] : (int)t;
 		p->byg[p->nbig[p->rgpu[j]]++] = j;
 	}
+}
+
+/* Slices of request j in micro-batch i: each priced as a request of its
+ * share of the context on its device (its own scan over its share, a
+ * local top-k, attention over what it selected), on the GPU of that
+ * device for the stages the GPU runs; each device gets the query. */
+static void add_slices(struct plan *p, long j, int i)
+{
+	struct side *sm = &p->sm, *sg = &p->sg;
+	int r = p->rq[j], n = p->nshard[j], D = p->D, G = p->G;
+	double L = p->ctx[r];
+	for (int k = 0; k < n; k++) {
+		int dev = p->shard_dev[j * MAX_SHARDS + k], g = gpu_of(p, dev);
+		int um = i * D + dev, ug = i * G + g;
+		sm->suml[um] += L / n;
+		const double *v = sm->pool + (size_t)r * sm->nres;
+		double *acc = sm->acc + (size_t)um * sm->nres;
+		for (int x = 0; x < sm->nres; x++)
+			acc[x] += v[x] / n;
+		if (sg->k) {
+			sg->suml[ug] += L / n;
+			v = sg->pool + (size_t)r * sg->nres;
+			acc = sg->acc + (size_t)ug * sg->nres;
+			for (int x = 0; x < sg->nres; x++)
+				acc[x] += v[x] / n;
+		}
+		p->dcnt[um]++;
+		p->lcnt[i * p->LB + (p->D >= p->G ? dev : g)]++;
+	}
+}
+
+/* Per step, the merge of split requests in micro-batch i: each slice on
+ * another GPU than the request's sends its partial output (and top-k
+ * candidates) over the scale-up link to that GPU, which merges them (a
+ * log-sum-exp reduction); the slowest GPU sets the pace. */
+static double merge_time(struct plan *p, long B, int i)
+{
+	int *remote = p->nbig; /* free once micro-batches are assigned */
+	memset(remote, 0, sizeof(int) * (size_t)p->G);
+	for (long j = 0; j < B; j++)
+		if (p->nshard[j] && p->rmb[j] == i)
+			for (int k = 0; k < p->nshard[j]; k++)
+				remote[p->rgpu[j]] += gpu_of(p, p->shard_dev[j * MAX_SHARDS + k]) !=
+						      p->rgpu[j];
+	const struct klink *up = p->d.up;
+	double worst = 0;
+	for (int g = 0; g < p->G; g++)
+		if (remote[g])
+			worst = fmax(worst, p->layers * up->latency +
+						    remote[g] * p->merge_bytes / (up->bw * up->efficiency));
+	return worst;
 }
 
 /* The slowest unit (device or GPU) of one side in micro-batch i: its
@@ -347,6 +485,11 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 		int g = p->rgpu[j], dev = p->rdev[j], i = p->rmb[j], r = p->rq[j];
 		int um = i * D + dev, ug = i * G + g;
 		double L = p->ctx[r];
+		if (p->nshard[j]) {
+			add_slices(p, j, i);
+			p->gcnt[ug]++;
+			continue;
+		}
 		sm->suml[um] += L;
 		const double *v = sm->pool + (size_t)r * sm->nres;
 		double *acc = sm->acc + (size_t)um * sm->nres;
@@ -384,10 +527,11 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 		const double *ph = gpu_phases(p, n);
 		if (!ph)
 			return NAN; /* p->fail says why */
+		double merge = p->nsharded ? merge_time(p, B, i) : 0;
 		double *du = in.dur[in.m++];
 		du[T_PRE] = (ph[PH_PRE] + fb) / L;
 		du[T_ATTN] = attn / L;
-		du[T_POST] = ph[PH_POST] / L;
+		du[T_POST] = ph[PH_POST] / L + merge / L;
 		du[T_DISP] = ph[PH_DISP] / L;
 		du[T_EXP] = ph[PH_EXP] / L;
 		du[T_COMB] = ph[PH_COMB] / L;
@@ -451,5 +595,6 @@ int plan_inspect(struct plan *p, double batch, int m, int sample,
 	v->gpu = p->rgpu, v->dev = p->rdev, v->mb = p->rmb;
 	v->use_gpu = ug, v->use_mem = um;
 	v->order = p->placed; /* CMR re-sorts p->ord into the same order */
+	v->nshard = p->nshard;
 	return 0;
 }

@@ -23,7 +23,11 @@ static const struct field system_fields[] = {
 	STR("memdev_link", memdev_link, 0, "link from a GPU to a memory device"),
 	{"system", "admission", FK_ENUM, U_INT, OFF(admission), 0, 0, 0, 0, 0, admission_names,
 	 "placement of requests: memory-aware (default) or round-robin"},
+	{"system", "kv_shard", FK_ENUM, U_INT, OFF(kv_shard), 0, 0, 0, 0, 0, kv_shard_names,
+	 "split a request no one device holds over its node's devices: on (default) or off"},
 };
+
+const char *const kv_shard_names[SHARD_N + 1] = {"on", "off", 0};
 
 const char *const admission_names[ADMIT_N + 1] = {"memory-aware", "round-robin", 0};
 

@@ -23,7 +23,12 @@ struct ksystem {
 	double memdevs;               /* memory devices in the system */
 	char memdev_link[SYS_NAME];   /* one GPU <-> one memory device */
 	int admission;                /* enum admission: how requests are placed */
+	int kv_shard;                 /* enum kv_shard: split a request no one
+					 device can hold over its node's devices */
 };
+
+enum kv_shard { SHARD_ON, SHARD_OFF, SHARD_N };
+extern const char *const kv_shard_names[SHARD_N + 1];
 
 /* How a sampled batch's requests are placed on GPUs and memory devices:
  * memory-aware (longest first onto the unit with the most free room, ties

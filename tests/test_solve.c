@@ -16,7 +16,7 @@ struct setup {
 	struct kmodel m;
 	struct ksystem sys;
 	struct kdevice gpu, mem;
-	struct klink up, out, ml;
+	struct klink up, out, ml, port;
 	struct kworkload wl;
 	struct design d;
 };
@@ -38,6 +38,8 @@ static void load(struct setup *s, const char *model, const char *system,
 		cr_assert_eq(zoo_load_link(s->sys.memdev_link, &s->ml, NULL, &err), 0, "%s",
 			     err.msg);
 	}
+	if (system_has_port(&s->sys))
+		cr_assert_eq(zoo_load_link(s->sys.gpu_port, &s->port, NULL, &err), 0, "%s", err.msg);
 	if (context > 0)
 		workload_fixed(&s->wl, context);
 	else
@@ -46,6 +48,7 @@ static void load(struct setup *s, const char *model, const char *system,
 			       .mem = system_has_memdev(&s->sys) ? &s->mem : NULL,
 			       .up = &s->up, .out = &s->out,
 			       .mlink = system_has_memdev(&s->sys) ? &s->ml : NULL,
+			       .port = system_has_port(&s->sys) ? &s->port : NULL,
 			       .wl = &s->wl, .sched = SCHED_OFMS_CMR, .mtp = s->m.mtp_draft,
 			       .accept = s->m.mtp_accept, .slo = 0.1, .samples = 32, .seed = 1};
 }
@@ -593,4 +596,42 @@ Test(solve, a_request_too_large_for_one_device_is_sharded)
 		cr_expect(strstr(off.reason, "memory") != NULL, "%s", off.reason);
 		plan_free(p);
 	}
+}
+
+/* Issue 11: the memory devices behind a GPU share its one port.  With the
+ * device links made very fast, the port sets the link time: two devices
+ * per GPU move what one did, through the same port (the same link time);
+ * without a port each device's private link halves it. */
+Test(solve, devices_behind_a_gpu_share_its_port)
+{
+	static struct setup s;
+	double busy[2][2]; /* [port][devices per GPU - 1] */
+	for (int port = 0; port < 2; port++)
+		for (int per = 1; per <= 2; per++) {
+			load(&s, "deepseek-v3.2", "gpu-karat", 65536, NULL);
+			cr_assert(system_has_port(&s.sys), "gpu-karat has a GPU port");
+			s.ml.bw = 1e15; /* the device links never bind */
+			s.sys.memdevs = 8 * per;
+			s.d.samples = 1, s.d.slo = 10;
+			if (!port)
+				s.d.port = NULL;
+			struct plan *p = plan(&s);
+			busy[port][per - 1] = eval(p, 64, 1).busy[RES_LINK];
+			plan_free(p);
+		}
+	cr_expect(near(busy[1][1], busy[1][0], 1e-6), "shared port: %g vs %g", busy[1][1],
+		  busy[1][0]);
+	cr_expect_gt(busy[1][0], 10 * busy[0][0], "PCIe 5 port against a 1 PB/s link");
+	/* private links of real bandwidth: two devices a GPU halve the time
+	 * each link needs (less its fixed latency) */
+	double priv[2];
+	for (int per = 1; per <= 2; per++) {
+		load(&s, "deepseek-v3.2", "gpu-karat", 65536, NULL);
+		s.sys.memdevs = 8 * per;
+		s.d.samples = 1, s.d.slo = 10, s.d.port = NULL;
+		struct plan *p = plan(&s);
+		priv[per - 1] = eval(p, 64, 1).busy[RES_LINK];
+		plan_free(p);
+	}
+	cr_expect_lt(priv[1], 0.6 * priv[0], "private links: %g vs %g", priv[1], priv[0]);
 }

@@ -49,7 +49,7 @@ enum stage { ST_SYSTEM, ST_HW, ST_MODEL, ST_SPARSE, ST_WORKLOAD, ST_N };
 static int section_stage(const char *sec)
 {
 	static const char *const hw[] = {"gpu", "memdev", "scaleup_link",
-					 "scaleout_link", "memdev_link", 0};
+					 "scaleout_link", "memdev_link", "gpu_port", 0};
 	if (strcmp(sec, "system") == 0)
 		return ST_SYSTEM;
 	for (int i = 0; hw[i]; i++)
@@ -93,8 +93,13 @@ static int apply_one(struct loaded *ld, int stage, const struct override *o,
 				       ? override_field(&device_schema, NULL, o,
 							!strcmp(sec, "gpu") ? &ld->gpu : &ld->mem, err)
 				       : 2;
+		if (!strcmp(sec, "gpu_port") && !system_has_port(&ld->sys)) {
+			kerr_set(err, 0, 0, "--set %s: the system has no GPU port", o->what);
+			return 2;
+		}
 		struct klink *l = !strcmp(sec, "scaleup_link") ? &ld->up
-				  : !strcmp(sec, "scaleout_link") ? &ld->out : &ld->ml;
+				  : !strcmp(sec, "scaleout_link") ? &ld->out
+				  : !strcmp(sec, "gpu_port") ? &ld->port : &ld->ml;
 		return override_field(&link_schema, NULL, o, l, err);
 	}
 	case ST_MODEL:
@@ -169,6 +174,8 @@ static int load_parts(const struct point_spec *ps, struct loaded *ld, struct ker
 	if (system_has_memdev(&ld->sys) &&
 	    ((rc = load_device(ld->sys.memdev, &ld->mem, err)) != 0 ||
 	     (rc = load_link(ld->sys.memdev_link, &ld->ml, err)) != 0))
+		return rc;
+	if (system_has_port(&ld->sys) && (rc = load_link(ld->sys.gpu_port, &ld->port, err)) != 0)
 		return rc;
 	if ((rc = apply_sets(ps, ld, ST_HW, err)) != 0)
 		return rc;
@@ -269,6 +276,7 @@ int point_load(const struct point_spec *ps, struct loaded *ld, struct kerr *err)
 	d->mem = system_has_memdev(&ld->sys) ? &ld->mem : NULL;
 	d->up = &ld->up, d->out = &ld->out;
 	d->mlink = d->mem ? &ld->ml : NULL;
+	d->port = system_has_port(&ld->sys) ? &ld->port : NULL;
 	d->wl = &ld->wl;
 	arg_label(ps->model, ld->label[0], sizeof ld->label[0]);
 	snprintf(ld->label[1], sizeof ld->label[1], "%s", ps->algo ? ps->algo :

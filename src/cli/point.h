@@ -27,7 +27,7 @@ struct loaded {
 	struct sparse_cfg sp;
 	struct ksystem sys;
 	struct kdevice gpu, mem;
-	struct klink up, out, ml;
+	struct klink up, out, ml, port;
 	struct kworkload wl;
 	struct design d;
 	int mb;          /* 0 = auto */

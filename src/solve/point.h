@@ -29,6 +29,7 @@ struct design {
 	const struct ksystem *sys;
 	const struct kdevice *gpu, *mem; /* mem is NULL without memory devices */
 	const struct klink *up, *out, *mlink; /* scale-up, scale-out, GPU<->memdev */
+	const struct klink *port;      /* the GPU port its devices share, or NULL */
 	const struct kworkload *wl;
 	int sched;             /* enum sched_kind */
 	double mtp, accept;    /* draft tokens per step, acceptance rate */

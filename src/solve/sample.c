@@ -538,12 +538,30 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 		du[T_TAIL_G] = ph[PH_TAIL] + fbm * d->mtp;
 		du[T_TAIL_M] = attn_m * d->mtp;
 		if (p->has_mem && c > 0) {
-			double bw = ml->bw * ml->efficiency;
-			du[T_OUT] = c * p->lay.out_bytes / L / bw + ml->latency;
-			du[T_BACK] = c * p->lay.back_bytes / L / bw + ml->latency;
-			du[T_TAIL_L] = d->mtp > 0 ? d->mtp * (c * (p->laym.out_bytes +
-						     p->laym.back_bytes) / bw + 2 * ml->latency)
-						  : 0;
+			/* a transfer runs at the slower of its device link and its
+			 * share of the GPU's port: the port carries what all of the
+			 * GPU's devices exchange */
+			double bw = ml->bw * ml->efficiency, lat = ml->latency;
+			double n_dev = c, n_port = 0, pbw = 0;
+			if (d->port && p->D >= p->G) {
+				for (int g = 0; g < G; g++) {
+					int s = 0;
+					for (int k = 0; k < p->per; k++)
+						s += p->lcnt[i * p->LB + g * p->per + k];
+					n_port = s > n_port ? s : n_port;
+				}
+				pbw = d->port->bw * d->port->efficiency;
+				lat = fmax(lat, d->port->latency);
+			}
+			double t_out = fmax(n_dev * p->lay.out_bytes / bw,
+					    pbw > 0 ? n_port * p->lay.out_bytes / pbw : 0);
+			double t_back = fmax(n_dev * p->lay.back_bytes / bw,
+					     pbw > 0 ? n_port * p->lay.back_bytes / pbw : 0);
+			double mb = p->laym.out_bytes + p->laym.back_bytes;
+			double t_mtp = fmax(n_dev * mb / bw, pbw > 0 ? n_port * mb / pbw : 0);
+			du[T_OUT] = t_out / L + lat;
+			du[T_BACK] = t_back / L + lat;
+			du[T_TAIL_L] = d->mtp > 0 ? d->mtp * (t_mtp + 2 * lat) : 0;
 		} else {
 			du[T_OUT] = du[T_BACK] = du[T_TAIL_L] = 0;
 		}

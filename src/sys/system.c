@@ -21,6 +21,7 @@ static const struct field system_fields[] = {
 	STR("memdev", memdev, 1, "cache device (hw/NAME.ini), or none"),
 	NUM("memdevs", memdevs, 0, 0, 0, "memory devices in the system"),
 	STR("memdev_link", memdev_link, 0, "link from a GPU to a memory device"),
+	STR("gpu_port", gpu_port, 0, "the GPU's one port to its memory devices, shared by them (a link, or none)"),
 	{"system", "admission", FK_ENUM, U_INT, OFF(admission), 0, 0, 0, 0, 0, admission_names,
 	 "placement of requests: memory-aware (default) or round-robin"},
 	{"system", "kv_shard", FK_ENUM, U_INT, OFF(kv_shard), 0, 0, 0, 0, 0, kv_shard_names,
@@ -37,6 +38,11 @@ const struct schema system_schema = {"system", system_fields,
 int system_has_memdev(const struct ksystem *s)
 {
 	return strcmp(s->memdev, "none") != 0;
+}
+
+int system_has_port(const struct ksystem *s)
+{
+	return system_has_memdev(s) && s->gpu_port[0] && strcmp(s->gpu_port, "none") != 0;
 }
 
 static int line_of(const struct ini_doc *doc, const char *key)

@@ -22,6 +22,9 @@ struct ksystem {
 	char memdev[SYS_NAME];        /* cache device, or "none" (caches in HBM) */
 	double memdevs;               /* memory devices in the system */
 	char memdev_link[SYS_NAME];   /* one GPU <-> one memory device */
+	char gpu_port[SYS_NAME];      /* the one port a GPU reaches its memory
+					 devices through, shared by them; "" or
+					 "none": each device link is private */
 	int admission;                /* enum admission: how requests are placed */
 	int kv_shard;                 /* enum kv_shard: split a request no one
 					 device can hold over its node's devices */
@@ -41,6 +44,9 @@ extern const struct schema system_schema;
 
 /* Whether the system has memory devices (memdev is not "none"). */
 int system_has_memdev(const struct ksystem *s);
+
+/* Whether its memory devices share a GPU port (gpu_port names a link). */
+int system_has_port(const struct ksystem *s);
 
 /* Cross-field checks: whole counts, memdevs a multiple or a divisor of
  * gpus, a link named when there are memory devices.  doc (may be NULL)

@@ -21,7 +21,7 @@ struct setup {
 	struct kmodel m;
 	struct ksystem sys;
 	struct kdevice gpu, mem;
-	struct klink up, out, ml;
+	struct klink up, out, ml, port;
 	struct kworkload wl;
 	struct design d;
 };
@@ -46,9 +46,13 @@ static void load(struct setup *s, const char *model, const char *system)
 	if (mem && (zoo_load_device(s->sys.memdev, &s->mem, NULL, &err) ||
 		    zoo_load_link(s->sys.memdev_link, &s->ml, NULL, &err)))
 		die(&err);
+	int port = system_has_port(&s->sys);
+	if (port && zoo_load_link(s->sys.gpu_port, &s->port, NULL, &err))
+		die(&err); /* the CLI's assembly (cli/point.c) does the same; issue 10 makes it one */
 	s->d = (struct design){.m = &s->m, .sp = &s->m.sp, .sys = &s->sys, .gpu = &s->gpu,
 			       .mem = mem ? &s->mem : NULL, .up = &s->up, .out = &s->out,
-			       .mlink = mem ? &s->ml : NULL, .wl = &s->wl,
+			       .mlink = mem ? &s->ml : NULL, .port = port ? &s->port : NULL,
+			       .wl = &s->wl,
 			       .sched = SCHED_OFMS_CMR, .mtp = s->m.mtp_draft,
 			       .accept = s->m.mtp_accept, .slo = 0.1, .samples = 256, .seed = 1};
 }

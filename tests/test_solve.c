@@ -635,3 +635,39 @@ Test(solve, devices_behind_a_gpu_share_its_port)
 	}
 	cr_expect_lt(priv[1], 0.6 * priv[0], "private links: %g vs %g", priv[1], priv[0]);
 }
+
+/* Issue 11: cache ingest by hand.  Inputs of 64K tokens, outputs of 1000,
+ * no MTP: a batch of 64 admits 64 / 1000 requests a step, each bringing
+ * the KV and index rows of its 64K input, less the share its session
+ * already holds. */
+Test(solve, cache_ingest_by_hand)
+{
+	static struct setup s;
+	static const char text[] = "[workload]\nname = t\norigin = synthetic\n"
+				   "prefix_reuse = 0.25\n[input]\ndist = fixed\nvalue = 64K\n"
+				   "[output]\ndist = fixed\nvalue = 1000\n";
+	for (int k = 0; k < 2; k++) {
+		load(&s, "deepseek-v3.2", k ? "gpu-karat" : "gpu-only", 65536, NULL);
+		struct kerr err;
+		workload_free(&s.wl);
+		cr_assert_eq(workload_parse("t.ini", text, sizeof text - 1, &s.wl, &err), 0, "%s",
+			     err.msg);
+		s.d.mtp = 0, s.d.samples = 4, s.d.slo = 10;
+		double kv, idx;
+		attn_storage(&s.m, &s.m.sp, 65536, &kv, &idx);
+		struct plan *p = plan(&s);
+		struct result r = eval(p, 64, 1);
+		cr_expect(near(r.ingest, 64.0 / 1000 * 0.75 * (kv + idx), 1e-12), "%g", r.ingest);
+		/* it is a load on the link (or the network for GPU-only), not free */
+		struct result busy = r;
+		s.wl.prefix_reuse = 1; /* sessions hold everything: nothing moves */
+		plan_free(p);
+		p = plan(&s);
+		r = eval(p, 64, 1);
+		cr_expect_eq(r.ingest, 0);
+		int res = k ? RES_LINK : RES_NET;
+		cr_expect_gt(busy.busy[res], r.busy[res], "ingest occupies %s",
+			     pipe_res_names[res]);
+		plan_free(p);
+	}
+}

@@ -18,7 +18,7 @@ const char *const point_head[] = {
 	"ctx_mean_tokens", "ctx_clipped_share", "gpu_mem_use", "memdev_mem_use",
 	"busy_gpu_s", "busy_memdev_s", "busy_link_s", "busy_net_s",
 	"bubble_gpu", "bubble_memdev", "bubble_link", "bubble_net", "sharded_share",
-	"overrides"};
+	"ingest_bytes_per_step", "overrides"};
 const int point_ncols = sizeof point_head / sizeof point_head[0];
 
 static int bad(struct kerr *err, int rc, const char *fmt, const char *a,
@@ -347,6 +347,7 @@ void point_cells(const struct loaded *ld, const struct result *r,
 	for (int x = 0; x < RES_N; x++)
 		CELL("%.4f", nz(r->bubble[x]));
 	CELL("%.4g", nz(r->sharded));
+	CELL("%.6g", nz(r->ingest));
 	out[i++] = ld->sets;
 #undef CELL
 }

@@ -272,6 +272,15 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 		double k = d->sp->p[SP_TOPK];
 		p->merge_bytes = p->lay.back_bytes + (k > 0 ? d->m->layers * p->q * k * 8 : 0);
 	}
+	{ /* Little's law: a request stays for out / (1 + a d) steps, so a batch
+	   * of B admits B (1 + a d) / out requests per step; each brings the
+	   * caches of its input that its session does not already hold */
+		double out = workload_mean_output(d->wl), in = workload_mean_input(d->wl);
+		double kv, idx;
+		attn_storage(d->m, d->sp, in > d->m->max_context ? d->m->max_context : in, &kv, &idx);
+		p->adm_rate = out > 0 ? (1 + d->accept * d->mtp) / out : 0;
+		p->ingest_req = (1 - d->wl->prefix_reuse) * (kv + idx);
+	}
 	p->dcnt = grab((size_t)D * MB, sizeof(int), &fail);
 	p->lcnt = grab((size_t)p->LB * MB, sizeof(int), &fail);
 	p->tbt = grab((size_t)d->samples, sizeof(double), &fail);
@@ -427,6 +436,11 @@ static int pool_fill(struct plan *p, double *f, double *b)
 		p->rank[order[i]] = i;
 	free(order);
 	return 0;
+}
+
+double plan_ingest_bytes(const struct plan *p, long B)
+{
+	return (double)B * p->adm_rate * p->ingest_req;
 }
 
 /* Time of the slots of lay that run on the GPU (want_gpu) or the memory

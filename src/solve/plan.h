@@ -90,6 +90,10 @@ struct plan {
 	long nsharded;      /* requests split in the last sample */
 	double merge_bytes; /* per remote slice per step: partial outputs and
 			       top-k candidates to the request's GPU */
+	/* cache ingest: each admitted request's KV and index rows reach the
+	 * device that will hold them */
+	double adm_rate;    /* admissions per request in the batch per step */
+	double ingest_req;  /* bytes moved per admission */
 	double *lctx_view;  /* plan_inspect's contexts */
 	double *dev_load, *dev_store, *gpu_store;
 	double *held;       /* without memory devices: all a GPU's HBM holds */
@@ -118,6 +122,9 @@ double bucket_time(const struct plan *p, const struct attn_layout *lay,
 /* The requests of a batch in longest-first order (pool rank), into out
  * (uses p->tmp as scratch). */
 void order_longest(struct plan *p, long B, int *out);
+
+/* Cache-ingest bytes per step for a batch of B (the whole system). */
+double plan_ingest_bytes(const struct plan *p, long B);
 
 /* sample.c: one sampled batch (sample s of a batch of B at m micro-batches):
  * placed, assigned, priced, scheduled.  Returns the step time (infinite

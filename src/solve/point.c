@@ -91,6 +91,7 @@ static int eval_core(struct plan *p, double batch, int m, struct result *r,
 	r->ctx_mean = ctx_sum / ((double)ns * B);
 	r->clipped = p->clipped;
 	r->sharded = shards / ((double)ns * B);
+	r->ingest = plan_ingest_bytes(p, B);
 	r->tdp = p->G * d->gpu->tdp + (p->has_mem ? p->D * d->mem->tdp : 0);
 	r->throughput = tokens / r->tbt_mean;
 	r->tok_per_w = r->throughput / r->tdp;

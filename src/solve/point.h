@@ -57,6 +57,7 @@ struct result {
 	double ctx_mean;               /* mean context of the requests drawn */
 	double clipped;                /* share of drawn contexts cut to the model maximum */
 	double sharded;                /* mean share of requests split over devices */
+	double ingest;                 /* cache-ingest bytes per step, whole system */
 };
 
 struct plan;

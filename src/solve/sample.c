@@ -533,6 +533,12 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 		du[T_ATTN] = attn / L;
 		du[T_POST] = ph[PH_POST] / L + merge / L;
 		du[T_DISP] = ph[PH_DISP] / L;
+		if (!p->has_mem) { /* GPU-only: caches come from the prefill side over
+				    * the scale-out link, beside the all-to-all */
+			double ing = plan_ingest_bytes(p, B);
+			if (ing > 0)
+				du[T_DISP] += ing / p->G / (d->out->bw * d->out->efficiency) / (m * L);
+		}
 		du[T_EXP] = ph[PH_EXP] / L;
 		du[T_COMB] = ph[PH_COMB] / L;
 		du[T_TAIL_G] = ph[PH_TAIL] + fbm * d->mtp;
@@ -559,7 +565,13 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 					     pbw > 0 ? n_port * p->lay.back_bytes / pbw : 0);
 			double mb = p->laym.out_bytes + p->laym.back_bytes;
 			double t_mtp = fmax(n_dev * mb / bw, pbw > 0 ? n_port * mb / pbw : 0);
-			du[T_OUT] = t_out / L + lat;
+			/* cache ingest into the devices, spread over the step's
+			 * micro-batches and layers: the devices of a GPU take its
+			 * share through its port */
+			double ing = plan_ingest_bytes(p, B);
+			double t_ing = ing > 0 ? fmax(ing / p->D / bw,
+						      pbw > 0 ? ing / p->G / pbw : 0) : 0;
+			du[T_OUT] = t_out / L + lat + t_ing / (m * L);
 			du[T_BACK] = t_back / L + lat;
 			du[T_TAIL_L] = d->mtp > 0 ? d->mtp * (t_mtp + 2 * lat) : 0;
 		} else {

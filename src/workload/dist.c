@@ -277,3 +277,37 @@ double workload_quantile(const double *sorted, long n, double p)
 	return gsl_stats_quantile_from_sorted_data(sorted, 1, (size_t)n, p);
 }
 
+
+/* The mean of d as drawn (clamped into [min, max]). */
+static double dist_mean(const struct wl_dist *d)
+{
+	switch (d->kind) {
+	case WD_FIXED:
+		return d->value;
+	case WD_LOGNORMAL:
+	case WD_GAMMA: /* the length-biased masses are the clamped mean's parts */
+		return d->bmass[0] + d->bmass[1] + d->bmass[2];
+	case WD_QUANTILES:
+		return d->nq >= 2 ? d->bcum[d->nq - 2] : 0;
+	default:
+		return 0;
+	}
+}
+
+static double trace_mean(const double *v, long n)
+{
+	double s = 0;
+	for (long i = 0; i < n; i++)
+		s += v[i];
+	return n > 0 ? s / (double)n : 0;
+}
+
+double workload_mean_input(const struct kworkload *w)
+{
+	return w->n_trace > 0 ? trace_mean(w->trace_in, w->n_trace) : dist_mean(&w->in);
+}
+
+double workload_mean_output(const struct kworkload *w)
+{
+	return w->n_trace > 0 ? trace_mean(w->trace_out, w->n_trace) : dist_mean(&w->out);
+}

@@ -44,6 +44,8 @@ static const struct field workload_fields[] = {
 	WSTR("trace", trace, "trace CSV, relative to this file's folder"),
 	WSTR("input_column", in_col, "the trace's column of input lengths"),
 	WSTR("output_column", out_col, "the trace's column of output lengths"),
+	{"workload", "prefix_reuse", FK_NUM, U_REAL, OFF(prefix_reuse), 0, 0, 0, 1, 0, 0,
+	 "share of a new request's context already resident from its session (0..1)"},
 	DIST_FIELDS("input", in),
 	DIST_FIELDS("output", out),
 };

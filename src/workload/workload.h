@@ -51,6 +51,8 @@ struct kworkload {
 	char in_col[64], out_col[64];
 	struct wl_dist in, out;   /* used when there is no trace */
 	double *trace_in, *trace_out; /* owned; n_trace rows */
+	double prefix_reuse;      /* share of a new request's context already
+				     resident from its session's previous call */
 	long n_trace;
 	gsl_ran_discrete_t *pick; /* trace rows weighted by their output */
 };
@@ -106,6 +108,11 @@ double workload_draw_context(const struct kworkload *w, gsl_rng *r);
  * be drawn from (GSL cannot evaluate it). */
 int wl_dist_check(struct wl_dist *d, const char *sec, const char *path, int line,
 		  struct kerr *err);
+
+/* Mean input and output lengths (of the trace, or of the distributions as
+ * clamped); 0 when there is no output (a fixed context). */
+double workload_mean_input(const struct kworkload *w);
+double workload_mean_output(const struct kworkload *w);
 
 /* Draw from one distribution. */
 double wl_dist_draw(const struct wl_dist *d, gsl_rng *r);

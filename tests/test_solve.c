@@ -9,6 +9,7 @@
 #include "cost/roofline.h"
 #include "cost/step.h"
 #include "helpers.h"
+#include "solve/plan.h" /* internal: slot_time, for the one-roofline test */
 #include "solve/point.h"
 #include "zoo/zoo.h"
 
@@ -670,4 +671,42 @@ Test(solve, cache_ingest_by_hand)
 			     pipe_res_names[res]);
 		plan_free(p);
 	}
+}
+
+/* Issue 11: one roofline.  The solver's cache-side time for one request
+ * (its slots, priced with the plan's rates) equals what karat ops gives
+ * for a batch of one on one GPU (step_build and roofline_op): the sum of
+ * its cache-side operators, count x time, on the device that runs them. */
+Test(solve, solver_cache_side_times_equal_ops)
+{
+	static struct setup s;
+	static struct step st;
+	const char *models[] = {"deepseek-v3.2", "glm-5.2", "minimax-m3", "qwen3-235b-a22b"};
+	const char *systems[] = {"gpu-only", "gpu-karat"};
+	for (int i = 0; i < 4; i++)
+		for (int k = 0; k < 2; k++) {
+			load(&s, models[i], systems[k], 65536, NULL);
+			s.d.mtp = 0;
+			struct plan *p = plan(&s);
+			double f[ATTN_MAX_SLOTS], b[ATTN_MAX_SLOTS], solver = 0;
+			attn_request(&s.m, &s.m.sp, &p->lay, 0, 65536, 1, f, b);
+			for (int x = 0; x < p->lay.n; x++)
+				solver += slot_time(&p->sd[x], &p->lay.s[x], f[x], b[x]);
+			struct kbatch kb = {.requests = 1, .gpus = 1, .context = 65536, .mtp = 0,
+					    .sp = &s.m.sp};
+			struct kerr err;
+			cr_assert_eq(step_build(&s.m, &kb, &st, &err), 0, "%s", err.msg);
+			const struct kdevice *dev = system_has_memdev(&s.sys) ? &s.mem : &s.gpu;
+			double ops = 0;
+			for (int x = 0; x < st.n; x++) {
+				struct op_cost *o = &st.op[x];
+				if (o->side != SIDE_CACHE)
+					continue;
+				roofline_op(o, dev, &s.up);
+				ops += o->count * o->time;
+			}
+			cr_expect(near(solver, ops, 1e-9), "%s on %s: solver %g s, ops %g s",
+				  models[i], systems[k], solver, ops);
+			plan_free(p);
+		}
 }

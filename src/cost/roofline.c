@@ -13,14 +13,15 @@ void roofline_op(struct op_cost *o, const struct kdevice *d,
 		o->bound = o->bytes > 0 ? BOUND_LINK : BOUND_NONE;
 		return;
 	}
-	double peak = device_peak(d, o->dt, 0);
-	if (!(d->supports & (1u << o->cls)) || peak <= 0) {
+	double ic, im;
+	roofline_rates(d, o->cls, o->dt, &ic, &im);
+	if (!isfinite(ic)) {
 		o->time = INFINITY;
 		o->bound = BOUND_UNSUPPORTED;
 		return;
 	}
-	o->t_compute = o->flops / (peak * d->eff_c[o->cls]);
-	o->t_memory = o->bytes / (d->mem_bw * d->eff_m[o->cls]);
+	o->t_compute = o->flops * ic;
+	o->t_memory = o->bytes * im;
 	double t = o->t_compute > o->t_memory ? o->t_compute : o->t_memory;
 	o->time = t + d->overhead;
 	if (o->flops == 0 && o->bytes == 0)
@@ -29,6 +30,15 @@ void roofline_op(struct op_cost *o, const struct kdevice *d,
 		o->bound = BOUND_OVERHEAD;
 	else
 		o->bound = o->t_compute >= o->t_memory ? BOUND_COMPUTE : BOUND_MEMORY;
+}
+
+void roofline_rates(const struct kdevice *d, enum op_class c, enum dtype t,
+		    double *s_per_flop, double *s_per_byte)
+{
+	double peak = device_peak(d, t, 0);
+	int ok = (d->supports & (1u << c)) && peak > 0;
+	*s_per_flop = ok ? 1 / (peak * d->eff_c[c]) : INFINITY;
+	*s_per_byte = ok ? 1 / (d->mem_bw * d->eff_m[c]) : INFINITY;
 }
 
 double roofline_a2a(const struct klink *l, double bytes)

@@ -12,6 +12,12 @@
 void roofline_op(struct op_cost *o, const struct kdevice *d,
 		 const struct klink *l);
 
+/* The rates of operator class c in data type t on d: seconds per FLOP and
+ * per byte (INFINITY both when d cannot run it).  roofline_op and the
+ * solver's per-request pricing both use them, so the two agree. */
+void roofline_rates(const struct kdevice *d, enum op_class c, enum dtype t,
+		    double *s_per_flop, double *s_per_byte);
+
 /* Seconds of one expert all-to-all moving bytes over l (0 for no bytes):
  * the transfer plus the link's fixed time, its latency or its measured
  * all-to-all floor, whichever is larger.  Used by ops and the solver. */

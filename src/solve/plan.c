@@ -26,8 +26,7 @@ const unsigned char phase_of[OP_N] = {
 	[OP_MTP] = PH_TAIL,
 };
 
-static double slot_time(const struct slotdev *sd, const struct attn_slot *s,
-			double f, double b)
+double slot_time(const struct slotdev *sd, const struct attn_slot *s, double f, double b)
 {
 	if (f <= 0 && b <= 0)
 		return 0;
@@ -38,10 +37,7 @@ static double slot_time(const struct slotdev *sd, const struct attn_slot *s,
 static void slot_rates(const struct kdevice *dv, const struct attn_slot *s,
 		       struct slotdev *sd)
 {
-	double peak = device_peak(dv, s->dt, 0);
-	int ok = (dv->supports & (1u << s->cls)) && peak > 0;
-	sd->ic = ok ? 1 / (peak * dv->eff_c[s->cls]) : INFINITY;
-	sd->im = ok ? 1 / (dv->mem_bw * dv->eff_m[s->cls]) : INFINITY;
+	roofline_rates(dv, s->cls, s->dt, &sd->ic, &sd->im); /* as karat ops prices it */
 	sd->ovh = dv->overhead;
 }
 

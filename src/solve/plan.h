@@ -109,6 +109,9 @@ struct plan {
 
 
 /* plan.c */
+/* Seconds of cache-side slot s for FLOPs f and bytes b per layer on the
+ * device of sd (the roofline of cost/roofline.c, over s->layers). */
+double slot_time(const struct slotdev *sd, const struct attn_slot *s, double f, double b);
 int ensure_batch(struct plan *p, long B);
 int ensure_memo(struct plan *p, long n);
 /* GPU-side seconds per phase for n requests per GPU (memoised); NULL when

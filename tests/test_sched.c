@@ -88,6 +88,8 @@ static void random_in(struct pipe_in *in, unsigned *seed)
 	in->m = 1 + rand_r(seed) % PIPE_MAX_MB;
 	in->layers = 1 + rand_r(seed) % 90;
 	in->attn_on_gpu = rand_r(seed) % 4 == 0;
+	in->duplex = rand_r(seed) % 2; /* issue 11: full-duplex links and links */
+	in->link_on_net = rand_r(seed) % 4 == 0; /* shared with the all-to-all */
 	for (int i = 0; i < in->m; i++)
 		for (int t = 0; t < T_ALL; t++) {
 			int r = rand_r(seed) % 6;
@@ -167,4 +169,33 @@ Test(sched, ofms_is_never_slower_than_naive_on_random_inputs)
 			      k, in.m, in.layers, b.makespan, a.makespan);
 		cr_assert(near(b.makespan, c.makespan, 1e-9));
 	}
+}
+
+/* Issue 11: a full-duplex link carries what comes back beside what goes
+ * out.  pre 1, out 2, attn 1, back 2, post 1; m = 2, one layer, OFMS.
+ * Half duplex: link out0 1-3 out1 3-5 back0 5-7 back1 7-9 (back0, ready
+ * at 4, queues behind out1); post1 9-10 -> 10.
+ * Full duplex: out0 1-3 out1 3-5 on one direction, back0 4-6 back1 6-8
+ * on the other; post0 6-7 post1 8-9 -> 9.  With the devices on the
+ * scale-up link the transfers share the all-to-all's resource. */
+Test(sched, out_and_back_overlap_on_a_full_duplex_link)
+{
+	struct pipe_in in = one_layer(SCHED_OFMS, 2, 1, 2, 1, 2, 1);
+	cr_expect(near(span(&in), 10, 1e-12), "half duplex %g", span(&in));
+	in.duplex = 1;
+	cr_expect(near(span(&in), 9, 1e-12), "full duplex %g", span(&in));
+	struct pipe_out f, l;
+	cr_assert_eq(pipe_fast(&in, &f), 0);
+	cr_assert_eq(pipe_list(&in, &l, NULL, 0), 0);
+	cr_expect(near(f.makespan, l.makespan, 1e-12), "fast = reference");
+	cr_expect(near(l.busy[RES_LINK], 4, 1e-12) && near(l.busy[RES_BACK], 4, 1e-12));
+	in.link_on_net = 1;
+	for (int i = 0; i < 2; i++)
+		in.dur[i][T_DISP] = 1; /* the all-to-all now queues with them */
+	struct pipe_in half = in;
+	half.link_on_net = 0;
+	cr_expect_gt(span(&in), span(&half), "sharing the all-to-all's link costs time");
+	cr_assert_eq(pipe_list(&in, &l, NULL, 0), 0);
+	cr_expect(near(l.busy[RES_NET], 2 * (2 + 2) + 2, 1e-12), "%g", l.busy[RES_NET]);
+	cr_expect_eq(l.busy[RES_LINK], 0);
 }

@@ -342,10 +342,12 @@ void point_cells(const struct loaded *ld, const struct result *r,
 	CELL("%.4g", nz(r->clipped));
 	CELL("%.4g", nz(r->gpu_use));
 	CELL("%.4g", nz(r->mem_use));
-	for (int x = 0; x < RES_N; x++)
-		CELL("%.6g", nz(r->busy[x]));
-	for (int x = 0; x < RES_N; x++)
-		CELL("%.4f", nz(r->bubble[x]));
+	/* a full-duplex link is as busy as its busier direction */
+	for (int x = 0; x < RES_BACK; x++)
+		CELL("%.6g", nz(x == RES_LINK ? fmax(r->busy[x], r->busy[RES_BACK]) : r->busy[x]));
+	for (int x = 0; x < RES_BACK; x++)
+		CELL("%.4f", nz(x == RES_LINK ? fmin(r->bubble[x], r->bubble[RES_BACK])
+					      : r->bubble[x]));
 	CELL("%.4g", nz(r->sharded));
 	CELL("%.6g", nz(r->ingest));
 	out[i++] = ld->sets;

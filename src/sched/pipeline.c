@@ -11,7 +11,8 @@
 
 const char *const sched_names[SCHED_N + 1] = {"serial", "naive", "ofms", "cmr",
 					      "ofms+cmr", 0};
-const char *const pipe_res_names[RES_N + 1] = {"gpu", "memdev", "link", "net", 0};
+const char *const pipe_res_names[RES_N + 1] = {"gpu", "memdev", "link", "net", "link_back",
+						0};
 const char *const pipe_task_names[T_ALL + 1] = {
 	"pre", "out", "attn", "back", "post", "dispatch", "experts", "combine",
 	"tail_gpu", "tail_link", "tail_memdev", 0};
@@ -25,7 +26,8 @@ int sched_uses_cmr(int kind)
 static int natural_res(const struct pipe_in *in, int t)
 {
 	switch (t) {
-	case T_OUT: case T_BACK: case T_TAIL_L: return RES_LINK;
+	case T_OUT: case T_TAIL_L: return in->link_on_net ? RES_NET : RES_LINK;
+	case T_BACK: return in->link_on_net ? RES_NET : in->duplex ? RES_BACK : RES_LINK;
 	case T_DISP: case T_COMB: return RES_NET;
 	case T_ATTN: case T_TAIL_M: return in->attn_on_gpu ? RES_GPU : RES_MEM;
 	default: return RES_GPU;
@@ -71,7 +73,7 @@ static void sim_init(struct sim *s, const struct pipe_in *in, int fixed,
 	for (int t = 0; t < T_ALL; t++) {
 		s->trest[t] = natural_res(in, t);
 		int x = s->trest[t];
-		if (s->serial || (comm_on_gpu && (x == RES_LINK || x == RES_NET)))
+		if (s->serial || (comm_on_gpu && (x == RES_LINK || x == RES_NET || x == RES_BACK)))
 			x = RES_GPU; /* one stream */
 		s->tres[t] = x;
 	}

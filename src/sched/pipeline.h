@@ -29,7 +29,10 @@ extern const char *const sched_names[SCHED_N + 1];
 /* Whether kind assigns requests to micro-batches by context (CMR). */
 int sched_uses_cmr(int kind);
 
-enum pipe_res { RES_GPU, RES_MEM, RES_LINK, RES_NET, RES_N };
+/* RES_LINK carries what goes out to the memory devices (and, on a
+ * half-duplex link, what comes back); RES_BACK what comes back on a
+ * full-duplex link. */
+enum pipe_res { RES_GPU, RES_MEM, RES_LINK, RES_NET, RES_BACK, RES_N };
 extern const char *const pipe_res_names[RES_N + 1];
 
 enum pipe_task { T_PRE, T_OUT, T_ATTN, T_BACK, T_POST, T_DISP, T_EXP, T_COMB,
@@ -44,6 +47,11 @@ struct pipe_in {
 	int m;                           /* micro-batches, 1..PIPE_MAX_MB */
 	int layers;                      /* >= 1 */
 	int attn_on_gpu;                 /* no memory device: attn runs on the GPU */
+	int duplex;                      /* the link is full duplex: back runs on
+					    RES_BACK, beside out */
+	int link_on_net;                 /* the devices hang off the scale-up link:
+					    their transfers share RES_NET with the
+					    expert all-to-all */
 	double dur[PIPE_MAX_MB][T_ALL];  /* seconds; per layer for T_PRE..T_COMB */
 };
 

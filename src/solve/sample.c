@@ -507,8 +507,12 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 		p->lcnt[i * p->LB + (p->D >= p->G ? dev : g)]++;
 	}
 	/* price each micro-batch at the pace of its slowest device */
+	/* links are full duplex: what goes out and what comes back do not
+	 * queue behind each other; devices on the GPU's NVLink share it with
+	 * the expert all-to-all */
 	struct pipe_in in = {.kind = d->sched, .m = m, .layers = (int)p->layers,
-			     .attn_on_gpu = !p->has_mem};
+			     .attn_on_gpu = !p->has_mem, .duplex = 1,
+			     .link_on_net = d->port && !strcmp(d->sys->gpu_port, d->sys->scaleup_link)};
 	double L = p->layers;
 	const struct klink *ml = d->mlink;
 	in.m = 0; /* an empty micro-batch (more of them than requests) does not run */

@@ -41,6 +41,11 @@ void roofline_rates(const struct kdevice *d, enum op_class c, enum dtype t,
 	*s_per_byte = ok ? 1 / (d->mem_bw * d->eff_m[c]) : INFINITY;
 }
 
+double roofline_transfer(const struct klink *l, double bytes)
+{
+	return bytes > 0 ? bytes / (l->bw * l->efficiency) + l->latency : 0;
+}
+
 double roofline_a2a(const struct klink *l, double bytes)
 {
 	if (!(bytes > 0))

@@ -18,6 +18,11 @@ void roofline_op(struct op_cost *o, const struct kdevice *d,
 void roofline_rates(const struct kdevice *d, enum op_class c, enum dtype t,
 		    double *s_per_flop, double *s_per_byte);
 
+/* Seconds of one point-to-point transfer of bytes over l: bytes / (bw x
+ * efficiency) + latency (0 for no bytes).  The solver prices its memory
+ * device links, GPU ports and merges with it. */
+double roofline_transfer(const struct klink *l, double bytes);
+
 /* Seconds of one expert all-to-all moving bytes over l (0 for no bytes):
  * the transfer plus the link's fixed time, its latency or its measured
  * all-to-all floor, whichever is larger.  Used by ops and the solver. */

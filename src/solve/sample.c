@@ -1,11 +1,15 @@
 /* sample.c: one sampled decode batch on a plan: requests drawn from the
- * pool, placed (GPU by arrival, least loaded memory device), assigned to
- * micro-batches (arrival order or CMR), priced at the pace of the slowest
- * device, and scheduled (sched/pipeline.h). */
+ * pool, placed (memory-aware, longest first where there is room, split
+ * over a node's devices when no one device holds them; or round-robin),
+ * assigned to micro-batches (arrival order or CMR), priced at the pace of
+ * the slowest device (links, the GPU port, merges and cache ingest through
+ * cost/roofline.c), and scheduled (sched/pipeline.h). */
 #include "solve/plan.h"
 
 #include <math.h>
 #include <string.h>
+
+#include "cost/roofline.h"
 
 /* Requests to micro-batches, per GPU: arrival order in equal chunks; or
  * CMR (assign_mb): longest context first, to the micro-batch whose load on
@@ -430,12 +434,11 @@ static double merge_time(struct plan *p, long B, int i)
 			for (int k = 0; k < p->nshard[j]; k++)
 				remote[p->rgpu[j]] += gpu_of(p, p->shard_dev[j * MAX_SHARDS + k]) !=
 						      p->rgpu[j];
-	const struct klink *up = p->d.up;
-	double worst = 0;
+	double worst = 0; /* per layer, the slices' outputs arrive together */
 	for (int g = 0; g < p->G; g++)
 		if (remote[g])
-			worst = fmax(worst, p->layers * up->latency +
-						    remote[g] * p->merge_bytes / (up->bw * up->efficiency));
+			worst = fmax(worst, p->layers * roofline_transfer(p->d.up, remote[g] *
+									  p->merge_bytes / p->layers));
 	return worst;
 }
 
@@ -551,33 +554,27 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 			/* a transfer runs at the slower of its device link and its
 			 * share of the GPU's port: the port carries what all of the
 			 * GPU's devices exchange */
-			double bw = ml->bw * ml->efficiency, lat = ml->latency;
-			double n_dev = c, n_port = 0, pbw = 0;
-			if (d->port && p->D >= p->G) {
-				for (int g = 0; g < G; g++) {
-					int s = 0;
-					for (int k = 0; k < p->per; k++)
-						s += p->lcnt[i * p->LB + g * p->per + k];
-					n_port = s > n_port ? s : n_port;
-				}
-				pbw = d->port->bw * d->port->efficiency;
-				lat = fmax(lat, d->port->latency);
+			double n_dev = c, n_port = 0;
+			const struct klink *port = d->port && p->D >= p->G ? d->port : NULL;
+			for (int g = 0; port && g < G; g++) {
+				int s = 0;
+				for (int k = 0; k < p->per; k++)
+					s += p->lcnt[i * p->LB + g * p->per + k];
+				n_port = s > n_port ? s : n_port;
 			}
-			double t_out = fmax(n_dev * p->lay.out_bytes / bw,
-					    pbw > 0 ? n_port * p->lay.out_bytes / pbw : 0);
-			double t_back = fmax(n_dev * p->lay.back_bytes / bw,
-					     pbw > 0 ? n_port * p->lay.back_bytes / pbw : 0);
-			double mb = p->laym.out_bytes + p->laym.back_bytes;
-			double t_mtp = fmax(n_dev * mb / bw, pbw > 0 ? n_port * mb / pbw : 0);
 			/* cache ingest into the devices, spread over the step's
 			 * micro-batches and layers: the devices of a GPU take its
 			 * share through its port */
-			double ing = plan_ingest_bytes(p, B);
-			double t_ing = ing > 0 ? fmax(ing / p->D / bw,
-						      pbw > 0 ? ing / p->G / pbw : 0) : 0;
-			du[T_OUT] = t_out / L + lat + t_ing / (m * L);
-			du[T_BACK] = t_back / L + lat;
-			du[T_TAIL_L] = d->mtp > 0 ? d->mtp * (t_mtp + 2 * lat) : 0;
+			double ing = plan_ingest_bytes(p, B) / (m * L);
+			double out = p->lay.out_bytes / L, back = p->lay.back_bytes / L;
+			double mtp = p->laym.out_bytes + p->laym.back_bytes;
+			du[T_OUT] = fmax(roofline_transfer(ml, n_dev * out + ing / p->D),
+					 port ? roofline_transfer(port, n_port * out + ing / p->G) : 0);
+			du[T_BACK] = fmax(roofline_transfer(ml, n_dev * back),
+					  port ? roofline_transfer(port, n_port * back) : 0);
+			du[T_TAIL_L] = d->mtp > 0 ? d->mtp * 2 *
+					fmax(roofline_transfer(ml, n_dev * mtp / 2),
+					     port ? roofline_transfer(port, n_port * mtp / 2) : 0) : 0;
 		} else {
 			du[T_OUT] = du[T_BACK] = du[T_TAIL_L] = 0;
 		}

@@ -122,9 +122,18 @@ double bucket_time(const struct plan *p, const struct attn_layout *lay,
 		   const struct slotdev *sd, const struct vmap *map, const double *v,
 		   int want_gpu);
 
+/* place.c */
 /* The requests of a batch in longest-first order (pool rank), into out
  * (uses p->tmp as scratch). */
 void order_longest(struct plan *p, long B, int *out);
+/* Places the B requests by the system's rule (rgpu, rdev, nshard and the
+ * device and GPU stores); returns the order they were placed in, or NULL
+ * for arrival order. */
+const int *plan_place(struct plan *p, long B);
+/* byg and gstart: each GPU's requests in the order it received them. */
+void plan_group_by_gpu(struct plan *p, long B, const int *seq);
+/* The GPU of device dev (the first, where GPUs share one). */
+int plan_gpu_of(const struct plan *p, int dev);
 
 /* Cache-ingest bytes per step for a batch of B (the whole system). */
 double plan_ingest_bytes(const struct plan *p, long B);

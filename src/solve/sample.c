@@ -43,29 +43,6 @@ static double peak_load(struct plan *p, long B, int m, const int *mb)
 	return peak;
 }
 
-void order_longest(struct plan *p, long B, int *out)
-{
-	/* radix sort on the pool rank, two passes */
-	_Static_assert(2 * RADIX_BITS == POOL_BITS, "two radix passes cover the rank");
-	const int R = 1 << RADIX_BITS;
-	int *src = out, *dst = p->tmp;
-	for (long j = 0; j < B; j++)
-		src[j] = (int)j;
-	for (int pass = 0; pass < 2; pass++) {
-		long cnt[(1 << RADIX_BITS) + 1] = {0};
-		int sh = RADIX_BITS * pass;
-		for (long j = 0; j < B; j++)
-			cnt[((POOL - 1 - p->rank[p->rq[src[j]]]) >> sh & (R - 1)) + 1]++;
-		for (int k = 0; k < R; k++)
-			cnt[k + 1] += cnt[k];
-		for (long j = 0; j < B; j++)
-			dst[cnt[(POOL - 1 - p->rank[p->rq[src[j]]]) >> sh & (R - 1)]++] = src[j];
-		int *x = src;
-		src = dst, dst = x;
-	}
-	/* two passes: the result is back in out */
-}
-
 static void assign_mb(struct plan *p, long B, int m)
 {
 	int G = p->G, D = p->D;
@@ -113,285 +90,6 @@ static void assign_mb(struct plan *p, long B, int m)
 		memcpy(p->rmb, p->tmp, sizeof(int) * (size_t)B);
 }
 
-/* ---- placement ---- */
-
-static void place_reset(struct plan *p, long B)
-{
-	memset(p->nshard, 0, sizeof(int) * (size_t)B);
-	p->nsharded = 0;
-	memset(p->held, 0, sizeof(double) * (size_t)p->D);
-	memset(p->dev_load, 0, sizeof(double) * (size_t)p->D);
-	memset(p->dev_store, 0, sizeof(double) * (size_t)p->D);
-	memset(p->gpu_store, 0, sizeof(double) * (size_t)p->G);
-}
-
-static void put(struct plan *p, long j, int g, int dev)
-{
-	int r = p->rq[j];
-	p->rgpu[j] = g, p->rdev[j] = dev;
-	p->dev_load[dev] += p->ctx[r];
-	p->dev_store[dev] += p->store[r];
-	p->gpu_store[g] += p->store_gpu[r];
-	if (!p->has_mem) /* a GPU's HBM holds both */
-		p->held[dev] = p->dev_store[dev] + p->gpu_store[dev];
-}
-
-/* GPU by arrival; the least loaded of the GPU's devices. */
-static void place_round_robin(struct plan *p, long B)
-{
-	place_reset(p, B);
-	for (long j = 0, g = 0; j < B; j++, g = g + 1 == p->G ? 0 : g + 1) {
-		int dev;
-		if (p->D >= p->G) {
-			dev = (int)g * p->per;
-			for (int k = 1; k < p->per; k++)
-				if (p->dev_load[g * p->per + k] < p->dev_load[dev])
-					dev = (int)g * p->per + k;
-		} else {
-			dev = (int)g / p->share;
-		}
-		put(p, j, (int)g, dev);
-	}
-}
-
-/* Free bytes of a placement unit: a GPU's HBM (no memory devices: every
- * cache there) or a memory device. */
-static double room_of(const struct plan *p, int u)
-{
-	if (!p->has_mem)
-		return p->free_g - p->dev_store[u] - p->gpu_store[u];
-	return p->cap_m - p->dev_store[u];
-}
-
-
-/* Device a goes before device b: more room, then less summed context,
- * then the lower rank in the order that takes each GPU's first device,
- * then each GPU's second, ... (p->dev_rank: with equal contexts requests
- * are dealt to the GPUs in turn, as arrival order does). */
-static inline int before(const struct plan *p, int a, int b)
-{
-	/* every device has the same capacity: more room is less stored */
-	const double *held = p->has_mem ? p->dev_store : p->held;
-	if (held[a] != held[b])
-		return held[a] < held[b];
-	if (p->dev_load[a] != p->dev_load[b])
-		return p->dev_load[a] < p->dev_load[b];
-	return p->dev_rank[a] < p->dev_rank[b];
-}
-
-/* Moves the heap's root down after its device's key got worse. */
-static void sift_down(struct plan *p, int n, int i)
-{
-	int *h = p->heap;
-	for (;;) {
-		int l = 2 * i + 1, r = l + 1, t = i;
-		if (l < n && before(p, h[l], h[t]))
-			t = l;
-		if (r < n && before(p, h[r], h[t]))
-			t = r;
-		if (t == i)
-			return;
-		int x = h[i];
-		h[i] = h[t], h[t] = x;
-		i = t;
-	}
-}
-
-/* The GPU a request on device dev goes to: the device's own GPU, or
- * where several GPUs share the device, the one with the fewest requests
- * so far (cnt). */
-static int gpu_for(const struct plan *p, int dev, const int *cnt)
-{
-	if (!p->has_mem)
-		return dev;
-	if (p->D >= p->G)
-		return dev / p->per;
-	int g = dev * p->share;
-	for (int k = 1; k < p->share; k++)
-		if (cnt[dev * p->share + k] < cnt[g])
-			g = dev * p->share + k;
-	return g;
-}
-
-/* Whether pool entry r fits on device dev and GPU g. */
-static inline int fits(const struct plan *p, int dev, int g, int r)
-{
-	if (!p->has_mem)
-		return p->store[r] + p->store_gpu[r] <= room_of(p, dev) + SLACK_BYTES;
-	return p->store[r] <= room_of(p, dev) + SLACK_BYTES &&
-	       p->store_gpu[r] <= p->free_g - p->gpu_store[g] + SLACK_BYTES;
-}
-
-/* Longest first onto the device (the GPU itself without memory devices)
- * with the most free room that can hold the request, ties to the lowest
- * summed context.  A request no device can hold goes to the roomiest one,
- * which it overfills: the capacity check then fails this sample.  Returns
- * whether every request fitted.  Devices are kept in a heap by room (a
- * placement only shrinks its device's room); where index keys also take
- * HBM (the GPU runs the scan) or several GPUs share one device, they are
- * scanned instead. */
-/* The GPU of device dev (the first, where GPUs share one). */
-static int gpu_of(const struct plan *p, int dev)
-{
-	return !p->has_mem ? dev : p->D >= p->G ? dev / p->per : dev * p->share;
-}
-
-/* Splits request j (pool entry r), which no device holds whole, into n
- * equal slices on n devices of one node (decode context parallelism: each
- * slice holds and scans its share of the context), the fewest n of any
- * node, ties to the node with the most room in those devices.  Returns
- * 0 when no node can hold it in MAX_SHARDS slices. */
-static int shard(struct plan *p, long j, int r, int *cnt)
-{
-	if (p->has_mem && p->D < p->G)
-		return 0; /* a device shared by GPUs: not split */
-	int gpn = (int)p->d.sys->gpus_per_node < p->G ? (int)p->d.sys->gpus_per_node : p->G;
-	int per_node = gpn * (p->has_mem ? p->per : 1), nodes = p->D / per_node;
-	int best_n = 0, best_node = -1, best_dev[MAX_SHARDS];
-	double best_room = 0;
-	for (int nd = 0; nd < nodes; nd++) {
-		int top[MAX_SHARDS]; /* the node's roomiest devices, roomiest first */
-		int nt = 0;
-		for (int k = 0; k < per_node; k++) {
-			int dev = nd * per_node + k, i;
-			if (nt < MAX_SHARDS)
-				i = nt++;
-			else if (room_of(p, dev) > room_of(p, top[MAX_SHARDS - 1]))
-				i = MAX_SHARDS - 1;
-			else
-				continue;
-			top[i] = dev;
-			for (; i > 0 && room_of(p, top[i]) > room_of(p, top[i - 1]); i--) {
-				int t = top[i];
-				top[i] = top[i - 1], top[i - 1] = t;
-			}
-		}
-		for (int n = 2; n <= nt; n++) {
-			double s = p->store[r] / n, sgpu = p->store_gpu[r] / n;
-			int ok = 1;
-			for (int k = 0; k < n && ok; k++) {
-				int g = gpu_of(p, top[k]);
-				ok = p->has_mem ? s <= room_of(p, top[k]) + SLACK_BYTES &&
-							  sgpu <= p->free_g - p->gpu_store[g] + SLACK_BYTES
-						: s + sgpu <= room_of(p, top[k]) + SLACK_BYTES;
-			}
-			if (!ok)
-				continue;
-			double room = 0;
-			for (int k = 0; k < n; k++)
-				room += room_of(p, top[k]);
-			if (best_n == 0 || n < best_n || (n == best_n && room > best_room)) {
-				best_n = n, best_node = nd, best_room = room;
-				memcpy(best_dev, top, sizeof(int) * (size_t)n);
-			}
-			break;
-		}
-	}
-	if (best_node < 0)
-		return 0;
-	int n = best_n, home = gpu_of(p, best_dev[0]);
-	double L = p->ctx[r];
-	p->rgpu[j] = home, p->rdev[j] = best_dev[0];
-	p->nshard[j] = n;
-	for (int k = 0; k < n; k++) {
-		int dev = best_dev[k], g = gpu_of(p, dev);
-		p->shard_dev[j * MAX_SHARDS + k] = dev;
-		p->dev_load[dev] += L / n;
-		p->dev_store[dev] += p->store[r] / n;
-		p->gpu_store[g] += p->store_gpu[r] / n;
-		if (!p->has_mem)
-			p->held[dev] = p->dev_store[dev] + p->gpu_store[dev];
-	}
-	cnt[home]++;
-	p->nsharded++;
-	return 1;
-}
-
-static int place_memory(struct plan *p, long B)
-{
-	place_reset(p, B);
-	order_longest(p, B, p->ord);
-	int D = p->D, ok = 1;
-	int scan = p->has_mem && D < p->G;
-	int *cnt = p->nbig; /* requests per GPU so far (group_by_gpu reuses it) */
-	memset(cnt, 0, sizeof(int) * (size_t)p->G);
-	for (int u = 0; u < D; u++) /* sorted by rank: a valid heap */
-		p->heap[p->dev_rank[u]] = u;
-	for (long t = 0; t < B; t++) {
-		long j = p->ord[t];
-		int r = p->rq[j], dev;
-		if (!scan && (!p->keys_on_gpu || fits(p, p->heap[0], gpu_for(p, p->heap[0], cnt), r))) {
-			dev = p->heap[0];
-		} else { /* the best device that holds it, else the roomiest */
-			int best = -1, roomy = -1;
-			for (int k = 0; k < D; k++) {
-				if (roomy < 0 || before(p, k, roomy))
-					roomy = k;
-				if (fits(p, k, gpu_for(p, k, cnt), r) && (best < 0 || before(p, k, best)))
-					best = k;
-			}
-			dev = best >= 0 ? best : roomy;
-		}
-		int g = gpu_for(p, dev, cnt);
-		if (!fits(p, dev, g, r) && p->d.sys->kv_shard == SHARD_ON && shard(p, j, r, cnt)) {
-			for (int i = D / 2 - 1; !scan && i >= 0; i--) /* several rooms shrank */
-				sift_down(p, D, i);
-			continue;
-		}
-		ok &= fits(p, dev, g, r);
-		int root = dev == p->heap[0];
-		put(p, j, g, dev);
-		cnt[g]++;
-		if (!scan && root) /* its room shrank */
-			sift_down(p, D, 0);
-		for (int i = D / 2 - 1; !scan && !root && i >= 0; i--)
-			sift_down(p, D, i); /* the GPU's room sent it elsewhere */
-	}
-	return ok;
-}
-
-/* Places the batch by the system's rule; returns the order in which the
- * requests were placed (p->ord), or NULL for arrival order.  Memory-aware
- * placement that cannot hold every request falls back to round-robin
- * where that holds them all (so it never admits fewer). */
-static const int *place(struct plan *p, long B)
-{
-	if (p->d.sys->admission == ADMIT_ROUND_ROBIN) {
-		place_round_robin(p, B);
-		return NULL;
-	}
-	if (place_memory(p, B))
-		return p->ord;
-	place_round_robin(p, B);
-	double worst = 0;
-	for (int g = 0; g < p->G; g++)
-		worst = fmax(worst, p->gpu_store[g] + (p->has_mem ? 0 : p->dev_store[g]) -
-					    p->free_g);
-	for (int dev = 0; p->has_mem && dev < p->D; dev++)
-		worst = fmax(worst, p->dev_store[dev] - p->cap_m);
-	if (worst <= SLACK_BYTES)
-		return NULL;
-	place_memory(p, B); /* neither holds them: report the memory-aware one */
-	return p->ord;
-}
-
-/* byg and gstart from rgpu (counting sort), each GPU's requests in the
- * order it received them: seq (the placement order), or arrival order. */
-static void group_by_gpu(struct plan *p, long B, const int *seq)
-{
-	int G = p->G;
-	memset(p->gstart, 0, sizeof(int) * (size_t)(G + 1));
-	for (long j = 0; j < B; j++)
-		p->gstart[p->rgpu[j] + 1]++;
-	for (int g = 0; g < G; g++)
-		p->gstart[g + 1] += p->gstart[g];
-	memcpy(p->nbig, p->gstart, sizeof(int) * (size_t)G); /* cursors */
-	for (long t = 0; t < B; t++) {
-		int j = seq ? seq[t] : (int)t;
-		p->byg[p->nbig[p->rgpu[j]]++] = j;
-	}
-}
-
 /* Slices of request j in micro-batch i: each priced as a request of its
  * share of the context on its device (its own scan over its share, a
  * local top-k, attention over what it selected), on the GPU of that
@@ -402,7 +100,7 @@ static void add_slices(struct plan *p, long j, int i)
 	int r = p->rq[j], n = p->nshard[j], D = p->D, G = p->G;
 	double L = p->ctx[r];
 	for (int k = 0; k < n; k++) {
-		int dev = p->shard_dev[j * MAX_SHARDS + k], g = gpu_of(p, dev);
+		int dev = p->shard_dev[j * MAX_SHARDS + k], g = plan_gpu_of(p, dev);
 		int um = i * D + dev, ug = i * G + g;
 		sm->suml[um] += L / n;
 		const double *v = sm->pool + (size_t)r * sm->nres;
@@ -432,7 +130,7 @@ static double merge_time(struct plan *p, long B, int i)
 	for (long j = 0; j < B; j++)
 		if (p->nshard[j] && p->rmb[j] == i)
 			for (int k = 0; k < p->nshard[j]; k++)
-				remote[p->rgpu[j]] += gpu_of(p, p->shard_dev[j * MAX_SHARDS + k]) !=
+				remote[p->rgpu[j]] += plan_gpu_of(p, p->shard_dev[j * MAX_SHARDS + k]) !=
 						      p->rgpu[j];
 	double worst = 0; /* per layer, the slices' outputs arrive together */
 	for (int g = 0; g < p->G; g++)
@@ -473,8 +171,8 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 	 * checks): the top POOL_BITS are a uniform pool index */
 	for (long j = 0; j < B; j++)
 		p->rq[j] = (int)(gsl_rng_get(p->rng) >> (32 - POOL_BITS));
-	p->placed = place(p, B);
-	group_by_gpu(p, B, p->placed);
+	p->placed = plan_place(p, B);
+	plan_group_by_gpu(p, B, p->placed);
 	assign_mb(p, B, m);
 	struct side *sm = &p->sm, *sg = &p->sg;
 	memset(sm->acc, 0, sizeof(double) * (size_t)m * D * sm->nres);

@@ -3,8 +3,9 @@
  *   pre (GPU) -> out (link) -> attn (memory device) -> back (link)
  *   -> post (GPU) -> dispatch (network) -> experts (GPU) -> combine (network)
  * and after the last layer a tail (LM head, sampling and the MTP draft
- * module: GPU, then link, then memory device).  Four resources each run one
- * task at a time.  Schedules:
+ * module: GPU, then link, then memory device).  Five resources each run one
+ * task at a time (a full-duplex link is two: back beside out; devices on
+ * the scale-up link share the network's).  Schedules:
  *   serial: one task at a time anywhere (no overlap at all);
  *   naive:  the GPU serves the micro-batches in a fixed round-robin order
  *           and communication occupies the GPU stream;

@@ -117,7 +117,7 @@ static void sift_down(struct plan *p, int n, int i)
 /* The GPU a request on device dev goes to: the device's own GPU, or
  * where several GPUs share the device, the one with the fewest requests
  * so far (cnt). */
-static int gpu_for(const struct plan *p, int dev, const int *cnt)
+static inline int gpu_for(const struct plan *p, int dev, const int *cnt)
 {
 	if (!p->has_mem)
 		return dev;

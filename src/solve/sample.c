@@ -172,7 +172,8 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 	for (long j = 0; j < B; j++)
 		p->rq[j] = (int)(gsl_rng_get(p->rng) >> (32 - POOL_BITS));
 	p->placed = plan_place(p, B);
-	plan_group_by_gpu(p, B, p->placed);
+	if (m > 1) /* one micro-batch needs no per-GPU order */
+		plan_group_by_gpu(p, B, p->placed);
 	assign_mb(p, B, m);
 	struct side *sm = &p->sm, *sg = &p->sg;
 	memset(sm->acc, 0, sizeof(double) * (size_t)m * D * sm->nres);

@@ -13,18 +13,12 @@
 #include <unistd.h>
 
 #include "solve/point.h"
+#include "zoo/design.h"
 #include "zoo/zoo.h"
 
 #include "bench_util.h"
 
-struct setup {
-	struct kmodel m;
-	struct ksystem sys;
-	struct kdevice gpu, mem;
-	struct klink up, out, ml, port;
-	struct kworkload wl;
-	struct design d;
-};
+#define setup design_parts
 
 static void die(const struct kerr *err)
 {
@@ -35,26 +29,8 @@ static void die(const struct kerr *err)
 static void load(struct setup *s, const char *model, const char *system)
 {
 	struct kerr err;
-	memset(s, 0, sizeof *s);
-	if (zoo_load_model(model, &s->m, NULL, &err) || zoo_load_system(system, &s->sys, NULL, &err) ||
-	    zoo_load_device(s->sys.gpu, &s->gpu, NULL, &err) ||
-	    zoo_load_link(s->sys.scaleup_link, &s->up, NULL, &err) ||
-	    zoo_load_link(s->sys.scaleout_link, &s->out, NULL, &err) ||
-	    zoo_load_workload("agentic", &s->wl, &err))
+	if (design_load(s, model, system, "agentic", 0, &err) != 0)
 		die(&err);
-	int mem = system_has_memdev(&s->sys);
-	if (mem && (zoo_load_device(s->sys.memdev, &s->mem, NULL, &err) ||
-		    zoo_load_link(s->sys.memdev_link, &s->ml, NULL, &err)))
-		die(&err);
-	int port = system_has_port(&s->sys);
-	if (port && zoo_load_link(s->sys.gpu_port, &s->port, NULL, &err))
-		die(&err); /* the CLI's assembly (cli/point.c) does the same; issue 10 makes it one */
-	s->d = (struct design){.m = &s->m, .sp = &s->m.sp, .sys = &s->sys, .gpu = &s->gpu,
-			       .mem = mem ? &s->mem : NULL, .up = &s->up, .out = &s->out,
-			       .mlink = mem ? &s->ml : NULL, .port = port ? &s->port : NULL,
-			       .wl = &s->wl,
-			       .sched = SCHED_OFMS_CMR, .mtp = s->m.mtp_draft,
-			       .accept = s->m.mtp_accept, .slo = 0.1, .samples = 256, .seed = 1};
 }
 
 /* Median seconds to build a plan and solve at m (0 = auto). */

@@ -11,16 +11,11 @@
 #include "helpers.h"
 #include "solve/plan.h" /* internal: slot_time, for the one-roofline test */
 #include "solve/point.h"
+#include "zoo/design.h"
 #include "zoo/zoo.h"
 
-struct setup {
-	struct kmodel m;
-	struct ksystem sys;
-	struct kdevice gpu, mem;
-	struct klink up, out, ml, port;
-	struct kworkload wl;
-	struct design d;
-};
+/* The design assembly of the library (zoo/design.h), with fewer samples. */
+#define setup design_parts
 
 /* Loads model and system from the zoo; context > 0: fixed contexts, else
  * the named workload. */
@@ -28,30 +23,8 @@ static void load(struct setup *s, const char *model, const char *system,
 		 double context, const char *workload)
 {
 	struct kerr err;
-	memset(s, 0, sizeof *s);
-	cr_assert_eq(zoo_load_model(model, &s->m, NULL, &err), 0, "%s", err.msg);
-	cr_assert_eq(zoo_load_system(system, &s->sys, NULL, &err), 0, "%s", err.msg);
-	cr_assert_eq(zoo_load_device(s->sys.gpu, &s->gpu, NULL, &err), 0, "%s", err.msg);
-	cr_assert_eq(zoo_load_link(s->sys.scaleup_link, &s->up, NULL, &err), 0, "%s", err.msg);
-	cr_assert_eq(zoo_load_link(s->sys.scaleout_link, &s->out, NULL, &err), 0, "%s", err.msg);
-	if (system_has_memdev(&s->sys)) {
-		cr_assert_eq(zoo_load_device(s->sys.memdev, &s->mem, NULL, &err), 0, "%s", err.msg);
-		cr_assert_eq(zoo_load_link(s->sys.memdev_link, &s->ml, NULL, &err), 0, "%s",
-			     err.msg);
-	}
-	if (system_has_port(&s->sys))
-		cr_assert_eq(zoo_load_link(s->sys.gpu_port, &s->port, NULL, &err), 0, "%s", err.msg);
-	if (context > 0)
-		workload_fixed(&s->wl, context);
-	else
-		cr_assert_eq(zoo_load_workload(workload, &s->wl, &err), 0, "%s", err.msg);
-	s->d = (struct design){.m = &s->m, .sp = &s->m.sp, .sys = &s->sys, .gpu = &s->gpu,
-			       .mem = system_has_memdev(&s->sys) ? &s->mem : NULL,
-			       .up = &s->up, .out = &s->out,
-			       .mlink = system_has_memdev(&s->sys) ? &s->ml : NULL,
-			       .port = system_has_port(&s->sys) ? &s->port : NULL,
-			       .wl = &s->wl, .sched = SCHED_OFMS_CMR, .mtp = s->m.mtp_draft,
-			       .accept = s->m.mtp_accept, .slo = 0.1, .samples = 32, .seed = 1};
+	cr_assert_eq(design_load(s, model, system, workload, context, &err), 0, "%s", err.msg);
+	s->d.samples = 32;
 }
 
 static struct plan *plan(struct setup *s)

@@ -9,6 +9,7 @@
 #include "cost/attn.h"
 #include "cli/load.h"
 #include "cli/override.h"
+#include "zoo/design.h"
 
 const char *const point_head[] = {
 	"model", "algo", "system", "workload", "schedule", "microbatches", "batch",
@@ -204,7 +205,7 @@ static int parse_design(const struct point_spec *ps, struct loaded *ld,
 {
 	struct design *d = &ld->d;
 	int rc;
-	d->sched = SCHED_OFMS_CMR;
+	d->sched = DESIGN_DEFAULT_SCHED;
 	if (ps->schedule) {
 		int k = 0;
 		while (sched_names[k] && strcmp(sched_names[k], ps->schedule))
@@ -238,19 +239,19 @@ static int parse_design(const struct point_spec *ps, struct loaded *ld,
 	if (ps->accept && (rc = num("mtp-accept", ps->accept, U_REAL, 0, 1, &d->accept,
 				    err)) != 0)
 		return rc;
-	d->slo = 0.1;
+	d->slo = DESIGN_DEFAULT_SLO_S;
 	if (ps->slo_ms) {
 		if ((rc = num("slo-ms", ps->slo_ms, U_REAL, 1e-3, 1e6, &x, err)) != 0)
 			return rc;
 		d->slo = x / 1e3;
 	}
-	d->samples = 256;
+	d->samples = DESIGN_DEFAULT_SAMPLES;
 	if (ps->samples) {
 		if ((rc = num("samples", ps->samples, U_INT, 1, 1e6, &x, err)) != 0)
 			return rc;
 		d->samples = (int)x;
 	}
-	d->seed = 1;
+	d->seed = DESIGN_DEFAULT_SEED;
 	if (ps->seed) {
 		if ((rc = num("seed", ps->seed, U_INT, 0, 4294967295.0, &x, err)) != 0)
 			return rc;

@@ -5,7 +5,6 @@
  * them.  Part of solve/ (plan.h). */
 #include "solve/plan.h"
 
-#include <math.h>
 #include <string.h>
 
 void order_longest(struct plan *p, long B, int *out)
@@ -36,21 +35,24 @@ static void place_reset(struct plan *p, long B)
 {
 	memset(p->nshard, 0, sizeof(int) * (size_t)B);
 	p->nsharded = 0;
-	memset(p->held, 0, sizeof(double) * (size_t)p->D);
 	memset(p->dev_load, 0, sizeof(double) * (size_t)p->D);
 	memset(p->dev_store, 0, sizeof(double) * (size_t)p->D);
 	memset(p->gpu_store, 0, sizeof(double) * (size_t)p->G);
 }
 
+/* A share of pool entry r (1: all of it, 1/n: one of n slices) on device
+ * dev and GPU g. */
+static void add_share(struct plan *p, int r, int g, int dev, double share)
+{
+	p->dev_load[dev] += p->ctx[r] * share;
+	p->dev_store[dev] += p->store[r] * share;
+	p->gpu_store[g] += p->store_gpu[r] * share;
+}
+
 static void put(struct plan *p, long j, int g, int dev)
 {
-	int r = p->rq[j];
 	p->rgpu[j] = g, p->rdev[j] = dev;
-	p->dev_load[dev] += p->ctx[r];
-	p->dev_store[dev] += p->store[r];
-	p->gpu_store[g] += p->store_gpu[r];
-	if (!p->has_mem) /* a GPU's HBM holds both */
-		p->held[dev] = p->dev_store[dev] + p->gpu_store[dev];
+	add_share(p, p->rq[j], g, dev, 1);
 }
 
 /* GPU by arrival; the least loaded of the GPU's devices. */
@@ -87,16 +89,15 @@ static double room_of(const struct plan *p, int u)
  * are dealt to the GPUs in turn, as arrival order does). */
 static inline int before(const struct plan *p, int a, int b)
 {
-	/* every device has the same capacity: more room is less stored */
-	const double *held = p->has_mem ? p->dev_store : p->held;
-	if (held[a] != held[b])
-		return held[a] < held[b];
+	double ra = room_of(p, a), rb = room_of(p, b);
+	if (ra != rb)
+		return ra > rb;
 	if (p->dev_load[a] != p->dev_load[b])
 		return p->dev_load[a] < p->dev_load[b];
 	return p->dev_rank[a] < p->dev_rank[b];
 }
 
-/* Moves the heap's root down after its device's key got worse. */
+/* Moves heap entry i down after its device's key got worse. */
 static void sift_down(struct plan *p, int n, int i)
 {
 	int *h = p->heap;
@@ -119,34 +120,30 @@ static void sift_down(struct plan *p, int n, int i)
  * so far (cnt). */
 static inline int gpu_for(const struct plan *p, int dev, const int *cnt)
 {
-	if (!p->has_mem)
-		return dev;
-	if (p->D >= p->G)
-		return dev / p->per;
-	int g = dev * p->share;
+	int g = plan_gpu_of(p, dev);
+	if (!p->has_mem || p->D >= p->G)
+		return g;
 	for (int k = 1; k < p->share; k++)
 		if (cnt[dev * p->share + k] < cnt[g])
 			g = dev * p->share + k;
 	return g;
 }
 
-/* Whether pool entry r fits on device dev and GPU g. */
-static inline int fits(const struct plan *p, int dev, int g, int r)
+/* Whether caches of s bytes (device) and sg bytes (index keys in HBM)
+ * fit on device dev and GPU g. */
+static inline int fits_bytes(const struct plan *p, int dev, int g, double s, double sg)
 {
 	if (!p->has_mem)
-		return p->store[r] + p->store_gpu[r] <= room_of(p, dev) + SLACK_BYTES;
-	return p->store[r] <= room_of(p, dev) + SLACK_BYTES &&
-	       p->store_gpu[r] <= p->free_g - p->gpu_store[g] + SLACK_BYTES;
+		return s + sg <= room_of(p, dev) + SLACK_BYTES;
+	return s <= room_of(p, dev) + SLACK_BYTES &&
+	       sg <= p->free_g - p->gpu_store[g] + SLACK_BYTES;
 }
 
-/* Longest first onto the device (the GPU itself without memory devices)
- * with the most free room that can hold the request, ties to the lowest
- * summed context.  A request no device can hold goes to the roomiest one,
- * which it overfills: the capacity check then fails this sample.  Returns
- * whether every request fitted.  Devices are kept in a heap by room (a
- * placement only shrinks its device's room); where index keys also take
- * HBM (the GPU runs the scan) or several GPUs share one device, they are
- * scanned instead. */
+static inline int fits(const struct plan *p, int dev, int g, int r)
+{
+	return fits_bytes(p, dev, g, p->store[r], p->store_gpu[r]);
+}
+
 /* The GPU of device dev (the first, where GPUs share one). */
 int plan_gpu_of(const struct plan *p, int dev)
 {
@@ -184,14 +181,10 @@ static int shard(struct plan *p, long j, int r, int *cnt)
 			}
 		}
 		for (int n = 2; n <= nt; n++) {
-			double s = p->store[r] / n, sgpu = p->store_gpu[r] / n;
 			int ok = 1;
-			for (int k = 0; k < n && ok; k++) {
-				int g = plan_gpu_of(p, top[k]);
-				ok = p->has_mem ? s <= room_of(p, top[k]) + SLACK_BYTES &&
-							  sgpu <= p->free_g - p->gpu_store[g] + SLACK_BYTES
-						: s + sgpu <= room_of(p, top[k]) + SLACK_BYTES;
-			}
+			for (int k = 0; k < n && ok; k++)
+				ok = fits_bytes(p, top[k], plan_gpu_of(p, top[k]), p->store[r] / n,
+						p->store_gpu[r] / n);
 			if (!ok)
 				continue;
 			double room = 0;
@@ -207,23 +200,25 @@ static int shard(struct plan *p, long j, int r, int *cnt)
 	if (best_node < 0)
 		return 0;
 	int n = best_n, home = plan_gpu_of(p, best_dev[0]);
-	double L = p->ctx[r];
 	p->rgpu[j] = home, p->rdev[j] = best_dev[0];
 	p->nshard[j] = n;
 	for (int k = 0; k < n; k++) {
-		int dev = best_dev[k], g = plan_gpu_of(p, dev);
-		p->shard_dev[j * MAX_SHARDS + k] = dev;
-		p->dev_load[dev] += L / n;
-		p->dev_store[dev] += p->store[r] / n;
-		p->gpu_store[g] += p->store_gpu[r] / n;
-		if (!p->has_mem)
-			p->held[dev] = p->dev_store[dev] + p->gpu_store[dev];
+		p->shard_dev[j * MAX_SHARDS + k] = best_dev[k];
+		add_share(p, r, plan_gpu_of(p, best_dev[k]), best_dev[k], 1.0 / n);
 	}
 	cnt[home]++;
 	p->nsharded++;
 	return 1;
 }
 
+/* Longest first onto the device (the GPU itself without memory devices)
+ * with the most free room that can hold the request, ties to the lowest
+ * summed context.  A request no device can hold goes to the roomiest one,
+ * which it overfills: the capacity check then fails this sample.  Returns
+ * whether every request fitted.  Devices are kept in a heap by room (a
+ * placement only shrinks its device's room); where index keys also take
+ * HBM (the GPU runs the scan) or several GPUs share one device, they are
+ * scanned instead. */
 static int place_memory(struct plan *p, long B)
 {
 	place_reset(p, B);
@@ -267,10 +262,24 @@ static int place_memory(struct plan *p, long B)
 	return ok;
 }
 
+/* Whether the placement just made holds every cache: no GPU's HBM past
+ * its weights and reserve, no device past its capacity less reserve. */
+static int placement_fits(const struct plan *p)
+{
+	for (int g = 0; g < p->G; g++)
+		if (p->gpu_store[g] + (p->has_mem ? 0 : p->dev_store[g]) > p->free_g + SLACK_BYTES)
+			return 0;
+	for (int dev = 0; p->has_mem && dev < p->D; dev++)
+		if (p->dev_store[dev] > p->cap_m + SLACK_BYTES)
+			return 0;
+	return 1;
+}
+
 /* Places the batch by the system's rule; returns the order in which the
  * requests were placed (p->ord), or NULL for arrival order.  Memory-aware
  * placement that cannot hold every request falls back to round-robin
- * where that holds them all (so it never admits fewer). */
+ * where that holds them all (so it never admits fewer); where neither
+ * does, the memory-aware placement is the one reported. */
 const int *plan_place(struct plan *p, long B)
 {
 	if (p->d.sys->admission == ADMIT_ROUND_ROBIN) {
@@ -280,15 +289,9 @@ const int *plan_place(struct plan *p, long B)
 	if (place_memory(p, B))
 		return p->ord;
 	place_round_robin(p, B);
-	double worst = 0;
-	for (int g = 0; g < p->G; g++)
-		worst = fmax(worst, p->gpu_store[g] + (p->has_mem ? 0 : p->dev_store[g]) -
-					    p->free_g);
-	for (int dev = 0; p->has_mem && dev < p->D; dev++)
-		worst = fmax(worst, p->dev_store[dev] - p->cap_m);
-	if (worst <= SLACK_BYTES)
+	if (placement_fits(p))
 		return NULL;
-	place_memory(p, B); /* neither holds them: report the memory-aware one */
+	place_memory(p, B);
 	return p->ord;
 }
 

@@ -171,7 +171,7 @@ void plan_free(struct plan *p)
 	free(p->sg.pool), free(p->sg.acc), free(p->sg.suml);
 	free(p->store), free(p->store_gpu), free(p->memo), free(p->memo_ok);
 	free(p->rq), free(p->rgpu), free(p->rdev), free(p->rmb), free(p->ord), free(p->tmp);
-	free(p->byg), free(p->gstart), free(p->heap), free(p->held), free(p->dev_rank);
+	free(p->byg), free(p->gstart), free(p->heap), free(p->dev_rank);
 	free(p->nshard), free(p->shard_dev);
 	free(p->lctx_view);
 	free(p->dev_load), free(p->dev_store), free(p->gpu_store);
@@ -254,7 +254,6 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->ccnt = grab((size_t)G * MB, sizeof(int), &fail);
 	p->nbig = grab((size_t)G, sizeof(int), &fail);
 	p->gstart = grab((size_t)G + 1, sizeof(int), &fail);
-	p->held = grab((size_t)D, sizeof(double), &fail);
 	p->dev_rank = grab((size_t)D, sizeof(int), &fail);
 	for (int dev = 0; !fail && dev < D; dev++)
 		p->dev_rank[dev] = p->has_mem && D >= G ? (dev % p->per) * G + dev / p->per : dev;

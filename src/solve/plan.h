@@ -96,7 +96,6 @@ struct plan {
 	double ingest_req;  /* bytes moved per admission */
 	double *lctx_view;  /* plan_inspect's contexts */
 	double *dev_load, *dev_store, *gpu_store;
-	double *held;       /* without memory devices: all a GPU's HBM holds */
 	int *dev_rank;      /* placement tie-break: GPUs' first devices, then
 			       their second devices, ... */
 	double *mbload;

@@ -110,8 +110,7 @@ static double biased_brent(const struct wl_dist *d, double v)
  * CDF v, GSL's inversion first, Brent where it does not converge. */
 static double biased_inv(const struct wl_dist *d, double v)
 {
-	gslerr_install();
-	gslerr_take(NULL, 0);
+	gslerr_take(NULL, 0); /* the handler: installed by wl_dist_check */
 	double x = biased_pinv(d, v);
 	if (!gslerr_take(NULL, 0) && isfinite(x))
 		return x;

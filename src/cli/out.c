@@ -203,23 +203,27 @@ static void dir_of(const char *path, char *dir, size_t n)
 		snprintf(dir, n, "%.*s", (int)(slash - path), path);
 }
 
-int out_check(const char *path)
+/* target_kind, and for a file to create, its folder writable: 0, 1 or -1
+ * (message printed). */
+static int check_target(const char *path)
 {
-	if (strcmp(path, "-") == 0)
-		return 0;
 	if (strlen(path) >= 1024) {
 		die_msg("%.80s...: path too long", path);
 		return -1;
 	}
 	int kind = target_kind(path);
 	if (kind != 0)
-		return kind < 0 ? -1 : 0;
+		return kind;
 	char dir[1100];
 	dir_of(path, dir, sizeof dir);
 	struct stat st;
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+	if (stat(dir, &st) != 0) {
 		die_msg("%s: cannot write: folder %s %s", path, dir,
-			errno == ENOENT || !S_ISDIR(st.st_mode) ? "does not exist" : strerror(errno));
+			errno == ENOENT ? "does not exist" : strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		die_msg("%s: cannot write: %s is not a folder", path, dir);
 		return -1;
 	}
 	if (access(dir, W_OK | X_OK) != 0) {
@@ -227,6 +231,11 @@ int out_check(const char *path)
 		return -1;
 	}
 	return 0;
+}
+
+int out_check(const char *path)
+{
+	return strcmp(path, "-") == 0 || check_target(path) >= 0 ? 0 : -1;
 }
 
 struct outfile {
@@ -246,9 +255,10 @@ static int out_open(struct outfile *o, const char *path)
 		o->fp = stdout, o->in_place = 1;
 		return 0;
 	}
-	if (out_check(path) != 0)
+	int kind = check_target(path);
+	if (kind < 0)
 		return -1;
-	if (target_kind(path) == 1) {
+	if (kind == 1) {
 		int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
 		o->fp = fd >= 0 ? fdopen(fd, "w") : NULL;
 		if (!o->fp) {

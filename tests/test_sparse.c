@@ -379,7 +379,7 @@ Test(sparse, bad_names_and_parameters)
 	/* trained-only algorithms need --force on other models */
 	cr_assert_eq(zoo_load_model("llama-3.1-70b", &m, NULL, &err), 0);
 	sparse_cfg_init(&sp, ALGO_DSA);
-	cr_expect_eq(attn_applicable(&m, &sp, 0, &err), -1);
+	cr_expect_eq(attn_applicable(&m, &sp, 0, &err), -2);
 	cr_expect(strstr(err.msg, "trained-only"), "%s", err.msg);
 	cr_expect_eq(attn_applicable(&m, &sp, 1, &err), 0);
 	sparse_cfg_init(&sp, ALGO_QUEST);

@@ -86,8 +86,8 @@ int cmd_ops(const struct args *a)
 		return cli_prefix(&err, "--algo: ", ""), usage_error(c, "%s", err.msg);
 	if ((rc = apply_sets(a, NULL, &sp, NULL, NULL, &err)) != 0) /* sparse.* */
 		return rc == 2 ? usage_error(c, "%s", err.msg) : (die_msg("%s", err.msg), 1);
-	if (attn_applicable(&m, &sp, arg_get(c, a, "force") != NULL, &err) != 0) {
-		cli_prefix(&err, "", " (--force costs it anyway)");
+	if ((rc = attn_applicable(&m, &sp, arg_get(c, a, "force") != NULL, &err)) != 0) {
+		cli_prefix(&err, "", rc == -2 ? " (--force costs it anyway)" : "");
 		die_msg("%s", err.msg);
 		return 1;
 	}

@@ -158,8 +158,8 @@ static int load_parts(const struct point_spec *ps, struct loaded *ld, struct ker
 		return cli_prefix(err, "--algo: ", ""), 2;
 	if ((rc = apply_sets(ps, ld, ST_SPARSE, err)) != 0)
 		return rc;
-	if (attn_applicable(&ld->m, &ld->sp, ps->force, err) != 0)
-		return cli_prefix(err, "", " (--force costs it anyway)"), 1;
+	if ((rc = attn_applicable(&ld->m, &ld->sp, ps->force, err)) != 0)
+		return cli_prefix(err, "", rc == -2 ? " (--force costs it anyway)" : ""), 1;
 	if ((rc = load_system(ps->system, &ld->sys, err)) != 0)
 		return rc;
 	if ((rc = apply_sets(ps, ld, ST_SYSTEM, err)) != 0)

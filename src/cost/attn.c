@@ -434,10 +434,10 @@ int attn_applicable(const struct kmodel *m, const struct sparse_cfg *sp,
 				a->layout == LAYOUT_GQA ? "gqa" : "mla", m->name,
 				m->attn == ATTN_GQA ? "gqa" : "mla");
 	if (sp->algo != m->sp.algo && !a->training_free && !force)
-		return kerr_set(err, 0, 0,
+		return (void)kerr_set(err, 0, 0,
 				"%s is trained-only and %s was not trained for it, so its "
 				"accuracy is unknown",
-				a->name, m->name);
+				a->name, m->name), -2;
 	return 0;
 }
 

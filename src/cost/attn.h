@@ -37,9 +37,10 @@ void attn_storage(const struct kmodel *m, const struct sparse_cfg *sp, double L,
 void attn_bytes_per_token(const struct kmodel *m, const struct sparse_cfg *sp,
 			  double *kv, double *index);
 
-/* Whether m may run sp: the layout must fit; a trained-only algorithm
- * other than the model's own needs `force` (its accuracy is unknown).
- * Returns 0 or -1 with the reason. */
+/* Whether m may run sp: the layout must fit (-1 when it does not: nothing
+ * forces that); a trained-only algorithm other than the model's own needs
+ * `force`, its accuracy being unknown (-2 without it).  Returns 0, or -1
+ * or -2 with the reason. */
 int attn_applicable(const struct kmodel *m, const struct sparse_cfg *sp,
 		    int force, struct kerr *err);
 

@@ -23,7 +23,7 @@ TST_SRC := $(wildcard tests/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
 TST_OBJ := $(TST_SRC:%.c=$(B)/%.o)
-HDRS    := $(wildcard src/*.h src/*/*.h tests/*.h)
+HDRS    := $(wildcard src/*.h src/*/*.h src/*/*.def tests/*.h)
 
 .PHONY: all run test bench sanitize clean deps deps-test install uninstall fuzz FORCE
 all: $(B)/karat

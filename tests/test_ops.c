@@ -143,3 +143,45 @@ Test(ops, totals_add_up)
 	cr_expect(near(b, TOT.bytes, 1e-12));
 	cr_expect_eq(c, TOT.count);
 }
+
+/* A GPU-side-only step is the full step less its cache-side operators, in
+ * the same order, for every algorithm (with MTP, where the model has it). */
+Test(ops, gpu_only_step_is_the_full_step_without_the_cache_side)
+{
+	static struct step full, gpu;
+	struct kerr err;
+	const char *models[] = {"deepseek-v3.2", "qwen3-235b-a22b"};
+	for (int mi = 0; mi < 2; mi++) {
+		struct kmodel m;
+		cr_assert_eq(zoo_load_model(models[mi], &m, NULL, &err), 0, "%s", err.msg);
+		for (int a = 0; a < ALGO_N; a++) {
+			struct sparse_cfg sp;
+			sparse_cfg_init(&sp, a);
+			if (attn_applicable(&m, &sp, 1, &err) != 0)
+				continue;
+			struct kbatch b = {.requests = 16, .gpus = 4, .context = 50000,
+					   .mtp = m.mtp_layers > 0, .sp = &sp};
+			cr_assert_eq(step_build(&m, &b, &full, &err), 0, "%s", err.msg);
+			b.gpu_only = 1;
+			cr_assert_eq(step_build(&m, &b, &gpu, &err), 0, "%s", err.msg);
+			int j = 0, cache = 0;
+			for (int i = 0; i < full.n; i++) {
+				const struct op_cost *o = &full.op[i];
+				if (o->side == SIDE_CACHE) {
+					cache++;
+					continue;
+				}
+				cr_assert_lt(j, gpu.n, "%s/%s: GPU-side step too short", models[mi],
+					     algo_names[a]);
+				cr_expect(gpu.op[j].kind == o->kind && gpu.op[j].count == o->count &&
+						  gpu.op[j].flops == o->flops && gpu.op[j].bytes == o->bytes,
+					  "%s/%s: operator %d differs", models[mi], algo_names[a], j);
+				j++;
+			}
+			cr_expect_eq(j, gpu.n, "%s/%s: GPU-side step has extra operators",
+				     models[mi], algo_names[a]);
+			cr_expect_gt(cache, 0, "%s/%s: the full step has no cache side",
+				     models[mi], algo_names[a]);
+		}
+	}
+}

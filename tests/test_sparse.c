@@ -297,8 +297,9 @@ Test(sparse, every_parameter_moves_bytes_the_published_way)
 	int checked = 0;
 	for (int a = 0; a < ALGO_N; a++) {
 		const struct algo_info *info = &algo_table[a];
-		for (int i = 0; i < info->nparams; i++) {
-			const struct algo_param *p = &info->params[i];
+		const struct algo_row *row = info->row;
+		for (int i = 0; i < row->nparams; i++) {
+			const struct algo_param *p = &row->params[i];
 			if (!p->bytes_dir)
 				continue;
 			struct sparse_cfg lo, hi;
@@ -333,13 +334,31 @@ Test(sparse, every_algorithm_is_sourced_and_costs_something)
 	cr_assert_eq(zoo_load_model("llama-3.1-70b", &m, NULL, &err), 0);
 	for (int a = 0; a < ALGO_N; a++) {
 		const struct algo_info *info = &algo_table[a];
+		const struct algo_row *row = info->row;
 		cr_expect_eq((int)info->id, a, "table row %d out of order", a);
 		cr_expect_str_eq(algo_names[a], info->name);
-		cr_expect(info->source && *info->source && info->desc && *info->desc);
-		for (int i = 0; i < info->nparams; i++)
-			cr_expect(info->params[i].source && *info->params[i].source, "%s param %d",
+		cr_expect(row->source && *row->source && row->desc && *row->desc);
+		cr_expect(row->stages != NULL, "%s has no stage function", info->name);
+		cr_expect(row->nparams >= 0 && row->nparams <= ALGO_MAX_PARAMS, "%s", info->name);
+		unsigned long seen = 0;
+		for (int i = 0; i < row->nparams; i++) {
+			cr_expect(row->params[i].source && *row->params[i].source, "%s param %d",
 				  info->name, i);
-		if (info->layout == LAYOUT_MLA)
+			cr_expect(!(seen & 1ul << row->params[i].p), "%s lists %s twice", info->name,
+				  sp_params[row->params[i].p].key);
+			seen |= 1ul << row->params[i].p;
+		}
+		/* an indexer needs its shape; a row that owns index layers keeps keys */
+		if (row->indexer.classes)
+			cr_expect((seen & 1ul << SP_INDEX_HEADS) && (seen & 1ul << SP_INDEX_DIM) &&
+					  (seen & 1ul << SP_INDEX_DTYPE) && row->has_index,
+				  "%s projects an indexer without its shape", info->name);
+		if (row->index_layers)
+			cr_expect(row->has_index, "%s owns index layers but keeps no index",
+				  info->name);
+		for (int b = 0; b < a; b++)
+			cr_expect_str_neq(algo_names[b], info->name, "two rows named %s", info->name);
+		if (row->layout == LAYOUT_MLA)
 			continue;
 		struct sparse_cfg sp;
 		sparse_cfg_init(&sp, a);

@@ -114,7 +114,7 @@ static int list_hw(void)
 }
 
 /* Formats an algorithm's parameters with their defaults: "topk=2048 ...". */
-static void param_defaults(const struct algo_info *a, char *buf, size_t n)
+static void param_defaults(const struct algo_row *a, char *buf, size_t n)
 {
 	size_t used = 0;
 	buf[0] = '\0';
@@ -137,10 +137,10 @@ static int list_algos(void)
 	struct table t;
 	table_init(&t, 6, head, NULL);
 	for (int i = 0; i < ALGO_N; i++) {
-		const struct algo_info *a = &algo_table[i];
+		const struct algo_row *a = algo_row(i);
 		char params[OUT_CELL];
 		param_defaults(a, params, sizeof params);
-		const char *cells[6] = {a->name, a->training_free ? "yes" : "no", a->granularity,
+		const char *cells[6] = {algo_names[i], a->training_free ? "yes" : "no", a->granularity,
 					a->has_index ? "yes" : "no", a->desc, params};
 		table_add(&t, cells);
 	}

@@ -80,7 +80,7 @@ static int print_values(const struct ini_doc *doc, const struct schema *s,
 /* The parameters of sp's algorithm: value, and where it came from. */
 static int print_params(const struct sparse_cfg *sp)
 {
-	const struct algo_info *a = &algo_table[sp->algo];
+	const struct algo_row *a = algo_row(sp->algo);
 	static const char *const head[] = {"parameter", "value", "origin"};
 	struct table t;
 	table_init(&t, 3, head, NULL);
@@ -117,13 +117,13 @@ static void model_derived(const struct kmodel *m)
 	model_params(m, &p);
 	double kv, idx;
 	attn_bytes_per_token(m, &m->sp, &kv, &idx);
-	printf("\nattention algorithm %s (%s)\n", algo_table[m->sp.algo].name,
-	       algo_table[m->sp.algo].desc);
+	printf("\nattention algorithm %s (%s)\n", algo_names[m->sp.algo],
+	       algo_row(m->sp.algo)->desc);
 	print_params(&m->sp);
 	printf("\nderived:\n");
 	printf("  KV cache per token per layer   %.0f B (model layout)\n", model_kv_bytes_layer(m));
 	printf("  KV cache per token             %.0f B (%g layers, as %s keeps it)\n", kv,
-	       m->layers, algo_table[m->sp.algo].name);
+	       m->layers, algo_names[m->sp.algo]);
 	printf("  index keys per token           %.0f B (%g layers own an indexer)\n", idx,
 	       sparse_index_layers(&m->sp, m->layers));
 	printf("  parameters from the shape      %.2fB (published %.2fB, %+.1f%%)\n",
@@ -132,12 +132,13 @@ static void model_derived(const struct kmodel *m)
 	printf("  weights on 1 GPU               %.1f GB\n", model_weight_bytes(m, 1) / 1e9);
 }
 
-static int show_algo(const struct algo_info *a)
+static int show_algo(const struct algo_info *info)
 {
-	printf("%s: %s\n  training-free: %s; granularity: %s; source: %s\n\n", a->name,
+	const struct algo_row *a = info->row;
+	printf("%s: %s\n  training-free: %s; granularity: %s; source: %s\n\n", info->name,
 	       a->desc, a->training_free ? "yes" : "no", a->granularity, a->source);
 	struct sparse_cfg sp;
-	sparse_cfg_init(&sp, a->id);
+	sparse_cfg_init(&sp, info->id);
 	if (!a->nparams)
 		printf("no parameters\n");
 	return print_params(&sp);

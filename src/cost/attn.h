@@ -8,24 +8,20 @@
 #include "model/model.h"
 #include "sparse/algo.h"
 
-/* Layer classes an algorithm splits a model into. */
-enum lclass {
-	LC_SPARSE,   /* runs the algorithm (owns its index) */
-	LC_DENSE,    /* leading layers kept dense */
-	LC_SHARE,    /* reuses another layer's selection */
-	LC_REINDEX,  /* re-scores candidates chosen by another layer */
-	LC_N
-};
-
-struct lcount {
-	enum lclass cls;
-	double layers;
-};
-
 /* Classes of `layers` decoder layers (the MTP layer: mtp = 1); returns how
  * many entries out[] got (at most LC_N). */
 int attn_classes(const struct kmodel *m, const struct sparse_cfg *sp,
 		 double layers, int mtp, struct lcount out[LC_N]);
+
+struct emit;
+struct req_view;
+
+/* Emits the cache-side operators (and indexer projections) of algorithm
+ * sp for `layers` decoder layers (mtp: the MTP layer); T = query tokens on
+ * this GPU, q per request (cost/emit.h has the types).  With
+ * e->gpu_only, the indexer projections alone. */
+void attn_emit(struct emit *e, const struct sparse_cfg *sp, double layers,
+	       int mtp, const struct req_view *r, double q, double T);
 
 /* Cache bytes one request holds at context L over all decoder layers:
  * KV (as the algorithm keeps it) and index keys or summaries. */

@@ -1,5 +1,6 @@
-/* emit.h: internal to cost/: appending operators to a step, and the shared
- * shapes (GEMM, norm) every layer uses. */
+/* emit.h: internal to cost/: appending operators to a step (emit.c), and
+ * the shared shapes (GEMM, norm) every layer uses.  step.c and attn.c
+ * build on it; it calls neither. */
 #ifndef KARAT_COST_EMIT_H
 #define KARAT_COST_EMIT_H
 
@@ -9,6 +10,7 @@ struct emit {
 	struct step *s;
 	const struct kmodel *m;
 	int as_module;     /* emit everything as OP_MTP (draft module) */
+	int gpu_only;      /* drop the cache-side operators */
 	int overflow;
 };
 
@@ -31,11 +33,5 @@ struct req_view {
 	const double *ctx;
 	int nctx;
 };
-
-/* Emits the cache-side operators (and indexer projections) of algorithm
- * sp for `layers` decoder layers (mtp: the MTP layer); T = query tokens on
- * this GPU, q per request. */
-void attn_emit(struct emit *e, const struct sparse_cfg *sp, double layers,
-	       int mtp, const struct req_view *r, double q, double T);
 
 #endif

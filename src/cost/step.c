@@ -4,50 +4,12 @@
  * dense FFN or the MoE block with its all-to-all; once per step the final
  * norm, LM head, sampling and the MTP draft module.  Shapes: DESIGN.md 2
  * and ../shared/reference/models.md. */
+#include "cost/attn.h"
 #include "cost/emit.h"
 #include "cost/roofline.h"
 
 #include <math.h>
 #include <string.h>
-
-void emit_op(struct emit *e, enum op_kind k, double count, double flops,
-	     double bytes, enum dtype dt)
-{
-	if (count <= 0 || (flops <= 0 && bytes <= 0))
-		return;
-	struct step *s = e->s;
-	if (s->n == STEP_MAX_OPS) {
-		e->overflow = 1;
-		return;
-	}
-	struct op_cost *o = &s->op[s->n++];
-	o->kind = e->as_module ? OP_MTP : k;
-	o->cls = op_table[k].cls;
-	o->side = op_table[k].side;
-	o->dt = dt;
-	o->count = count;
-	o->flops = flops;
-	o->bytes = bytes;
-	o->time = o->t_compute = o->t_memory = o->t_link = 0;
-	o->bound = BOUND_NONE;
-}
-
-void emit_gemm(struct emit *e, enum op_kind k, double count, double tokens,
-	       double din, double dout, enum dtype wdt)
-{
-	double sa = dtype_bytes(e->m->act_dt);
-	emit_op(e, k, count, 2 * tokens * din * dout,
-		din * dout * dtype_bytes(wdt) + tokens * (din + dout) * sa, wdt);
-}
-
-void emit_norm(struct emit *e, enum op_kind k, double count, double tokens,
-	       double dim)
-{
-	/* square, accumulate, scale, weight: 4 FLOPs per element; read and
-	 * write the row, read the weight vector. */
-	double sa = dtype_bytes(e->m->act_dt);
-	emit_op(e, k, count, 4 * tokens * dim, (2 * tokens + 1) * dim * sa, DT_FP32);
-}
 
 /* Norms and projections before attention, for `layers` layers. */
 static void pre_attention(struct emit *e, double layers, double T)
@@ -208,7 +170,7 @@ int step_build(const struct kmodel *m, const struct kbatch *b, struct step *s,
 	s->n = 0;
 	s->local = local;
 	s->q = q;
-	struct emit e = {.s = s, .m = m};
+	struct emit e = {.s = s, .m = m, .gpu_only = b->gpu_only};
 
 	pre_attention(&e, m->layers, T);
 	attn_emit(&e, sp, m->layers, 0, &r, q, T);

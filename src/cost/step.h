@@ -23,6 +23,8 @@ struct kbatch {
 	int nctx;
 	double mtp;           /* draft tokens d verified per step (q = 1 + d) */
 	const struct sparse_cfg *sp; /* attention algorithm; NULL: the model's */
+	int gpu_only;         /* GPU-side operators only (the cache side is
+			       * priced per request elsewhere) */
 };
 
 struct step {

@@ -85,12 +85,12 @@ static int bind_sparse(struct kmodel *m, const struct ini_doc *doc,
 		       struct kerr *err)
 {
 	int algo = m->sp.algo;
-	const struct algo_info *a = &algo_table[algo];
+	const struct algo_row *a = algo_row(algo);
 	int line = at(doc, "sparse", "algo");
 	if ((a->layout == LAYOUT_MLA && m->attn != ATTN_MLA) ||
 	    (a->layout == LAYOUT_GQA && m->attn != ATTN_GQA))
 		return kerr_set(err, doc->path, line, "algo '%s' needs %s attention, the model has %s",
-				a->name, a->layout == LAYOUT_MLA ? "mla" : "gqa",
+				algo_names[algo], a->layout == LAYOUT_MLA ? "mla" : "gqa",
 				m->attn == ATTN_MLA ? "mla" : "gqa");
 	sparse_cfg_init(&m->sp, algo);
 	for (int i = 0; i < doc->n; i++) {
@@ -178,12 +178,6 @@ double model_kv_bytes_token(const struct kmodel *m)
 	return m->layers * model_kv_bytes_layer(m);
 }
 
-double sparse_index_key_bytes(const struct sparse_cfg *sp)
-{
-	return sp->p[SP_INDEX_DIM] * dtype_bytes((enum dtype)sp->p[SP_INDEX_DTYPE]) +
-	       sp->p[SP_INDEX_SCALE];
-}
-
 static double attn_params(const struct kmodel *m)
 {
 	double h = m->hidden;
@@ -202,15 +196,11 @@ static double attn_params(const struct kmodel *m)
 static double index_params(const struct kmodel *m)
 {
 	double h = m->hidden, hi = m->sp.p[SP_INDEX_HEADS], di = m->sp.p[SP_INDEX_DIM];
-	int algo = m->sp.algo;
-	if (algo == ALGO_DSA || algo == ALGO_INDEX_SHARE || algo == ALGO_DSV4_CSA ||
-	    algo == ALGO_DSV41) {
-		double qin = m->q_lora_rank > 0 ? m->q_lora_rank : h;
-		return qin * hi * di + h * di + h * hi;
-	}
-	if (algo == ALGO_MSA)
-		return h * hi * di + h * di;
-	return 0;
+	const struct algo_indexer *ix = &algo_row(m->sp.algo)->indexer;
+	if (!ix->classes)
+		return 0;
+	double qin = ix->q_from_lora && m->q_lora_rank > 0 ? m->q_lora_rank : h;
+	return qin * hi * di + h * di + (ix->head_weights ? h * hi : 0);
 }
 
 void model_params(const struct kmodel *m, struct param_count *p)

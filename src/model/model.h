@@ -45,8 +45,6 @@ int model_validate(struct kmodel *m, const struct ini_doc *doc,
 double model_kv_bytes_layer(const struct kmodel *m);
 /* The same over all decoder layers. */
 double model_kv_bytes_token(const struct kmodel *m);
-/* Bytes of one learned index key (index_dim x dtype + scale) under sp. */
-double sparse_index_key_bytes(const struct sparse_cfg *sp);
 
 /* Parameter counts from the shape (embedding, LM head, attention, FFN,
  * experts, MTP), to check against the published total. */

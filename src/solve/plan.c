@@ -4,6 +4,7 @@
 #include "solve/plan.h"
 
 #include <gsl/gsl_sort.h>
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,23 +140,21 @@ const double *gpu_phases(struct plan *p, long n)
 	memset(ph, 0, sizeof(double) * PH_N);
 	if (n > 0) {
 		struct kbatch kb = {.requests = (double)n * p->G, .gpus = p->G,
-				    .context = 1, .mtp = p->d.mtp, .sp = p->d.sp};
+				    .context = 1, .mtp = p->d.mtp, .sp = p->d.sp,
+				    .gpu_only = 1};
 		if (step_build(p->d.m, &kb, &p->step, &p->fail) != 0)
 			return NULL; /* not memoised: the caller reports p->fail */
-		{
-			for (int i = 0; i < p->step.n; i++) {
-				struct op_cost *o = &p->step.op[i];
-				if (o->side == SIDE_CACHE)
-					continue; /* priced per request from the pool */
-				double t;
-				if (o->side == SIDE_LINK) {
-					t = a2a_time(p, o->bytes);
-				} else {
-					roofline_op(o, p->d.gpu, p->d.up);
-					t = o->time;
-				}
-				ph[phase_of[o->kind]] += o->count * t;
+		for (int i = 0; i < p->step.n; i++) {
+			struct op_cost *o = &p->step.op[i];
+			assert(o->side != SIDE_CACHE); /* priced per request from the pool */
+			double t;
+			if (o->side == SIDE_LINK) {
+				t = a2a_time(p, o->bytes);
+			} else {
+				roofline_op(o, p->d.gpu, p->d.up);
+				t = o->time;
 			}
+			ph[phase_of[o->kind]] += o->count * t;
 		}
 	}
 	p->memo_ok[n] = 1;

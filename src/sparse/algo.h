@@ -1,8 +1,14 @@
 /* algo.h: the table of attention algorithms (dense and sparse) a model can
- * declare or have swapped in: names, descriptions, training-free flag,
- * access granularity, and the parameters each one takes with their
- * published defaults and sources.  Costs live in cost/attn.c, by the same
- * id.  Depends on base/ only. */
+ * declare or have swapped in.  One row per algorithm (struct algo_row, in
+ * sparse/<family>.c: dense.c, indexer.c, block.c, token.c, evict.c) holds
+ * its facts (layout, training-free flag, access granularity, parameters
+ * with their published defaults and sources) and its costs as functions
+ * of a plain geometry: the cache-side work of one request on one layer,
+ * the bytes it writes per new token and keeps per request, how it splits
+ * the layers into classes, its indexer's GPU-side projections.
+ * sparse/algos.def lists the rows; ids, names and the table derive from
+ * it.  cost/attn.c turns a model into the geometry and the rows' work into
+ * operators.  Depends on base/ only. */
 #ifndef KARAT_SPARSE_ALGO_H
 #define KARAT_SPARSE_ALGO_H
 
@@ -12,10 +18,10 @@
 #include "base/units.h"
 
 enum algo_id {
-	ALGO_GQA, ALGO_MLA, ALGO_DSA, ALGO_INDEX_SHARE, ALGO_DSV4_CSA,
-	ALGO_DSV4_HCA, ALGO_DSV41, ALGO_NSA, ALGO_MOBA, ALGO_MSA, ALGO_INFLLM_V2,
-	ALGO_QUEST, ALGO_SPARQ, ALGO_MAGICPIG, ALGO_H2O, ALGO_SNAPKV,
-	ALGO_STREAMINGLLM, ALGO_N
+#define ALGO(id, name, row) id,
+#include "sparse/algos.def"
+#undef ALGO
+	ALGO_N
 };
 
 /* Parameters an algorithm may take; one INI key each in [sparse]. */
@@ -63,9 +69,52 @@ enum algo_layout { LAYOUT_ANY, LAYOUT_GQA, LAYOUT_MLA };
 
 #define ALGO_MAX_PARAMS 12
 
-struct algo_info {
-	enum algo_id id;
-	const char *name;         /* command-line and INI spelling */
+/* Layer classes an algorithm splits a model into. */
+enum lclass {
+	LC_SPARSE,   /* runs the algorithm (owns its index) */
+	LC_DENSE,    /* leading layers kept dense */
+	LC_SHARE,    /* reuses another layer's selection */
+	LC_REINDEX,  /* re-scores candidates chosen by another layer */
+	LC_N
+};
+
+struct lcount {
+	enum lclass cls;
+	double layers;
+};
+
+/* The attention shape every algorithm is priced on.  A GQA model has H_kv
+ * heads of d dims; an MLA model one shared latent "head" whose keys span
+ * kv_lora + rope dims and values kv_lora dims. */
+struct attn_geo {
+	double H, Hkv, G;   /* query heads, KV heads, group size */
+	double dk, dv;      /* key and value dims per KV head */
+	double row, krow;   /* bytes per token per layer: K+V, K only */
+	double ftok;        /* attention FLOPs per attended token per query */
+	double act;         /* bytes of q in and output out, per query token */
+};
+
+/* Cache-side work of one request on one layer. */
+struct attn_stage {
+	double scan_f, scan_b, topk_f, topk_b, gather_b, attn_f, attn_b;
+};
+
+struct sparse_cfg;
+
+/* A learned indexer's GPU-side projections: the query (from the q LoRA
+ * rank when q_from_lora and the model has one, else from the hidden
+ * state), the shared key, and per-head weights when head_weights (which
+ * also add 4 B per head to the query sent).  classes: bit (1 << lclass)
+ * per layer class that runs them; 0: no indexer. */
+struct algo_indexer {
+	unsigned classes;
+	int q_from_lora, head_weights;
+};
+
+/* One algorithm.  stages is required; a NULL function takes the default
+ * named beside it.  Layers of class LC_DENSE never reach a row: cost/attn.c
+ * prices them as dense attention. */
+struct algo_row {
 	enum algo_layout layout;  /* attention layout it needs */
 	int has_index;            /* keeps index keys or summaries */
 	int training_free;        /* applies to any model */
@@ -74,10 +123,50 @@ struct algo_info {
 	const char *source;
 	int nparams;
 	struct algo_param params[ALGO_MAX_PARAMS];
+	struct algo_indexer indexer;
+	/* work of one request at context L, q query tokens, on a layer of cls */
+	void (*stages)(const struct attn_geo *g, const struct sparse_cfg *sp,
+		       enum lclass cls, double L, double q, struct attn_stage *s);
+	/* bytes per new token: KV, index (NULL: the KV row, no index) */
+	void (*writes)(const struct attn_geo *g, const struct sparse_cfg *sp,
+		       enum lclass cls, double *kv, double *idx);
+	/* bytes one request keeps at context L (NULL: L x writes) */
+	void (*keeps)(const struct attn_geo *g, const struct sparse_cfg *sp,
+		      enum lclass cls, double L, double *kv, double *idx);
+	/* splits `rest` non-dense layers of `layers` into classes; returns the
+	 * entries written (NULL: all LC_SPARSE).  Not called for MTP. */
+	int (*classes)(const struct sparse_cfg *sp, double layers, double rest,
+		       struct lcount *out);
+	/* layers (of `layers`) that own the indexer's weights and keys (NULL: 0) */
+	double (*index_layers)(const struct sparse_cfg *sp, double layers);
+	/* cross-parameter checks (NULL: none) */
+	int (*check)(const struct sparse_cfg *sp, char *why, size_t n);
 };
+
+/* The parameter list of a row with its count: PARAMS(P(...), P(...)). */
+#define PARAMS(...)                                                              \
+	.nparams = (int)(sizeof((struct algo_param[]){__VA_ARGS__}) /            \
+			 sizeof(struct algo_param)),                             \
+	.params = {__VA_ARGS__}
+
+struct algo_info {
+	enum algo_id id;
+	const char *name;         /* command-line and INI spelling */
+	const struct algo_row *row;
+};
+
+#define ALGO(id, name, row) extern const struct algo_row row;
+#include "sparse/algos.def"
+#undef ALGO
 
 extern const struct algo_info algo_table[ALGO_N];
 extern const char *const algo_names[ALGO_N + 1]; /* NULL-terminated */
+
+/* The row of algorithm id (0 <= id < ALGO_N). */
+static inline const struct algo_row *algo_row(int id)
+{
+	return algo_table[id].row;
+}
 
 /* The entry named name, or NULL. */
 const struct algo_info *algo_find(const char *name);
@@ -110,6 +199,10 @@ int sparse_parse_spec(const char *spec, const struct sparse_cfg *native,
  * all for dsa and dsv4-csa, the index-share pattern, the msa sparse
  * layers, dsv41's full-scan layers; 0 for algorithms without one. */
 double sparse_index_layers(const struct sparse_cfg *cfg, double layers);
+
+/* Bytes of one index key: index_dim elements of index_dtype plus its
+ * scale bytes. */
+double sparse_index_key_bytes(const struct sparse_cfg *sp);
 
 /* Cross-parameter checks (e.g. budget at least one page). */
 int sparse_cfg_check(const struct sparse_cfg *cfg, char *why, size_t n);

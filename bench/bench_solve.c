@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "solve/point.h"
+#include "solve/solve.h"
 #include "zoo/design.h"
 #include "zoo/zoo.h"
 

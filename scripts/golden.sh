@@ -50,12 +50,16 @@ microbatches = 1, 2
 system.gpus = 16
 INI
 g sweep build/golden/sweep.ini --output - -j 2
+# placement variants: requests split over devices, round-robin, CMR
+g query --model deepseek-v3.2 --system gpu-karat --workload agentic --batch 96 --microbatches 3 --schedule cmr --set system.kv_shard=1 --set system.memdevs=8 --format csv
+g query --model glm-5.2 --system gpu-karat --workload agentic --batch 64 --microbatches 2 --set system.admission=round-robin --format csv
+g solve --model deepseek-v3.2 --system gpu-karat --workload agentic --microbatches 4 --schedule cmr --set system.kv_shard=1 --format csv
 # every attention algorithm: its table row, its operators and its
 # cache-side slots on a GQA and an MLA model
 for a in $("$K" list algos | awk '$2 == "yes" || $2 == "no" { print $1 }'); do
 	g show "$a"
 	g ops --model qwen3-235b-a22b --hw h200 --batch 16 --context 100K --gpus 8 --algo "$a" --force --format csv
-	g ops --model deepseek-v3.2 --hw h200 --batch 8 --context 300K --gpus 8 --algo "$a" --force --format csv
+	g ops --model deepseek-v3.2 --hw h200 --batch 8 --context 150K --gpus 8 --algo "$a" --force --format csv
 	g query --model glm-5.2 --system gpu-karat --workload agentic --batch 16 --microbatches 2 --algo "$a" --force --format csv
 done
 g query --model nosuch --system gpu-only --context 1K --batch 1

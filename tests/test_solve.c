@@ -9,8 +9,8 @@
 #include "cost/roofline.h"
 #include "cost/step.h"
 #include "helpers.h"
-#include "solve/plan.h" /* internal: slot_time, for the one-roofline test */
-#include "solve/point.h"
+#include "solve/plan.h" /* internal: plan_slot_time, for the one-roofline test */
+#include "solve/solve.h"
 #include "zoo/design.h"
 #include "zoo/zoo.h"
 
@@ -396,7 +396,7 @@ Test(solve, fast_schedule_equals_the_reference_on_design_points)
 }
 
 /* A design the GPU step cannot be built for is refused with the step's
- * own reason (plan_new builds one step up front; gpu_phases keeps the
+ * own reason (plan_new builds one step up front; plan_gpu_phases keeps the
  * reason too, in p->fail, should a later size fail). */
 Test(solve, unbuildable_gpu_step_keeps_its_reason)
 {
@@ -662,9 +662,9 @@ Test(solve, solver_cache_side_times_equal_ops)
 			s.d.mtp = 0;
 			struct plan *p = plan(&s);
 			double f[ATTN_MAX_SLOTS], b[ATTN_MAX_SLOTS], solver = 0;
-			attn_request(&s.m, &s.m.sp, &p->lay, 0, 65536, 1, f, b);
-			for (int x = 0; x < p->lay.n; x++)
-				solver += slot_time(&p->sd[x], &p->lay.s[x], f[x], b[x]);
+			attn_request(&s.m, &s.m.sp, &p->layout, 0, 65536, 1, f, b);
+			for (int x = 0; x < p->layout.n; x++)
+				solver += plan_slot_time(&p->slot_dev[x], &p->layout.s[x], f[x], b[x]);
 			struct kbatch kb = {.requests = 1, .gpus = 1, .context = 65536, .mtp = 0,
 					    .sp = &s.m.sp};
 			struct kerr err;

@@ -5,7 +5,7 @@
 #define KARAT_CLI_POINT_H
 
 #include "cli/cli.h"
-#include "solve/point.h"
+#include "solve/solve.h"
 #include "zoo/zoo.h"
 
 #define POINT_LABEL 600   /* an --algo specification is at most 511 */

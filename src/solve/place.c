@@ -7,23 +7,23 @@
 
 #include <string.h>
 
-void order_longest(struct plan *p, long B, int *out)
+void plan_order_longest(struct plan *p, long B, int *out)
 {
 	/* radix sort on the pool rank, two passes */
-	_Static_assert(2 * RADIX_BITS == POOL_BITS, "two radix passes cover the rank");
-	const int R = 1 << RADIX_BITS;
-	int *src = out, *dst = p->tmp;
+	_Static_assert(2 * PLAN_RADIX_BITS == PLAN_POOL_BITS, "two radix passes cover the rank");
+	const int R = 1 << PLAN_RADIX_BITS;
+	int *src = out, *dst = p->scratch;
 	for (long j = 0; j < B; j++)
 		src[j] = (int)j;
 	for (int pass = 0; pass < 2; pass++) {
-		long cnt[(1 << RADIX_BITS) + 1] = {0};
-		int sh = RADIX_BITS * pass;
+		long cnt[(1 << PLAN_RADIX_BITS) + 1] = {0};
+		int sh = PLAN_RADIX_BITS * pass;
 		for (long j = 0; j < B; j++)
-			cnt[((POOL - 1 - p->rank[p->rq[src[j]]]) >> sh & (R - 1)) + 1]++;
+			cnt[((PLAN_POOL - 1 - p->rank[p->req_pool[src[j]]]) >> sh & (R - 1)) + 1]++;
 		for (int k = 0; k < R; k++)
 			cnt[k + 1] += cnt[k];
 		for (long j = 0; j < B; j++)
-			dst[cnt[(POOL - 1 - p->rank[p->rq[src[j]]]) >> sh & (R - 1)]++] = src[j];
+			dst[cnt[(PLAN_POOL - 1 - p->rank[p->req_pool[src[j]]]) >> sh & (R - 1)]++] = src[j];
 		int *x = src;
 		src = dst, dst = x;
 	}
@@ -35,9 +35,9 @@ static void place_reset(struct plan *p, long B)
 {
 	memset(p->nshard, 0, sizeof(int) * (size_t)B);
 	p->nsharded = 0;
-	memset(p->dev_load, 0, sizeof(double) * (size_t)p->D);
-	memset(p->dev_store, 0, sizeof(double) * (size_t)p->D);
-	memset(p->gpu_store, 0, sizeof(double) * (size_t)p->G);
+	memset(p->dev_load, 0, sizeof(double) * (size_t)p->devs);
+	memset(p->dev_store, 0, sizeof(double) * (size_t)p->devs);
+	memset(p->gpu_store, 0, sizeof(double) * (size_t)p->gpus);
 }
 
 /* A share of pool entry r (1: all of it, 1/n: one of n slices) on device
@@ -51,23 +51,23 @@ static void add_share(struct plan *p, int r, int g, int dev, double share)
 
 static void put(struct plan *p, long j, int g, int dev)
 {
-	p->rgpu[j] = g, p->rdev[j] = dev;
-	add_share(p, p->rq[j], g, dev, 1);
+	p->req_gpu[j] = g, p->req_dev[j] = dev;
+	add_share(p, p->req_pool[j], g, dev, 1);
 }
 
 /* GPU by arrival; the least loaded of the GPU's devices. */
 static void place_round_robin(struct plan *p, long B)
 {
 	place_reset(p, B);
-	for (long j = 0, g = 0; j < B; j++, g = g + 1 == p->G ? 0 : g + 1) {
+	for (long j = 0, g = 0; j < B; j++, g = g + 1 == p->gpus ? 0 : g + 1) {
 		int dev;
-		if (p->D >= p->G) {
-			dev = (int)g * p->per;
-			for (int k = 1; k < p->per; k++)
-				if (p->dev_load[g * p->per + k] < p->dev_load[dev])
-					dev = (int)g * p->per + k;
+		if (p->devs >= p->gpus) {
+			dev = (int)g * p->devs_per_gpu;
+			for (int k = 1; k < p->devs_per_gpu; k++)
+				if (p->dev_load[g * p->devs_per_gpu + k] < p->dev_load[dev])
+					dev = (int)g * p->devs_per_gpu + k;
 		} else {
-			dev = (int)g / p->share;
+			dev = (int)g / p->gpus_per_dev;
 		}
 		put(p, j, (int)g, dev);
 	}
@@ -78,8 +78,8 @@ static void place_round_robin(struct plan *p, long B)
 static double room_of(const struct plan *p, int u)
 {
 	if (!p->has_mem)
-		return p->free_g - p->dev_store[u] - p->gpu_store[u];
-	return p->cap_m - p->dev_store[u];
+		return p->free_gpu - p->dev_store[u] - p->gpu_store[u];
+	return p->cap_mem - p->dev_store[u];
 }
 
 
@@ -121,11 +121,11 @@ static void sift_down(struct plan *p, int n, int i)
 static inline int gpu_for(const struct plan *p, int dev, const int *cnt)
 {
 	int g = plan_gpu_of(p, dev);
-	if (!p->has_mem || p->D >= p->G)
+	if (!p->has_mem || p->devs >= p->gpus)
 		return g;
-	for (int k = 1; k < p->share; k++)
-		if (cnt[dev * p->share + k] < cnt[g])
-			g = dev * p->share + k;
+	for (int k = 1; k < p->gpus_per_dev; k++)
+		if (cnt[dev * p->gpus_per_dev + k] < cnt[g])
+			g = dev * p->gpus_per_dev + k;
 	return g;
 }
 
@@ -134,9 +134,9 @@ static inline int gpu_for(const struct plan *p, int dev, const int *cnt)
 static inline int fits_bytes(const struct plan *p, int dev, int g, double s, double sg)
 {
 	if (!p->has_mem)
-		return s + sg <= room_of(p, dev) + SLACK_BYTES;
-	return s <= room_of(p, dev) + SLACK_BYTES &&
-	       sg <= p->free_g - p->gpu_store[g] + SLACK_BYTES;
+		return s + sg <= room_of(p, dev) + PLAN_SLACK_BYTES;
+	return s <= room_of(p, dev) + PLAN_SLACK_BYTES &&
+	       sg <= p->free_gpu - p->gpu_store[g] + PLAN_SLACK_BYTES;
 }
 
 static inline int fits(const struct plan *p, int dev, int g, int r)
@@ -147,31 +147,31 @@ static inline int fits(const struct plan *p, int dev, int g, int r)
 /* The GPU of device dev (the first, where GPUs share one). */
 int plan_gpu_of(const struct plan *p, int dev)
 {
-	return !p->has_mem ? dev : p->D >= p->G ? dev / p->per : dev * p->share;
+	return !p->has_mem ? dev : p->devs >= p->gpus ? dev / p->devs_per_gpu : dev * p->gpus_per_dev;
 }
 
 /* Splits request j (pool entry r), which no device holds whole, into n
  * equal slices on n devices of one node (decode context parallelism: each
  * slice holds and scans its share of the context), the fewest n of any
  * node, ties to the node with the most room in those devices.  Returns
- * 0 when no node can hold it in MAX_SHARDS slices. */
+ * 0 when no node can hold it in PLAN_MAX_SHARDS slices. */
 static int shard(struct plan *p, long j, int r, int *cnt)
 {
-	if (p->has_mem && p->D < p->G)
+	if (p->has_mem && p->devs < p->gpus)
 		return 0; /* a device shared by GPUs: not split */
-	int gpn = (int)p->d.sys->gpus_per_node < p->G ? (int)p->d.sys->gpus_per_node : p->G;
-	int per_node = gpn * (p->has_mem ? p->per : 1), nodes = p->D / per_node;
-	int best_n = 0, best_node = -1, best_dev[MAX_SHARDS];
+	int gpn = (int)p->d.sys->gpus_per_node < p->gpus ? (int)p->d.sys->gpus_per_node : p->gpus;
+	int per_node = gpn * (p->has_mem ? p->devs_per_gpu : 1), nodes = p->devs / per_node;
+	int best_n = 0, best_node = -1, best_dev[PLAN_MAX_SHARDS];
 	double best_room = 0;
 	for (int nd = 0; nd < nodes; nd++) {
-		int top[MAX_SHARDS]; /* the node's roomiest devices, roomiest first */
+		int top[PLAN_MAX_SHARDS]; /* the node's roomiest devices, roomiest first */
 		int nt = 0;
 		for (int k = 0; k < per_node; k++) {
 			int dev = nd * per_node + k, i;
-			if (nt < MAX_SHARDS)
+			if (nt < PLAN_MAX_SHARDS)
 				i = nt++;
-			else if (room_of(p, dev) > room_of(p, top[MAX_SHARDS - 1]))
-				i = MAX_SHARDS - 1;
+			else if (room_of(p, dev) > room_of(p, top[PLAN_MAX_SHARDS - 1]))
+				i = PLAN_MAX_SHARDS - 1;
 			else
 				continue;
 			top[i] = dev;
@@ -200,10 +200,10 @@ static int shard(struct plan *p, long j, int r, int *cnt)
 	if (best_node < 0)
 		return 0;
 	int n = best_n, home = plan_gpu_of(p, best_dev[0]);
-	p->rgpu[j] = home, p->rdev[j] = best_dev[0];
+	p->req_gpu[j] = home, p->req_dev[j] = best_dev[0];
 	p->nshard[j] = n;
 	for (int k = 0; k < n; k++) {
-		p->shard_dev[j * MAX_SHARDS + k] = best_dev[k];
+		p->shard_dev[j * PLAN_MAX_SHARDS + k] = best_dev[k];
 		add_share(p, r, plan_gpu_of(p, best_dev[k]), best_dev[k], 1.0 / n);
 	}
 	cnt[home]++;
@@ -222,16 +222,16 @@ static int shard(struct plan *p, long j, int r, int *cnt)
 static int place_memory(struct plan *p, long B)
 {
 	place_reset(p, B);
-	order_longest(p, B, p->ord);
-	int D = p->D, ok = 1;
-	int scan = p->has_mem && D < p->G;
-	int *cnt = p->nbig; /* requests per GPU so far (group_by_gpu reuses it) */
-	memset(cnt, 0, sizeof(int) * (size_t)p->G);
+	plan_order_longest(p, B, p->req_order);
+	int D = p->devs, ok = 1;
+	int scan = p->has_mem && D < p->gpus;
+	int *cnt = p->n_big; /* requests per GPU so far (group_by_gpu reuses it) */
+	memset(cnt, 0, sizeof(int) * (size_t)p->gpus);
 	for (int u = 0; u < D; u++) /* sorted by rank: a valid heap */
 		p->heap[p->dev_rank[u]] = u;
 	for (long t = 0; t < B; t++) {
-		long j = p->ord[t];
-		int r = p->rq[j], dev;
+		long j = p->req_order[t];
+		int r = p->req_pool[j], dev;
 		if (!scan && (!p->keys_on_gpu || fits(p, p->heap[0], gpu_for(p, p->heap[0], cnt), r))) {
 			dev = p->heap[0];
 		} else { /* the best device that holds it, else the roomiest */
@@ -266,17 +266,17 @@ static int place_memory(struct plan *p, long B)
  * its weights and reserve, no device past its capacity less reserve. */
 static int placement_fits(const struct plan *p)
 {
-	for (int g = 0; g < p->G; g++)
-		if (p->gpu_store[g] + (p->has_mem ? 0 : p->dev_store[g]) > p->free_g + SLACK_BYTES)
+	for (int g = 0; g < p->gpus; g++)
+		if (p->gpu_store[g] + (p->has_mem ? 0 : p->dev_store[g]) > p->free_gpu + PLAN_SLACK_BYTES)
 			return 0;
-	for (int dev = 0; p->has_mem && dev < p->D; dev++)
-		if (p->dev_store[dev] > p->cap_m + SLACK_BYTES)
+	for (int dev = 0; p->has_mem && dev < p->devs; dev++)
+		if (p->dev_store[dev] > p->cap_mem + PLAN_SLACK_BYTES)
 			return 0;
 	return 1;
 }
 
 /* Places the batch by the system's rule; returns the order in which the
- * requests were placed (p->ord), or NULL for arrival order.  Memory-aware
+ * requests were placed (p->req_order), or NULL for arrival order.  Memory-aware
  * placement that cannot hold every request falls back to round-robin
  * where that holds them all (so it never admits fewer); where neither
  * does, the memory-aware placement is the one reported. */
@@ -287,28 +287,28 @@ const int *plan_place(struct plan *p, long B)
 		return NULL;
 	}
 	if (place_memory(p, B))
-		return p->ord;
+		return p->req_order;
 	place_round_robin(p, B);
 	if (placement_fits(p))
 		return NULL;
 	place_memory(p, B);
-	return p->ord;
+	return p->req_order;
 }
 
 /* byg and gstart from rgpu (counting sort), each GPU's requests in the
  * order it received them: seq (the placement order), or arrival order. */
 void plan_group_by_gpu(struct plan *p, long B, const int *seq)
 {
-	int G = p->G;
-	memset(p->gstart, 0, sizeof(int) * (size_t)(G + 1));
+	int G = p->gpus;
+	memset(p->gpu_start, 0, sizeof(int) * (size_t)(G + 1));
 	for (long j = 0; j < B; j++)
-		p->gstart[p->rgpu[j] + 1]++;
+		p->gpu_start[p->req_gpu[j] + 1]++;
 	for (int g = 0; g < G; g++)
-		p->gstart[g + 1] += p->gstart[g];
-	memcpy(p->nbig, p->gstart, sizeof(int) * (size_t)G); /* cursors */
+		p->gpu_start[g + 1] += p->gpu_start[g];
+	memcpy(p->n_big, p->gpu_start, sizeof(int) * (size_t)G); /* cursors */
 	for (long t = 0; t < B; t++) {
 		int j = seq ? seq[t] : (int)t;
-		p->byg[p->nbig[p->rgpu[j]]++] = j;
+		p->by_gpu[p->n_big[p->req_gpu[j]]++] = j;
 	}
 }
 

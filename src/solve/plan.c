@@ -27,7 +27,7 @@ const unsigned char phase_of[OP_N] = {
 	[OP_MTP] = PH_TAIL,
 };
 
-double slot_time(const struct slotdev *sd, const struct attn_slot *s, double f, double b)
+double plan_slot_time(const struct plan_slot_rate *sd, const struct attn_slot *s, double f, double b)
 {
 	if (f <= 0 && b <= 0)
 		return 0;
@@ -36,18 +36,18 @@ double slot_time(const struct slotdev *sd, const struct attn_slot *s, double f, 
 }
 
 static void slot_rates(const struct kdevice *dv, const struct attn_slot *s,
-		       struct slotdev *sd)
+		       struct plan_slot_rate *sd)
 {
 	roofline_rates(dv, s->cls, s->dt, &sd->ic, &sd->im); /* as karat ops prices it */
 	sd->ovh = dv->overhead;
 }
 
 static void place_slots(struct plan *p, const struct attn_layout *lay,
-			struct slotdev *sd)
+			struct plan_slot_rate *sd)
 {
 	const struct design *d = &p->d;
 	for (int s = 0; s < lay->n; s++) {
-		struct slotdev own;
+		struct plan_slot_rate own;
 		slot_rates(p->has_mem ? d->mem : d->gpu, &lay->s[s], &own);
 		if (isfinite(own.ic) || !p->has_mem) {
 			sd[s] = own;
@@ -66,7 +66,7 @@ static double a2a_time(const struct plan *p, double bytes)
 	if (bytes <= 0)
 		return 0;
 	const struct design *d = &p->d;
-	double G = p->G, gpn = d->sys->gpus_per_node;
+	double G = p->gpus, gpn = d->sys->gpus_per_node;
 	if (G <= gpn)
 		return roofline_a2a(d->up, bytes);
 	/* the shares for GPUs inside and outside the node move at once */
@@ -85,32 +85,32 @@ static void *grab(size_t n, size_t size, int *fail)
 	return x;
 }
 
-int ensure_batch(struct plan *p, long B)
+int plan_ensure_batch(struct plan *p, long B)
 {
-	if (B <= p->cap_b)
+	if (B <= p->cap_batch)
 		return 0;
-	long c = p->cap_b ? p->cap_b : 256;
+	long c = p->cap_batch ? p->cap_batch : 256;
 	while (c < B)
 		c *= 2;
-	free(p->rq), free(p->rgpu), free(p->rdev), free(p->rmb), free(p->ord), free(p->tmp);
-	free(p->byg), free(p->nshard), free(p->shard_dev);
+	free(p->req_pool), free(p->req_gpu), free(p->req_dev), free(p->req_mb), free(p->req_order), free(p->scratch);
+	free(p->by_gpu), free(p->nshard), free(p->shard_dev);
 	int fail = 0;
-	p->byg = grab((size_t)c, sizeof(int), &fail);
+	p->by_gpu = grab((size_t)c, sizeof(int), &fail);
 	p->nshard = grab((size_t)c, sizeof(int), &fail);
-	p->shard_dev = grab((size_t)c * MAX_SHARDS, sizeof(int), &fail);
-	p->rq = grab((size_t)c, sizeof(int), &fail);
-	p->rgpu = grab((size_t)c, sizeof(int), &fail);
-	p->rdev = grab((size_t)c, sizeof(int), &fail);
-	p->rmb = grab((size_t)c, sizeof(int), &fail);
-	p->ord = grab((size_t)c, sizeof(int), &fail);
-	p->tmp = grab((size_t)c, sizeof(int), &fail);
+	p->shard_dev = grab((size_t)c * PLAN_MAX_SHARDS, sizeof(int), &fail);
+	p->req_pool = grab((size_t)c, sizeof(int), &fail);
+	p->req_gpu = grab((size_t)c, sizeof(int), &fail);
+	p->req_dev = grab((size_t)c, sizeof(int), &fail);
+	p->req_mb = grab((size_t)c, sizeof(int), &fail);
+	p->req_order = grab((size_t)c, sizeof(int), &fail);
+	p->scratch = grab((size_t)c, sizeof(int), &fail);
 	free(p->lctx_view);
 	p->lctx_view = grab((size_t)c, sizeof(double), &fail);
-	p->cap_b = fail ? 0 : c;
+	p->cap_batch = fail ? 0 : c;
 	return fail ? -1 : 0;
 }
 
-int ensure_memo(struct plan *p, long n)
+int plan_ensure_memo(struct plan *p, long n)
 {
 	if (n < p->memo_cap)
 		return 0;
@@ -132,14 +132,14 @@ int ensure_memo(struct plan *p, long n)
 
 /* GPU-side seconds per step, by phase, for n requests per GPU in one
  * micro-batch (every GPU's copy of the micro-batch routes together). */
-const double *gpu_phases(struct plan *p, long n)
+const double *plan_gpu_phases(struct plan *p, long n)
 {
 	if (p->memo_ok[n])
 		return p->memo[n];
 	double *ph = p->memo[n];
 	memset(ph, 0, sizeof(double) * PH_N);
 	if (n > 0) {
-		struct kbatch kb = {.requests = (double)n * p->G, .gpus = p->G,
+		struct kbatch kb = {.requests = (double)n * p->gpus, .gpus = p->gpus,
 				    .context = 1, .mtp = p->d.mtp, .sp = p->d.sp,
 				    .gpu_only = 1};
 		if (step_build(p->d.m, &kb, &p->step, &p->fail) != 0)
@@ -166,17 +166,17 @@ void plan_free(struct plan *p)
 	if (!p)
 		return;
 	free(p->ctx), free(p->rank);
-	free(p->sm.pool), free(p->sm.acc), free(p->sm.suml);
-	free(p->sg.pool), free(p->sg.acc), free(p->sg.suml);
+	free(p->mem_side.pool), free(p->mem_side.acc), free(p->mem_side.suml);
+	free(p->gpu_side.pool), free(p->gpu_side.acc), free(p->gpu_side.suml);
 	free(p->store), free(p->store_gpu), free(p->memo), free(p->memo_ok);
-	free(p->rq), free(p->rgpu), free(p->rdev), free(p->rmb), free(p->ord), free(p->tmp);
-	free(p->byg), free(p->gstart), free(p->heap), free(p->dev_rank);
+	free(p->req_pool), free(p->req_gpu), free(p->req_dev), free(p->req_mb), free(p->req_order), free(p->scratch);
+	free(p->by_gpu), free(p->gpu_start), free(p->heap), free(p->dev_rank);
 	free(p->nshard), free(p->shard_dev);
 	free(p->lctx_view);
 	free(p->dev_load), free(p->dev_store), free(p->gpu_store);
-	free(p->mbload);
-	free(p->gcnt), free(p->dcnt), free(p->lcnt), free(p->ccnt), free(p->nbig);
-	free(p->tbt), free(p->use_g), free(p->use_m);
+	free(p->mb_load);
+	free(p->gpu_count), free(p->dev_count), free(p->link_count), free(p->mb_count), free(p->n_big);
+	free(p->tbt), free(p->use_gpu), free(p->use_mem);
 	if (p->rng)
 		gsl_rng_free(p->rng);
 	free(p);
@@ -225,46 +225,46 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 		return NULL;
 	}
 	p->d = *d;
-	p->G = (int)d->sys->gpus;
+	p->gpus = (int)d->sys->gpus;
 	p->has_mem = system_has_memdev(d->sys);
-	p->D = p->has_mem ? (int)d->sys->memdevs : p->G;
-	p->per = p->D >= p->G ? p->D / p->G : 1;
-	p->share = p->D >= p->G ? 1 : p->G / p->D;
-	p->LB = p->D >= p->G ? p->D : p->G;
+	p->devs = p->has_mem ? (int)d->sys->memdevs : p->gpus;
+	p->devs_per_gpu = p->devs >= p->gpus ? p->devs / p->gpus : 1;
+	p->gpus_per_dev = p->devs >= p->gpus ? 1 : p->gpus / p->devs;
+	p->link_units = p->devs >= p->gpus ? p->devs : p->gpus;
 	p->q = 1 + d->mtp;
 	p->layers = d->m->layers;
-	p->weights = model_weight_bytes(d->m, p->G);
-	attn_layout(d->m, d->sp, d->m->layers, 0, p->q, &p->lay);
-	attn_layout(d->m, d->sp, 1, 1, p->q, &p->laym);
-	place_slots(p, &p->lay, p->sd);
-	place_slots(p, &p->laym, p->sdm);
-	int S = p->lay.n, Sm = p->laym.n, D = p->D, G = p->G;
-	double *f = grab((size_t)POOL * (S + Sm), sizeof(double), &fail);
-	double *b = grab((size_t)POOL * (S + Sm), sizeof(double), &fail);
-	p->ctx = grab(POOL, sizeof(double), &fail);
-	p->rank = grab(POOL, sizeof(int), &fail);
-	p->store = grab(POOL, sizeof(double), &fail);
-	p->store_gpu = grab(POOL, sizeof(double), &fail);
+	p->weights = model_weight_bytes(d->m, p->gpus);
+	attn_layout(d->m, d->sp, d->m->layers, 0, p->q, &p->layout);
+	attn_layout(d->m, d->sp, 1, 1, p->q, &p->layout_mtp);
+	place_slots(p, &p->layout, p->slot_dev);
+	place_slots(p, &p->layout_mtp, p->slot_dev_mtp);
+	int S = p->layout.n, Sm = p->layout_mtp.n, D = p->devs, G = p->gpus;
+	double *f = grab((size_t)PLAN_POOL * (S + Sm), sizeof(double), &fail);
+	double *b = grab((size_t)PLAN_POOL * (S + Sm), sizeof(double), &fail);
+	p->ctx = grab(PLAN_POOL, sizeof(double), &fail);
+	p->rank = grab(PLAN_POOL, sizeof(int), &fail);
+	p->store = grab(PLAN_POOL, sizeof(double), &fail);
+	p->store_gpu = grab(PLAN_POOL, sizeof(double), &fail);
 	p->dev_load = grab((size_t)D, sizeof(double), &fail);
 	p->dev_store = grab((size_t)D, sizeof(double), &fail);
 	p->gpu_store = grab((size_t)G, sizeof(double), &fail);
-	p->mbload = grab((size_t)D * MB, sizeof(double), &fail);
-	p->gcnt = grab((size_t)G * MB, sizeof(int), &fail);
-	p->ccnt = grab((size_t)G * MB, sizeof(int), &fail);
-	p->nbig = grab((size_t)G, sizeof(int), &fail);
-	p->gstart = grab((size_t)G + 1, sizeof(int), &fail);
+	p->mb_load = grab((size_t)D * PIPE_MAX_MB, sizeof(double), &fail);
+	p->gpu_count = grab((size_t)G * PIPE_MAX_MB, sizeof(int), &fail);
+	p->mb_count = grab((size_t)G * PIPE_MAX_MB, sizeof(int), &fail);
+	p->n_big = grab((size_t)G, sizeof(int), &fail);
+	p->gpu_start = grab((size_t)G + 1, sizeof(int), &fail);
 	p->dev_rank = grab((size_t)D, sizeof(int), &fail);
 	for (int dev = 0; !fail && dev < D; dev++)
-		p->dev_rank[dev] = p->has_mem && D >= G ? (dev % p->per) * G + dev / p->per : dev;
+		p->dev_rank[dev] = p->has_mem && D >= G ? (dev % p->devs_per_gpu) * G + dev / p->devs_per_gpu : dev;
 	p->heap = grab((size_t)(D > G ? D : G), sizeof(int), &fail);
-	p->cap_g = device_cache_capacity(d->gpu);
-	p->cap_m = p->has_mem ? device_cache_capacity(d->mem) : 0;
-	p->free_g = p->cap_g - p->weights;
+	p->cap_gpu = device_cache_capacity(d->gpu);
+	p->cap_mem = p->has_mem ? device_cache_capacity(d->mem) : 0;
+	p->free_gpu = p->cap_gpu - p->weights;
 	{ /* a remote slice returns its partial output (the LSE beside it is
 	   * H x 4 B, under 1% of it) and, with a token top-k, its k candidates
 	   * (score and index, 8 B each) for the merge */
 		double k = d->sp->p[SP_TOPK];
-		p->merge_bytes = p->lay.back_bytes + (k > 0 ? d->m->layers * p->q * k * 8 : 0);
+		p->merge_bytes = p->layout.back_bytes + (k > 0 ? d->m->layers * p->q * k * 8 : 0);
 	}
 	{ /* Little's law: a request stays for out / (1 + a d) steps, so a batch
 	   * of B admits B (1 + a d) / out requests per step; each brings the
@@ -275,15 +275,15 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 		p->adm_rate = out > 0 ? (1 + d->accept * d->mtp) / out : 0;
 		p->ingest_req = (1 - d->wl->prefix_reuse) * (kv + idx);
 	}
-	p->dcnt = grab((size_t)D * MB, sizeof(int), &fail);
-	p->lcnt = grab((size_t)p->LB * MB, sizeof(int), &fail);
+	p->dev_count = grab((size_t)D * PIPE_MAX_MB, sizeof(int), &fail);
+	p->link_count = grab((size_t)p->link_units * PIPE_MAX_MB, sizeof(int), &fail);
 	p->tbt = grab((size_t)d->samples, sizeof(double), &fail);
-	p->use_g = grab((size_t)d->samples, sizeof(double), &fail);
-	p->use_m = grab((size_t)d->samples, sizeof(double), &fail);
+	p->use_gpu = grab((size_t)d->samples, sizeof(double), &fail);
+	p->use_mem = grab((size_t)d->samples, sizeof(double), &fail);
 	p->rng = gsl_rng_alloc(gsl_rng_taus2); /* cheap to seed: one stream per sample */
 	if (p->rng && (gsl_rng_min(p->rng) != 0 || gsl_rng_max(p->rng) != 0xffffffffUL))
 		fail = 1; /* plan_sample takes pool indices from the top bits */
-	int filled = fail || !p->rng || ensure_memo(p, 64) != 0 || ensure_batch(p, 256) != 0
+	int filled = fail || !p->rng || plan_ensure_memo(p, 64) != 0 || plan_ensure_batch(p, 256) != 0
 			     ? -1 : pool_fill(p, f, b);
 	if (filled != 0) {
 		free(f), free(b);
@@ -304,12 +304,12 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
  * the values of the device that runs it; values zero for every request are
  * not stored. */
 static void pack(struct plan *p, const double *f, const double *b, int n, int off,
-		 const struct slotdev *sd, int s, int *fi, int *bi)
+		 const struct plan_slot_rate *sd, int s, int *fi, int *bi)
 {
 	int gpu = sd[s].on_gpu && p->has_mem;
-	int *k = gpu ? &p->sg.k : &p->sm.k;
+	int *k = gpu ? &p->gpu_side.k : &p->mem_side.k;
 	int fz = 1, bz = 1;
-	for (int i = 0; i < POOL; i++) {
+	for (int i = 0; i < PLAN_POOL; i++) {
 		fz &= f[(size_t)i * n + off + s] == 0;
 		bz &= b[(size_t)i * n + off + s] == 0;
 	}
@@ -318,11 +318,11 @@ static void pack(struct plan *p, const double *f, const double *b, int n, int of
 }
 
 /* Splits a side's values into affine-in-context ones and summed ones, and
- * keeps the pool's summed values (v: POOL x side->k). */
-static int side_fill(struct plan *p, struct side *sd, const double *v, int units)
+ * keeps the pool's summed values (v: PLAN_POOL x side->k). */
+static int side_fill(struct plan *p, struct plan_side *sd, const double *v, int units)
 {
 	int lo = 0, hi = 0;
-	for (int i = 1; i < POOL; i++) {
+	for (int i = 1; i < PLAN_POOL; i++) {
 		lo = p->ctx[i] < p->ctx[lo] ? i : lo;
 		hi = p->ctx[i] > p->ctx[hi] ? i : hi;
 	}
@@ -332,22 +332,22 @@ static int side_fill(struct plan *p, struct side *sd, const double *v, int units
 		double vl = v[(size_t)lo * sd->k + k], vh = v[(size_t)hi * sd->k + k];
 		double slope = dL > 0 ? (vh - vl) / dL : 0, icpt = vl - slope * p->ctx[lo];
 		double big = 0;
-		for (int i = 0; i < POOL; i++)
+		for (int i = 0; i < PLAN_POOL; i++)
 			big = fmax(big, fabs(v[(size_t)i * sd->k + k]));
 		int affine = 1;
-		for (int i = 0; i < POOL && affine; i++)
+		for (int i = 0; i < PLAN_POOL && affine; i++)
 			affine = fabs(icpt + slope * p->ctx[i] - v[(size_t)i * sd->k + k]) <=
 				 1e-12 * big;
 		sd->a[k] = icpt, sd->b[k] = slope;
 		sd->pos[k] = affine ? -1 : sd->nres++;
 	}
 	int fail = 0;
-	sd->pool = grab((size_t)POOL * sd->nres, sizeof(double), &fail);
-	sd->acc = grab((size_t)MB * units * sd->nres, sizeof(double), &fail);
-	sd->suml = grab((size_t)MB * units, sizeof(double), &fail);
+	sd->pool = grab((size_t)PLAN_POOL * sd->nres, sizeof(double), &fail);
+	sd->acc = grab((size_t)PIPE_MAX_MB * units * sd->nres, sizeof(double), &fail);
+	sd->suml = grab((size_t)PIPE_MAX_MB * units, sizeof(double), &fail);
 	if (fail)
 		return -1;
-	for (int i = 0; i < POOL; i++)
+	for (int i = 0; i < PLAN_POOL; i++)
 		for (int k = 0; k < sd->k; k++)
 			if (sd->pos[k] >= 0)
 				sd->pool[(size_t)i * sd->nres + sd->pos[k]] = v[(size_t)i * sd->k + k];
@@ -355,7 +355,7 @@ static int side_fill(struct plan *p, struct side *sd, const double *v, int units
 }
 
 /* A bucket's packed values from its count, summed context and sums. */
-void side_values(const struct side *sd, int unit_idx, int cnt, double *v)
+void plan_side_values(const struct plan_side *sd, int unit_idx, int cnt, double *v)
 {
 	const double *acc = sd->acc + (size_t)unit_idx * sd->nres;
 	double L = sd->suml[unit_idx];
@@ -366,24 +366,24 @@ void side_values(const struct side *sd, int unit_idx, int cnt, double *v)
 static int pool_fill(struct plan *p, double *f, double *b)
 {
 	const struct design *d = &p->d;
-	int S = p->lay.n, Sm = p->laym.n, n = S + Sm;
+	int S = p->layout.n, Sm = p->layout_mtp.n, n = S + Sm;
 	gsl_rng_set(p->rng, d->seed);
 	long cut = 0;
 	int scan_on_gpu = 0; /* index keys go with the stage that reads them */
 	for (int s = 0; s < S; s++)
-		if (p->lay.s[s].kind == OP_INDEX_SCAN && p->sd[s].on_gpu)
+		if (p->layout.s[s].kind == OP_INDEX_SCAN && p->slot_dev[s].on_gpu)
 			scan_on_gpu = p->has_mem;
 	p->keys_on_gpu = scan_on_gpu;
-	for (int i = 0; i < POOL; i++) {
+	for (int i = 0; i < PLAN_POOL; i++) {
 		double L = workload_draw_context(d->wl, p->rng);
 		if (!isfinite(L))
 			return -2; /* a distribution GSL could not invert here */
 		if (L > d->m->max_context)
 			L = d->m->max_context, cut++;
 		p->ctx[i] = L;
-		attn_request(d->m, d->sp, &p->lay, 0, L, p->q, f + (size_t)i * n,
+		attn_request(d->m, d->sp, &p->layout, 0, L, p->q, f + (size_t)i * n,
 			     b + (size_t)i * n);
-		attn_request(d->m, d->sp, &p->laym, 1, L, p->q, f + (size_t)i * n + S,
+		attn_request(d->m, d->sp, &p->layout_mtp, 1, L, p->q, f + (size_t)i * n + S,
 			     b + (size_t)i * n + S);
 		double kv, idx;
 		attn_storage(d->m, d->sp, L, &kv, &idx);
@@ -391,42 +391,42 @@ static int pool_fill(struct plan *p, double *f, double *b)
 		p->store_gpu[i] = scan_on_gpu ? idx : 0;
 		p->rank[i] = i;
 	}
-	p->clipped = (double)cut / POOL;
-	p->sm.k = p->sg.k = 0;
+	p->clipped = (double)cut / PLAN_POOL;
+	p->mem_side.k = p->gpu_side.k = 0;
 	for (int s = 0; s < S; s++)
-		pack(p, f, b, n, 0, p->sd, s, &p->map[s].f, &p->map[s].b);
+		pack(p, f, b, n, 0, p->slot_dev, s, &p->slot_map[s].f, &p->slot_map[s].b);
 	for (int s = 0; s < Sm; s++)
-		pack(p, f, b, n, S, p->sdm, s, &p->mapm[s].f, &p->mapm[s].b);
+		pack(p, f, b, n, S, p->slot_dev_mtp, s, &p->slot_map_mtp[s].f, &p->slot_map_mtp[s].b);
 	int fail = 0;
-	double *vm = grab((size_t)POOL * p->sm.k, sizeof(double), &fail);
-	double *vg = grab((size_t)POOL * p->sg.k, sizeof(double), &fail);
+	double *vm = grab((size_t)PLAN_POOL * p->mem_side.k, sizeof(double), &fail);
+	double *vg = grab((size_t)PLAN_POOL * p->gpu_side.k, sizeof(double), &fail);
 	if (fail) {
 		free(vm), free(vg);
 		return -1;
 	}
-	for (int i = 0; i < POOL; i++)
+	for (int i = 0; i < PLAN_POOL; i++)
 		for (int s = 0; s < n; s++) {
 			int mtp = s >= S, k = mtp ? s - S : s;
-			const struct slotdev *sd = mtp ? &p->sdm[k] : &p->sd[k];
-			int fi = mtp ? p->mapm[k].f : p->map[k].f;
-			int bi = mtp ? p->mapm[k].b : p->map[k].b;
-			double *v = sd->on_gpu && p->has_mem ? vg + (size_t)i * p->sg.k
-							     : vm + (size_t)i * p->sm.k;
+			const struct plan_slot_rate *sd = mtp ? &p->slot_dev_mtp[k] : &p->slot_dev[k];
+			int fi = mtp ? p->slot_map_mtp[k].f : p->slot_map[k].f;
+			int bi = mtp ? p->slot_map_mtp[k].b : p->slot_map[k].b;
+			double *v = sd->on_gpu && p->has_mem ? vg + (size_t)i * p->gpu_side.k
+							     : vm + (size_t)i * p->mem_side.k;
 			if (fi >= 0)
 				v[fi] = f[(size_t)i * n + s];
 			if (bi >= 0)
 				v[bi] = b[(size_t)i * n + s];
 		}
-	int rc = side_fill(p, &p->sm, vm, p->D) | side_fill(p, &p->sg, vg, p->G);
+	int rc = side_fill(p, &p->mem_side, vm, p->devs) | side_fill(p, &p->gpu_side, vg, p->gpus);
 	free(vm), free(vg);
 	if (rc)
 		return -1;
 	/* rank of each pool entry by context, for CMR's longest-first order */
-	size_t *order = malloc(sizeof(size_t) * POOL);
+	size_t *order = malloc(sizeof(size_t) * PLAN_POOL);
 	if (!order)
 		return -1;
-	gsl_sort_index(order, p->ctx, 1, POOL);
-	for (int i = 0; i < POOL; i++)
+	gsl_sort_index(order, p->ctx, 1, PLAN_POOL);
+	for (int i = 0; i < PLAN_POOL; i++)
 		p->rank[order[i]] = i;
 	free(order);
 	return 0;
@@ -439,14 +439,14 @@ double plan_ingest_bytes(const struct plan *p, long B)
 
 /* Time of the slots of lay that run on the GPU (want_gpu) or the memory
  * device, from a bucket's packed sums v. */
-double bucket_time(const struct plan *p, const struct attn_layout *lay,
-		   const struct slotdev *sd, const struct vmap *map, const double *v,
+double plan_bucket_time(const struct plan *p, const struct attn_layout *lay,
+		   const struct plan_slot_rate *sd, const struct plan_vmap *map, const double *v,
 		   int want_gpu)
 {
 	double t = 0;
 	for (int s = 0; s < lay->n; s++)
 		if ((sd[s].on_gpu && p->has_mem) == want_gpu)
-			t += slot_time(&sd[s], &lay->s[s], map[s].f >= 0 ? v[map[s].f] : 0,
+			t += plan_slot_time(&sd[s], &lay->s[s], map[s].f >= 0 ? v[map[s].f] : 0,
 				       map[s].b >= 0 ? v[map[s].b] : 0);
 	return t;
 }

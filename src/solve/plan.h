@@ -1,7 +1,9 @@
 /* plan.h: internal to solve/: the precomputed state of one design point
- * (struct plan) shared by its three files: plan.c builds it (the pool of
- * sampled requests, their cache-side costs, the GPU phase times), sample.c
- * evaluates one sampled batch on it, point.c samples many and solves. */
+ * (struct plan) shared by its files: plan.c builds it (the pool of sampled
+ * requests, their cache-side costs, the GPU phase times), place.c puts a
+ * sampled batch's requests on GPUs and devices, sample.c evaluates one
+ * sampled batch, eval.c samples many at one batch, search.c solves for
+ * the largest batch.  Every function here is plan_-prefixed. */
 #ifndef KARAT_SOLVE_PLAN_H
 #define KARAT_SOLVE_PLAN_H
 
@@ -9,16 +11,15 @@
 
 #include "cost/attn.h"
 #include "cost/step.h"
-#include "solve/point.h"
+#include "solve/solve.h"
 
-#define POOL_BITS 12
-#define POOL (1 << POOL_BITS) /* contexts drawn per plan; sampled batches
+#define PLAN_POOL_BITS 12
+#define PLAN_POOL (1 << PLAN_POOL_BITS) /* contexts drawn per plan; sampled batches
 				 draw their requests from this pool (16x more
 				 moved GLM-5.2's GPU-only answer no more than
 				 changing the seed does, at 4x the plan cost) */
-#define RADIX_BITS (POOL_BITS / 2)
-#define MB PIPE_MAX_MB
-#define SLACK_BYTES 0.5  /* storage sums are whole bytes; "exactly full" fits */
+#define PLAN_RADIX_BITS (PLAN_POOL_BITS / 2)
+#define PLAN_SLACK_BYTES 0.5  /* storage sums are whole bytes; "exactly full" fits */
 
 /* Where each operator sits in a layer's chain (sched/pipeline.h). */
 enum phase { PH_NONE, PH_PRE, PH_POST, PH_DISP, PH_EXP, PH_COMB, PH_TAIL, PH_CACHE, PH_N };
@@ -26,63 +27,73 @@ enum phase { PH_NONE, PH_PRE, PH_POST, PH_DISP, PH_EXP, PH_COMB, PH_TAIL, PH_CAC
 extern const unsigned char phase_of[OP_N];
 
 /* Roofline of one cache-side slot on the device that runs it. */
-struct slotdev {
+struct plan_slot_rate {
 	double ic, im, ovh; /* s per FLOP, s per byte, s per instance */
 	int on_gpu;         /* unsupported on the memory device: the GPU runs it */
 };
 
-struct vmap {
+struct plan_vmap {
 	int f, b; /* index of a slot's FLOPs and bytes among the packed values */
 };
 
-#define MAXV (4 * ATTN_MAX_SLOTS)
-#define MAX_SHARDS 8 /* slices of one request, at most */
+#define PLAN_MAX_VALUES (4 * ATTN_MAX_SLOTS)
+#define PLAN_MAX_SHARDS 8 /* slices of one request, at most */
 
 /* The packed values one device (a memory device, or a GPU's fallback
  * stages) sums over its requests.  Most are affine in the context over the
  * whole pool (a + b L: FLOPs and bytes of a scan grow with L, a top-k
  * selection of fixed size is constant), so a bucket needs only its count
  * and summed context for them; the rest are summed request by request. */
-struct side {
+struct plan_side {
 	int k;             /* packed values */
 	int nres;          /* of which summed per request */
-	int pos[MAXV];     /* value -> index among the summed ones, -1: affine */
-	double a[MAXV], b[MAXV];
-	double *pool;      /* POOL x nres */
+	int pos[PLAN_MAX_VALUES];     /* value -> index among the summed ones, -1: affine */
+	double a[PLAN_MAX_VALUES], b[PLAN_MAX_VALUES];
+	double *pool;      /* PLAN_POOL x nres */
 	double *acc;       /* (mb, unit) x nres */
 	double *suml;      /* (mb, unit): summed contexts */
 };
 
 struct plan {
 	struct design d;
-	int G, D, per, share, has_mem, LB;
-	double q, layers, weights;
-	struct attn_layout lay, laym;
-	struct slotdev sd[ATTN_MAX_SLOTS], sdm[ATTN_MAX_SLOTS];
+	int gpus;           /* G */
+	int devs;           /* memory devices (D); the GPUs themselves without */
+	int devs_per_gpu;   /* D / G when D >= G, else 1 */
+	int gpus_per_dev;   /* G / D when D < G, else 1 */
+	int link_units;     /* links priced apart: max(D, G) */
+	int has_mem;        /* the system has memory devices */
+	double q;           /* query tokens per request per step (1 + draft) */
+	double layers;      /* decoder layers */
+	double weights;     /* weight bytes per GPU */
+	struct attn_layout layout, layout_mtp; /* cache-side slots: the layers, the MTP layer */
+	struct plan_slot_rate slot_dev[ATTN_MAX_SLOTS], slot_dev_mtp[ATTN_MAX_SLOTS];
 	/* the pool: contexts, cache-side FLOPs and bytes of each request packed
-	 * into the values its memory device (sm, per device) and its GPU (sg,
-	 * fallback stages) accumulate; slot s of the layers reads value
-	 * map[s].f and map[s].b (-1: zero for every request), mapm for the MTP
-	 * layer */
+	 * into the values its memory device (mem_side, per device) and its GPU
+	 * (gpu_side, fallback stages) accumulate; slot s of the layers reads
+	 * value slot_map[s].f and slot_map[s].b (-1: zero for every request),
+	 * slot_map_mtp for the MTP layer */
 	double *ctx, *store, *store_gpu;
 	int *rank;                 /* order of each pool entry by context */
-	struct side sm, sg;
-	struct vmap map[ATTN_MAX_SLOTS], mapm[ATTN_MAX_SLOTS];
+	struct plan_side mem_side, gpu_side;
+	struct plan_vmap slot_map[ATTN_MAX_SLOTS], slot_map_mtp[ATTN_MAX_SLOTS];
 	double clipped;
 	/* GPU phase seconds per step for n requests per GPU in a micro-batch */
 	double (*memo)[PH_N];
 	unsigned char *memo_ok;
 	long memo_cap;
-	/* scratch, sized for cap_b requests */
-	long cap_b;
-	int *rq, *rgpu, *rdev, *rmb, *ord, *tmp;
-	int *byg;           /* requests grouped by GPU, ascending within a GPU */
-	int *gstart;        /* G + 1: GPU g's requests are byg[gstart[g] ..] */
+	/* per request of the batch being sampled, sized for cap_batch */
+	long cap_batch;
+	int *req_pool;      /* its entry in the pool */
+	int *req_gpu, *req_dev, *req_mb; /* where it runs, its micro-batch */
+	int *req_order, *scratch; /* orderings (CMR's longest first), scratch */
+	int *by_gpu;        /* requests grouped by GPU, ascending within a GPU */
+	int *gpu_start;     /* G + 1: GPU g's requests are by_gpu[gpu_start[g] ..] */
 	int *heap;          /* placement: units ordered by free room */
 	int keys_on_gpu;    /* index keys stay in HBM (the GPU runs the scan) */
-	double cap_g, cap_m; /* cache capacity of a GPU and a memory device
-				(capacity less its reserve; cap_g before weights) */
-	double free_g;      /* HBM left for caches on a GPU (after weights) */
+	double cap_gpu, cap_mem; /* cache capacity of a GPU and a memory device
+				    (capacity less its reserve; cap_gpu before
+				    weights) */
+	double free_gpu;    /* HBM left for caches on a GPU (after weights) */
 	const int *placed;  /* the last sample's placement order, or NULL */
 	/* requests split over devices (decode context parallelism) */
 	int *nshard;        /* per request: its slices, 0 when whole */
@@ -98,33 +109,35 @@ struct plan {
 	double *dev_load, *dev_store, *gpu_store;
 	int *dev_rank;      /* placement tie-break: GPUs' first devices, then
 			       their second devices, ... */
-	double *mbload;
-	int *gcnt, *dcnt, *lcnt, *ccnt, *nbig;
-	double *tbt, *use_g, *use_m;
+	double *mb_load;    /* (micro-batch, device): summed context */
+	/* per (micro-batch, unit): requests on each GPU, device and link;
+	 * CMR's count per (micro-batch, GPU) and its GPUs' big micro-batches */
+	int *gpu_count, *dev_count, *link_count, *mb_count, *n_big;
+	double *tbt, *use_gpu, *use_mem; /* per sample: step time, fullest GPU and device */
 	gsl_rng *rng;
 	struct step step;
-	struct kerr fail; /* why plan_sample returned NaN */
+	struct kerr fail; /* why plan_sample or plan_gpu_phases failed */
 };
 
 
 /* plan.c */
 /* Seconds of cache-side slot s for FLOPs f and bytes b per layer on the
  * device of sd (the roofline of cost/roofline.c, over s->layers). */
-double slot_time(const struct slotdev *sd, const struct attn_slot *s, double f, double b);
-int ensure_batch(struct plan *p, long B);
-int ensure_memo(struct plan *p, long n);
+double plan_slot_time(const struct plan_slot_rate *sd, const struct attn_slot *s, double f, double b);
+int plan_ensure_batch(struct plan *p, long B);
+int plan_ensure_memo(struct plan *p, long n);
 /* GPU-side seconds per phase for n requests per GPU (memoised); NULL when
  * the step cannot be built, with the reason in p->fail. */
-const double *gpu_phases(struct plan *p, long n);
-void side_values(const struct side *sd, int unit_idx, int cnt, double *v);
-double bucket_time(const struct plan *p, const struct attn_layout *lay,
-		   const struct slotdev *sd, const struct vmap *map, const double *v,
+const double *plan_gpu_phases(struct plan *p, long n);
+void plan_side_values(const struct plan_side *sd, int unit_idx, int cnt, double *v);
+double plan_bucket_time(const struct plan *p, const struct attn_layout *lay,
+		   const struct plan_slot_rate *sd, const struct plan_vmap *map, const double *v,
 		   int want_gpu);
 
 /* place.c */
 /* The requests of a batch in longest-first order (pool rank), into out
- * (uses p->tmp as scratch). */
-void order_longest(struct plan *p, long B, int *out);
+ * (uses p->scratch as scratch). */
+void plan_order_longest(struct plan *p, long B, int *out);
 /* Places the B requests by the system's rule (rgpu, rdev, nshard and the
  * device and GPU stores); returns the order they were placed in, or NULL
  * for arrival order. */
@@ -143,5 +156,12 @@ double plan_ingest_bytes(const struct plan *p, long B);
  * NaN when it cannot be priced, with the reason in p->fail. */
 double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *po,
 		   double *use_g, double *use_m);
+
+/* eval.c: plan_eval at m micro-batches (1..16).  With `early`, stops as
+ * soon as the outcome is known to be infeasible (enough samples over the
+ * SLO or capacity for the P99 to be over) and returns 1; r is then
+ * incomplete.  Returns 0, or -1 with err. */
+int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
+		 int early, struct kerr *err);
 
 #endif

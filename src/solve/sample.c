@@ -17,11 +17,11 @@
  * A GPU's requests are byg[gstart[g] .. gstart[g + 1]), in arrival order. */
 static void assign_arrival(const struct plan *p, int m, int *mb)
 {
-	for (int g = 0; g < p->G; g++) {
-		long n = p->gstart[g + 1] - p->gstart[g], acc = 0;
+	for (int g = 0; g < p->gpus; g++) {
+		long n = p->gpu_start[g + 1] - p->gpu_start[g], acc = 0;
 		int i = 0;
 		for (long t = 0; t < n; t++) { /* i = floor(t * m / n), incrementally */
-			mb[p->byg[p->gstart[g] + t]] = i;
+			mb[p->by_gpu[p->gpu_start[g] + t]] = i;
 			for (acc += m; acc >= n; acc -= n)
 				i++;
 		}
@@ -32,12 +32,12 @@ static void assign_arrival(const struct plan *p, int m, int *mb)
  * of the attention stage. */
 static double peak_load(struct plan *p, long B, int m, const int *mb)
 {
-	int D = p->D;
-	memset(p->mbload, 0, sizeof(double) * (size_t)m * D);
+	int D = p->devs;
+	memset(p->mb_load, 0, sizeof(double) * (size_t)m * D);
 	double peak = 0;
 	for (long j = 0; j < B; j++) {
-		double *l = &p->mbload[mb[j] * D + p->rdev[j]];
-		*l += p->ctx[p->rq[j]];
+		double *l = &p->mb_load[mb[j] * D + p->req_dev[j]];
+		*l += p->ctx[p->req_pool[j]];
 		peak = *l > peak ? *l : peak;
 	}
 	return peak;
@@ -45,77 +45,77 @@ static double peak_load(struct plan *p, long B, int m, const int *mb)
 
 static void assign_mb(struct plan *p, long B, int m)
 {
-	int G = p->G, D = p->D;
+	int G = p->gpus, D = p->devs;
 	if (m == 1) { /* one micro-batch: nothing to balance */
-		memset(p->rmb, 0, sizeof(int) * (size_t)B);
+		memset(p->req_mb, 0, sizeof(int) * (size_t)B);
 		return;
 	}
 	if (!sched_uses_cmr(p->d.sched)) {
-		assign_arrival(p, m, p->rmb);
+		assign_arrival(p, m, p->req_mb);
 		return;
 	}
-	int *src = p->ord;
-	order_longest(p, B, src);
-	memset(p->mbload, 0, sizeof(double) * (size_t)m * D);
-	memset(p->ccnt, 0, sizeof(int) * (size_t)m * G);
-	memset(p->nbig, 0, sizeof(int) * (size_t)G);
+	int *src = p->req_order;
+	plan_order_longest(p, B, src);
+	memset(p->mb_load, 0, sizeof(double) * (size_t)m * D);
+	memset(p->mb_count, 0, sizeof(int) * (size_t)m * G);
+	memset(p->n_big, 0, sizeof(int) * (size_t)G);
 	for (long t = 0; t < B; t++) {
 		long j = src[t];
-		int g = p->rgpu[j], dev = p->rdev[j], best = -1;
+		int g = p->req_gpu[j], dev = p->req_dev[j], best = -1;
 		/* counts stay within one of each other: n % m micro-batches take
 		 * ceil(n / m), the others floor(n / m) */
-		long n = p->gstart[g + 1] - p->gstart[g], lo = n / m, extra = n % m;
-		int *big = &p->nbig[g];
+		long n = p->gpu_start[g + 1] - p->gpu_start[g], lo = n / m, extra = n % m;
+		int *big = &p->n_big[g];
 		for (int i = 0; i < m; i++) {
-			int c = p->ccnt[i * G + g];
+			int c = p->mb_count[i * G + g];
 			if (c > lo || (c == lo && (extra == 0 || *big >= extra)))
 				continue;
-			double li = p->mbload[i * D + dev];
-			if (best < 0 || li < p->mbload[best * D + dev] ||
-			    (li == p->mbload[best * D + dev] && c < p->ccnt[best * G + g]))
+			double li = p->mb_load[i * D + dev];
+			if (best < 0 || li < p->mb_load[best * D + dev] ||
+			    (li == p->mb_load[best * D + dev] && c < p->mb_count[best * G + g]))
 				best = i;
 		}
-		if (p->ccnt[best * G + g] == lo)
+		if (p->mb_count[best * G + g] == lo)
 			(*big)++;
-		p->rmb[j] = best;
-		p->ccnt[best * G + g]++;
-		p->mbload[best * D + dev] += p->ctx[p->rq[j]];
+		p->req_mb[j] = best;
+		p->mb_count[best * G + g]++;
+		p->mb_load[best * D + dev] += p->ctx[p->req_pool[j]];
 	}
 	/* Greedy longest-first with equal counts is a heuristic; when the
 	 * arrival order happens to balance better, keep it, so CMR is never
 	 * worse balanced than naive. */
-	double cmr = peak_load(p, B, m, p->rmb);
-	assign_arrival(p, m, p->tmp);
-	if (peak_load(p, B, m, p->tmp) < cmr)
-		memcpy(p->rmb, p->tmp, sizeof(int) * (size_t)B);
+	double cmr = peak_load(p, B, m, p->req_mb);
+	assign_arrival(p, m, p->scratch);
+	if (peak_load(p, B, m, p->scratch) < cmr)
+		memcpy(p->req_mb, p->scratch, sizeof(int) * (size_t)B);
 }
 
 /* Slices of request j in micro-batch i: each priced as a request of its
  * share of the context on its device (its own scan over its share, a
  * local top-k, attention over what it selected), on the GPU of that
  * device for the stages the GPU runs; each device gets the query. */
+/* Adds pool entry r's per-request values, divided among `parts` slices,
+ * to the bucket of unit u on side sd (parts = 1: the whole request). */
+static void add_to_bucket(struct plan_side *sd, int u, int r, double L, double parts)
+{
+	sd->suml[u] += L / parts;
+	const double *v = sd->pool + (size_t)r * sd->nres;
+	double *acc = sd->acc + (size_t)u * sd->nres;
+	for (int x = 0; x < sd->nres; x++)
+		acc[x] += v[x] / parts;
+}
+
 static void add_slices(struct plan *p, long j, int i)
 {
-	struct side *sm = &p->sm, *sg = &p->sg;
-	int r = p->rq[j], n = p->nshard[j], D = p->D, G = p->G;
+	int r = p->req_pool[j], n = p->nshard[j], D = p->devs, G = p->gpus;
 	double L = p->ctx[r];
 	for (int k = 0; k < n; k++) {
-		int dev = p->shard_dev[j * MAX_SHARDS + k], g = plan_gpu_of(p, dev);
-		int um = i * D + dev, ug = i * G + g;
-		sm->suml[um] += L / n;
-		const double *v = sm->pool + (size_t)r * sm->nres;
-		double *acc = sm->acc + (size_t)um * sm->nres;
-		for (int x = 0; x < sm->nres; x++)
-			acc[x] += v[x] / n;
-		if (sg->k) {
-			sg->suml[ug] += L / n;
-			v = sg->pool + (size_t)r * sg->nres;
-			acc = sg->acc + (size_t)ug * sg->nres;
-			for (int x = 0; x < sg->nres; x++)
-				acc[x] += v[x] / n;
-		}
-		p->dcnt[um]++;
-		p->lcnt[i * p->LB + (p->D >= p->G ? dev : g)]++;
+		int dev = p->shard_dev[j * PLAN_MAX_SHARDS + k], g = plan_gpu_of(p, dev);
+		add_to_bucket(&p->mem_side, i * D + dev, r, L, n);
+		if (p->gpu_side.k)
+			add_to_bucket(&p->gpu_side, i * G + g, r, L, n);
+		p->dev_count[i * D + dev]++;
+		p->link_count[i * p->link_units + (D >= G ? dev : g)]++;
 	}
 }
 
@@ -125,15 +125,15 @@ static void add_slices(struct plan *p, long j, int i)
  * log-sum-exp reduction); the slowest GPU sets the pace. */
 static double merge_time(struct plan *p, long B, int i)
 {
-	int *remote = p->nbig; /* free once micro-batches are assigned */
-	memset(remote, 0, sizeof(int) * (size_t)p->G);
+	int *remote = p->n_big; /* free once micro-batches are assigned */
+	memset(remote, 0, sizeof(int) * (size_t)p->gpus);
 	for (long j = 0; j < B; j++)
-		if (p->nshard[j] && p->rmb[j] == i)
+		if (p->nshard[j] && p->req_mb[j] == i)
 			for (int k = 0; k < p->nshard[j]; k++)
-				remote[p->rgpu[j]] += plan_gpu_of(p, p->shard_dev[j * MAX_SHARDS + k]) !=
-						      p->rgpu[j];
+				remote[p->req_gpu[j]] += plan_gpu_of(p, p->shard_dev[j * PLAN_MAX_SHARDS + k]) !=
+						      p->req_gpu[j];
 	double worst = 0; /* per layer, the slices' outputs arrive together */
-	for (int g = 0; g < p->G; g++)
+	for (int g = 0; g < p->gpus; g++)
 		if (remote[g])
 			worst = fmax(worst, p->layers * roofline_transfer(p->d.up, remote[g] *
 									  p->merge_bytes / p->layers));
@@ -142,7 +142,7 @@ static double merge_time(struct plan *p, long B, int i)
 
 /* The slowest unit (device or GPU) of one side in micro-batch i: its
  * cache-side time for the layers (t) and for the MTP layer (tm). */
-static void side_peak(const struct plan *p, const struct side *sd, int i, int units,
+static void side_peak(const struct plan *p, const struct plan_side *sd, int i, int units,
 		      const int *cnt, int want_gpu, double *t, double *tm)
 {
 	*t = *tm = 0;
@@ -150,152 +150,179 @@ static void side_peak(const struct plan *p, const struct side *sd, int i, int un
 		int c = cnt[i * units + u];
 		if (!c)
 			continue;
-		double v[MAXV];
-		side_values(sd, i * units + u, c, v);
-		double a = bucket_time(p, &p->lay, p->sd, p->map, v, want_gpu);
-		double b = bucket_time(p, &p->laym, p->sdm, p->mapm, v, want_gpu);
+		double v[PLAN_MAX_VALUES];
+		plan_side_values(sd, i * units + u, c, v);
+		double a = plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, v, want_gpu);
+		double b = plan_bucket_time(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_map_mtp, v, want_gpu);
 		*t = a > *t ? a : *t;
 		*tm = b > *tm ? b : *tm;
 	}
 }
 
-double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *po,
-		   double *use_g, double *use_m)
+/* Stage 1: the batch's requests drawn from the pool.  Sample s draws from
+ * its own stream, so the batch of B + 1 holds the batch of B plus one
+ * request (common random numbers across B and m). */
+static void draw_requests(struct plan *p, long B, int sample)
 {
-	/* Sample s draws from its own stream, so the batch of B + 1 holds the
-	 * batch of B plus one request (common random numbers across B, m). */
 	gsl_rng_set(p->rng, p->d.seed * 1000003UL + (unsigned long)sample + 1);
-	const struct design *d = &p->d;
-	int G = p->G, D = p->D;
-	/* POOL is a power of two and taus2 returns 32 uniform bits (plan_new
-	 * checks): the top POOL_BITS are a uniform pool index */
+	/* PLAN_POOL is a power of two and taus2 returns 32 uniform bits
+	 * (plan_new checks): the top PLAN_POOL_BITS are a uniform pool index */
 	for (long j = 0; j < B; j++)
-		p->rq[j] = (int)(gsl_rng_get(p->rng) >> (32 - POOL_BITS));
-	p->placed = plan_place(p, B);
-	if (m > 1) /* one micro-batch needs no per-GPU order */
-		plan_group_by_gpu(p, B, p->placed);
-	assign_mb(p, B, m);
-	struct side *sm = &p->sm, *sg = &p->sg;
+		p->req_pool[j] = (int)(gsl_rng_get(p->rng) >> (32 - PLAN_POOL_BITS));
+}
+
+/* Stage 4: every request's cache-side values summed into the bucket of
+ * its (micro-batch, device) and (micro-batch, GPU), with the request
+ * counts per GPU, device and link. */
+static void fill_buckets(struct plan *p, long B, int m)
+{
+	int G = p->gpus, D = p->devs;
+	struct plan_side *sm = &p->mem_side, *sg = &p->gpu_side;
 	memset(sm->acc, 0, sizeof(double) * (size_t)m * D * sm->nres);
 	memset(sm->suml, 0, sizeof(double) * (size_t)m * D);
 	memset(sg->acc, 0, sizeof(double) * (size_t)m * G * sg->nres);
 	memset(sg->suml, 0, sizeof(double) * (size_t)m * G);
-	memset(p->gcnt, 0, sizeof(int) * (size_t)m * G);
-	memset(p->dcnt, 0, sizeof(int) * (size_t)m * D);
-	memset(p->lcnt, 0, sizeof(int) * (size_t)m * p->LB);
+	memset(p->gpu_count, 0, sizeof(int) * (size_t)m * G);
+	memset(p->dev_count, 0, sizeof(int) * (size_t)m * D);
+	memset(p->link_count, 0, sizeof(int) * (size_t)m * p->link_units);
 	for (long j = 0; j < B; j++) {
-		int g = p->rgpu[j], dev = p->rdev[j], i = p->rmb[j], r = p->rq[j];
-		int um = i * D + dev, ug = i * G + g;
-		double L = p->ctx[r];
+		int g = p->req_gpu[j], dev = p->req_dev[j], i = p->req_mb[j], r = p->req_pool[j];
+		p->gpu_count[i * G + g]++;
 		if (p->nshard[j]) {
 			add_slices(p, j, i);
-			p->gcnt[ug]++;
 			continue;
 		}
-		sm->suml[um] += L;
-		const double *v = sm->pool + (size_t)r * sm->nres;
-		double *acc = sm->acc + (size_t)um * sm->nres;
-		for (int k = 0; k < sm->nres; k++)
-			acc[k] += v[k];
-		if (sg->k) {
-			sg->suml[ug] += L;
-			v = sg->pool + (size_t)r * sg->nres;
-			acc = sg->acc + (size_t)ug * sg->nres;
-			for (int k = 0; k < sg->nres; k++)
-				acc[k] += v[k];
-		}
-		p->gcnt[ug]++;
-		p->dcnt[um]++;
-		p->lcnt[i * p->LB + (p->D >= p->G ? dev : g)]++;
+		double L = p->ctx[r];
+		add_to_bucket(sm, i * D + dev, r, L, 1);
+		if (sg->k)
+			add_to_bucket(sg, i * G + g, r, L, 1);
+		p->dev_count[i * D + dev]++;
+		p->link_count[i * p->link_units + (D >= G ? dev : g)]++;
 	}
-	/* price each micro-batch at the pace of its slowest device */
-	/* links are full duplex: what goes out and what comes back do not
-	 * queue behind each other; devices on the GPU's NVLink share it with
-	 * the expert all-to-all */
-	struct pipe_in in = {.kind = d->sched, .m = m, .layers = (int)p->layers,
-			     .attn_on_gpu = !p->has_mem, .duplex = 1,
-			     .link_on_net = d->port && !strcmp(d->sys->gpu_port, d->sys->scaleup_link)};
-	double L = p->layers;
+}
+
+/* The transfers of micro-batch i with c requests on its busiest device
+ * link: out (queries, new cache rows, ingest), back (attention outputs)
+ * and the MTP layer's both ways.  A transfer runs at the slower of its
+ * device link and its share of the GPU's port, which carries what all of
+ * the GPU's devices exchange. */
+static void price_transfers(const struct plan *p, long B, int m, int i, int c, double *du)
+{
+	const struct design *d = &p->d;
 	const struct klink *ml = d->mlink;
-	in.m = 0; /* an empty micro-batch (more of them than requests) does not run */
+	const struct klink *port = d->port && p->devs >= p->gpus ? d->port : NULL;
+	double n_dev = c, n_port = 0, layers = p->layers;
+	for (int g = 0; port && g < p->gpus; g++) {
+		int s = 0;
+		for (int k = 0; k < p->devs_per_gpu; k++)
+			s += p->link_count[i * p->link_units + g * p->devs_per_gpu + k];
+		n_port = s > n_port ? s : n_port;
+	}
+	/* cache ingest into the devices, spread over the step's micro-batches
+	 * and layers: the devices of a GPU take its share through its port */
+	double ing = plan_ingest_bytes(p, B) / (m * layers);
+	double out = p->layout.out_bytes / layers, back = p->layout.back_bytes / layers;
+	double mtp = p->layout_mtp.out_bytes + p->layout_mtp.back_bytes;
+	du[T_OUT] = fmax(roofline_transfer(ml, n_dev * out + ing / p->devs),
+			 port ? roofline_transfer(port, n_port * out + ing / p->gpus) : 0);
+	du[T_BACK] = fmax(roofline_transfer(ml, n_dev * back),
+			  port ? roofline_transfer(port, n_port * back) : 0);
+	du[T_TAIL_L] = d->mtp > 0 ? d->mtp * 2 *
+			fmax(roofline_transfer(ml, n_dev * mtp / 2),
+			     port ? roofline_transfer(port, n_port * mtp / 2) : 0) : 0;
+}
+
+/* Stage 5: the tasks of each non-empty micro-batch, priced at the pace of
+ * its slowest device, into in->dur (in->m counts them).  Returns -1 when
+ * the GPU side cannot be built (p->fail says why). */
+static int price(struct plan *p, long B, int m, struct pipe_in *in)
+{
+	const struct design *d = &p->d;
+	int G = p->gpus, D = p->devs;
+	double layers = p->layers;
+	in->m = 0; /* an empty micro-batch (more of them than requests) does not run */
 	for (int i = 0; i < m; i++) {
 		int n = 0, c = 0;
 		for (int g = 0; g < G; g++)
-			n = p->gcnt[i * G + g] > n ? p->gcnt[i * G + g] : n;
+			n = p->gpu_count[i * G + g] > n ? p->gpu_count[i * G + g] : n;
 		if (n == 0)
 			continue;
-		for (int k = 0; k < p->LB; k++)
-			c = p->lcnt[i * p->LB + k] > c ? p->lcnt[i * p->LB + k] : c;
+		for (int k = 0; k < p->link_units; k++)
+			c = p->link_count[i * p->link_units + k] > c ? p->link_count[i * p->link_units + k] : c;
 		double attn, attn_m, fb = 0, fbm = 0;
-		side_peak(p, sm, i, D, p->dcnt, 0, &attn, &attn_m);
-		if (p->has_mem && sg->k) /* stages the memory device hands to the GPU */
-			side_peak(p, sg, i, G, p->gcnt, 1, &fb, &fbm);
-		const double *ph = gpu_phases(p, n);
+		side_peak(p, &p->mem_side, i, D, p->dev_count, 0, &attn, &attn_m);
+		if (p->has_mem && p->gpu_side.k) /* stages the memory device hands to the GPU */
+			side_peak(p, &p->gpu_side, i, G, p->gpu_count, 1, &fb, &fbm);
+		const double *ph = plan_gpu_phases(p, n);
 		if (!ph)
-			return NAN; /* p->fail says why */
+			return -1;
 		double merge = p->nsharded ? merge_time(p, B, i) : 0;
-		double *du = in.dur[in.m++];
-		du[T_PRE] = (ph[PH_PRE] + fb) / L;
-		du[T_ATTN] = attn / L;
-		du[T_POST] = ph[PH_POST] / L + merge / L;
-		du[T_DISP] = ph[PH_DISP] / L;
+		double *du = in->dur[in->m++];
+		du[T_PRE] = (ph[PH_PRE] + fb) / layers;
+		du[T_ATTN] = attn / layers;
+		du[T_POST] = ph[PH_POST] / layers + merge / layers;
+		du[T_DISP] = ph[PH_DISP] / layers;
 		if (!p->has_mem) { /* GPU-only: caches come from the prefill side over
 				    * the scale-out link, beside the all-to-all */
 			double ing = plan_ingest_bytes(p, B);
 			if (ing > 0)
-				du[T_DISP] += ing / p->G / (d->out->bw * d->out->efficiency) / (m * L);
+				du[T_DISP] += ing / p->gpus / (d->out->bw * d->out->efficiency) /
+					      (m * layers);
 		}
-		du[T_EXP] = ph[PH_EXP] / L;
-		du[T_COMB] = ph[PH_COMB] / L;
+		du[T_EXP] = ph[PH_EXP] / layers;
+		du[T_COMB] = ph[PH_COMB] / layers;
 		du[T_TAIL_G] = ph[PH_TAIL] + fbm * d->mtp;
 		du[T_TAIL_M] = attn_m * d->mtp;
-		if (p->has_mem && c > 0) {
-			/* a transfer runs at the slower of its device link and its
-			 * share of the GPU's port: the port carries what all of the
-			 * GPU's devices exchange */
-			double n_dev = c, n_port = 0;
-			const struct klink *port = d->port && p->D >= p->G ? d->port : NULL;
-			for (int g = 0; port && g < G; g++) {
-				int s = 0;
-				for (int k = 0; k < p->per; k++)
-					s += p->lcnt[i * p->LB + g * p->per + k];
-				n_port = s > n_port ? s : n_port;
-			}
-			/* cache ingest into the devices, spread over the step's
-			 * micro-batches and layers: the devices of a GPU take its
-			 * share through its port */
-			double ing = plan_ingest_bytes(p, B) / (m * L);
-			double out = p->lay.out_bytes / L, back = p->lay.back_bytes / L;
-			double mtp = p->laym.out_bytes + p->laym.back_bytes;
-			du[T_OUT] = fmax(roofline_transfer(ml, n_dev * out + ing / p->D),
-					 port ? roofline_transfer(port, n_port * out + ing / p->G) : 0);
-			du[T_BACK] = fmax(roofline_transfer(ml, n_dev * back),
-					  port ? roofline_transfer(port, n_port * back) : 0);
-			du[T_TAIL_L] = d->mtp > 0 ? d->mtp * 2 *
-					fmax(roofline_transfer(ml, n_dev * mtp / 2),
-					     port ? roofline_transfer(port, n_port * mtp / 2) : 0) : 0;
-		} else {
+		if (p->has_mem && c > 0)
+			price_transfers(p, B, m, i, c, du);
+		else
 			du[T_OUT] = du[T_BACK] = du[T_TAIL_L] = 0;
-		}
 	}
-	/* capacity: the fullest GPU and memory device of this batch */
+	return 0;
+}
+
+/* The bytes on the fullest GPU and memory device of this batch. */
+static void fullest(const struct plan *p, double *use_g, double *use_m)
+{
 	double ug = 0, um = 0;
-	for (int g = 0; g < G; g++) {
+	for (int g = 0; g < p->gpus; g++) {
 		double u = p->weights + p->gpu_store[g];
 		if (!p->has_mem)
 			u += p->dev_store[g];
 		ug = u > ug ? u : ug;
 	}
 	if (p->has_mem)
-		for (int dev = 0; dev < D; dev++)
+		for (int dev = 0; dev < p->devs; dev++)
 			um = p->dev_store[dev] > um ? p->dev_store[dev] : um;
 	*use_g = ug, *use_m = um;
+}
+
+double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *po,
+		   double *use_g, double *use_m)
+{
+	const struct design *d = &p->d;
+	draw_requests(p, B, sample);
+	p->placed = plan_place(p, B);                  /* stage 2: placement */
+	if (m > 1) /* one micro-batch needs no per-GPU order */
+		plan_group_by_gpu(p, B, p->placed);
+	assign_mb(p, B, m);                            /* stage 3: micro-batches */
+	fill_buckets(p, B, m);
+	/* links are full duplex: what goes out and what comes back do not
+	 * queue behind each other; devices on the GPU's NVLink share it with
+	 * the expert all-to-all */
+	struct pipe_in in = {.kind = d->sched, .layers = (int)p->layers,
+			     .attn_on_gpu = !p->has_mem, .duplex = 1,
+			     .link_on_net = d->port && !strcmp(d->sys->gpu_port, d->sys->scaleup_link)};
+	if (price(p, B, m, &in) != 0)
+		return NAN; /* p->fail says why */
+	fullest(p, use_g, use_m);
 	for (int i = 0; i < in.m; i++)
 		for (int t = 0; t < T_ALL; t++)
-			if (!isfinite(in.dur[i][t])) {
+			if (!isfinite(in.dur[i][t])) { /* a stage no device runs */
 				memset(po, 0, sizeof *po);
 				return INFINITY;
 			}
+	/* stage 6: the pipeline schedule */
 	if (d->exact ? pipe_list(&in, po, NULL, 0) : pipe_fast(&in, po)) {
 		kerr_set(&p->fail, 0, 0, "the pipeline schedule refused its input (%d "
 			 "micro-batches, %d layers, or a negative duration)", in.m, in.layers);
@@ -308,10 +335,10 @@ int plan_inspect(struct plan *p, double batch, int m, int sample,
 		 struct sample_view *v, struct kerr *err)
 {
 	if (!(batch >= 1) || batch != floor(batch) || batch > PLAN_MAX_BATCH || m < 1 ||
-	    m > MB || sample < 0 || sample >= p->d.samples)
+	    m > PIPE_MAX_MB || sample < 0 || sample >= p->d.samples)
 		return kerr_set(err, 0, 0, "plan_inspect: batch, m or sample out of range");
 	long B = (long)batch;
-	if (ensure_batch(p, 2 * B) != 0 || ensure_memo(p, B / p->G + 2) != 0)
+	if (plan_ensure_batch(p, 2 * B) != 0 || plan_ensure_memo(p, B / p->gpus + 2) != 0)
 		return kerr_set(err, 0, 0, "out of memory for a batch of %ld", B);
 	struct pipe_out po;
 	double ug, um;
@@ -321,10 +348,10 @@ int plan_inspect(struct plan *p, double batch, int m, int sample,
 	v->n = B;
 	v->ctx = p->lctx_view;
 	for (long j = 0; j < B; j++)
-		p->lctx_view[j] = p->ctx[p->rq[j]];
-	v->gpu = p->rgpu, v->dev = p->rdev, v->mb = p->rmb;
+		p->lctx_view[j] = p->ctx[p->req_pool[j]];
+	v->gpu = p->req_gpu, v->dev = p->req_dev, v->mb = p->req_mb;
 	v->use_gpu = ug, v->use_mem = um;
-	v->order = p->placed; /* CMR re-sorts p->ord into the same order */
+	v->order = p->placed; /* CMR re-sorts p->req_order into the same order */
 	v->nshard = p->nshard;
 	return 0;
 }

@@ -7,7 +7,7 @@
 #ifndef KARAT_ZOO_DESIGN_H
 #define KARAT_ZOO_DESIGN_H
 
-#include "solve/point.h"
+#include "solve/solve.h"
 #include "zoo/zoo.h"
 
 #define DESIGN_DEFAULT_SLO_S 0.1     /* P99 time-between-tokens target */

@@ -1,6 +1,7 @@
-/* point.h: one design point (model, algorithm, system, workload, schedule,
- * micro-batches) evaluated on sampled decode batches, and the solver for
- * the largest batch under the P99 time-between-tokens SLO (DESIGN.md
+/* solve.h: the solver's public interface: one design point (model,
+ * algorithm, system, workload, schedule, micro-batches) evaluated on
+ * sampled decode batches (eval.c), and the solver for the largest batch
+ * under the P99 time-between-tokens SLO (search.c; DESIGN.md
  * sections 4-7).
  *
  * A plan precomputes what does not depend on the batch: a pool of request
@@ -12,8 +13,8 @@
  * them to micro-batches (arrival order, or CMR), prices every micro-batch's
  * tasks on the device that sets the pace, and schedules the pipeline.  The
  * hot path does not allocate. */
-#ifndef KARAT_SOLVE_POINT_H
-#define KARAT_SOLVE_POINT_H
+#ifndef KARAT_SOLVE_SOLVE_H
+#define KARAT_SOLVE_SOLVE_H
 
 #include "base/err.h"
 #include "hw/device.h"

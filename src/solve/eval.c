@@ -1,0 +1,143 @@
+/* eval.c: a design point at one batch, sampled over many batches: mean
+ * and P99 step time, throughput, capacity, and the reason when it fails
+ * (solve.h). */
+#include "solve/plan.h"
+
+#include <gsl/gsl_sort_double.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static void fmt_bytes(double b, char *buf, size_t n)
+{
+	if (b >= 1e12)
+		snprintf(buf, n, "%.3f TB", b / 1e12);
+	else
+		snprintf(buf, n, "%.3f GB", b / 1e9);
+}
+
+/* The first unsupported cache-side stage, for the reason text. */
+static const char *unsupported(const struct plan *p)
+{
+	for (int s = 0; s < p->layout.n; s++)
+		if (!isfinite(p->slot_dev[s].ic))
+			return op_table[p->layout.s[s].kind].name;
+	return "an operator";
+}
+
+int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
+		 int early, struct kerr *err)
+{
+	const struct design *d = &p->d;
+	if (!(batch >= 1) || batch != floor(batch) || batch > PLAN_MAX_BATCH)
+		return kerr_set(err, 0, 0, "batch must be a whole number in [1, %g] (got %g)",
+				PLAN_MAX_BATCH, batch);
+	if (m < 1 || m > PIPE_MAX_MB)
+		return kerr_set(err, 0, 0, "micro-batches must be in 1..%d (got %d)", PIPE_MAX_MB, m);
+	double work = (double)d->samples * (batch + p->gpus + p->devs);
+	if (work > PLAN_MAX_WORK)
+		return kerr_set(err, 0, 0, "a batch of %.0f on %d GPUs and %d memory devices "
+				"with %d samples is %.3g request placements per evaluation, over "
+				"the limit of %.3g: use fewer samples, a smaller "
+				"batch or fewer devices", batch, p->gpus, p->has_mem ? p->devs : 0,
+				d->samples, work, PLAN_MAX_WORK);
+	long B = (long)batch;
+	if (plan_ensure_batch(p, 2 * B) != 0 || plan_ensure_memo(p, B / p->gpus + 2) != 0)
+		return kerr_set(err, 0, 0, "out of memory for a batch of %ld", B);
+	memset(r, 0, sizeof *r);
+	r->batch = batch, r->mb = m;
+	int ns = d->samples;
+	/* p99 = s[k] + f (s[k+1] - s[k]), k = floor(0.99 (n - 1)): once n - k
+	 * samples exceed a limit, so does the P99. */
+	int over = 0, enough = ns - (int)floor(0.99 * (ns - 1));
+	if (early && p->weights > p->cap_gpu + PLAN_SLACK_BYTES)
+		return 1;
+	double busy[RES_N] = {0}, bubble[RES_N] = {0}, ctx_sum = 0, shards = 0;
+	for (int s = 0; s < ns; s++) {
+		struct pipe_out po;
+		p->tbt[s] = plan_sample(p, B, m, s, &po, &p->use_gpu[s], &p->use_mem[s]);
+		if (isnan(p->tbt[s]))
+			return kerr_set(err, 0, 0, "batch %.0f: %s", batch, p->fail.msg);
+		if (early && (!(p->tbt[s] <= d->slo) ||
+			      p->use_gpu[s] > p->cap_gpu + PLAN_SLACK_BYTES ||
+			      (p->has_mem && p->use_mem[s] > p->cap_mem + PLAN_SLACK_BYTES)) &&
+		    ++over >= enough) {
+			r->feasible = 0;
+			snprintf(r->reason, sizeof r->reason, "infeasible (early exit)");
+			return 1;
+		}
+		for (int x = 0; x < RES_N; x++)
+			busy[x] += po.busy[x], bubble[x] += po.bubble[x];
+		shards += (double)p->nsharded;
+		for (int k = 0; k < m * p->devs; k++) /* every request is on one device */
+			ctx_sum += p->mem_side.suml[k];
+	}
+	double tokens = batch * (1 + d->accept * d->mtp);
+	r->tbt_mean = gsl_stats_mean(p->tbt, 1, (size_t)ns);
+	gsl_sort(p->tbt, 1, (size_t)ns);
+	r->tbt_p99 = gsl_stats_quantile_from_sorted_data(p->tbt, 1, (size_t)ns, 0.99);
+	gsl_sort(p->use_gpu, 1, (size_t)ns);
+	gsl_sort(p->use_mem, 1, (size_t)ns);
+	double ug = gsl_stats_quantile_from_sorted_data(p->use_gpu, 1, (size_t)ns, 0.99);
+	double um = gsl_stats_quantile_from_sorted_data(p->use_mem, 1, (size_t)ns, 0.99);
+	r->gpu_use = ug / p->cap_gpu;
+	r->mem_use = p->has_mem ? um / p->cap_mem : 0;
+	for (int x = 0; x < RES_N; x++)
+		r->busy[x] = busy[x] / ns, r->bubble[x] = bubble[x] / ns;
+	r->ctx_mean = ctx_sum / ((double)ns * B);
+	r->clipped = p->clipped;
+	r->sharded = shards / ((double)ns * B);
+	r->ingest = plan_ingest_bytes(p, B);
+	r->tdp = p->gpus * d->gpu->tdp + (p->has_mem ? p->devs * d->mem->tdp : 0);
+	r->throughput = tokens / r->tbt_mean;
+	r->tok_per_w = r->throughput / r->tdp;
+	r->j_per_tok = r->tdp * r->tbt_mean / tokens;
+	if (isnan(r->tbt_mean) || isnan(r->tbt_p99) || isnan(r->throughput) ||
+	    isnan(r->tok_per_w) || isnan(r->j_per_tok) || isnan(r->gpu_use) ||
+	    isnan(r->mem_use))
+		return kerr_set(err, 0, 0, "the step time is not a number at batch %.0f "
+				"(a device or model value out of any meaningful range?)", batch);
+	char a[32], b[32];
+	r->feasible = 0;
+	if (p->weights > p->cap_gpu + PLAN_SLACK_BYTES) {
+		fmt_bytes(p->weights, a, sizeof a), fmt_bytes(p->cap_gpu, b, sizeof b);
+		snprintf(r->reason, sizeof r->reason, "weights %s per GPU exceed %s%s", a, b,
+			 p->cap_gpu < d->gpu->mem_capacity ? " (capacity less reserve)" : "");
+	} else if (ug > p->cap_gpu + PLAN_SLACK_BYTES) {
+		fmt_bytes(ug, a, sizeof a), fmt_bytes(p->cap_gpu, b, sizeof b);
+		snprintf(r->reason, sizeof r->reason, "GPU memory: %s needed (P99) of %s%s", a,
+			 b, p->cap_gpu < d->gpu->mem_capacity ? " (capacity less reserve)" : "");
+	} else if (p->has_mem && um > p->cap_mem + PLAN_SLACK_BYTES) {
+		fmt_bytes(um, a, sizeof a), fmt_bytes(p->cap_mem, b, sizeof b);
+		snprintf(r->reason, sizeof r->reason, "memdev memory: %s needed (P99) of %s%s",
+			 a, b, p->cap_mem < d->mem->mem_capacity ? " (capacity less reserve)" : "");
+	} else if (!isfinite(r->tbt_p99)) {
+		snprintf(r->reason, sizeof r->reason, "%s cannot run %s",
+			 p->has_mem ? d->mem->name : d->gpu->name, unsupported(p));
+	} else if (r->tbt_p99 > d->slo) {
+		snprintf(r->reason, sizeof r->reason, "P99 TBT %.1f ms exceeds the %.0f ms SLO",
+			 1e3 * r->tbt_p99, 1e3 * d->slo);
+	} else {
+		r->feasible = 1;
+	}
+	return 0;
+}
+
+int plan_eval(struct plan *p, double batch, int m, struct result *r,
+	      struct kerr *err)
+{
+	if (m != 0)
+		return plan_eval_at(p, batch, m, r, 0, err) < 0 ? -1 : 0;
+	/* auto at a fixed batch: the lowest mean step time among the feasible
+	 * counts, else among all */
+	for (int k = 1; k <= PIPE_MAX_MB; k++) {
+		struct result x;
+		if (plan_eval_at(p, batch, k, &x, 0, err) < 0)
+			return -1;
+		if (k == 1 || (x.feasible && !r->feasible) ||
+		    (x.feasible == r->feasible && x.tbt_mean < r->tbt_mean))
+			*r = x;
+	}
+	return 0;
+}

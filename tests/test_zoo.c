@@ -120,13 +120,13 @@ Test(zoo, unknown_names_and_paths)
 {
 	char path[256];
 	struct kerr err = {""};
-	cr_expect_eq(zoo_resolve(ZOO_MODEL, "gpt-7", path, sizeof path, &err), -1);
+	cr_expect_eq(zoo_resolve(ZOO_MODEL, "gpt-7", path, sizeof path, &err), ZOO_BAD_NAME);
 	/* the library names no command; the CLI adds "(see karat list models)"
 	 * (test_cli checks the whole message) */
 	cr_expect_str_eq(err.msg, "unknown model 'gpt-7'");
-	cr_expect_eq(zoo_resolve(ZOO_MODEL, "deepseek-v32", path, sizeof path, &err), -1);
+	cr_expect_eq(zoo_resolve(ZOO_MODEL, "deepseek-v32", path, sizeof path, &err), ZOO_BAD_NAME);
 	cr_expect_str_eq(err.msg, "unknown model 'deepseek-v32' (did you mean 'deepseek-v3.2'?)");
 	cr_expect_eq(zoo_resolve(ZOO_MODEL, "../etc/passwd", path, sizeof path, &err), 0,
 		     "paths are taken as given");
-	cr_expect_eq(zoo_resolve(ZOO_DEVICE, "H200!", path, sizeof path, &err), -1);
+	cr_expect_eq(zoo_resolve(ZOO_DEVICE, "H200!", path, sizeof path, &err), ZOO_BAD_NAME);
 }

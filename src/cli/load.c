@@ -2,53 +2,50 @@
  * the exit status convention: unknown zoo name = usage (2), bad file = 1. */
 #include "cli/load.h"
 
+#include <stdio.h>
 #include <string.h>
 
-/* 2 when name is neither a zoo name nor a path, else 0; the message
- * says which `karat list` shows the names. */
-static int resolve_status(enum zoo_kind k, const char *name, struct kerr *err)
+/* The exit status of a zoo load: 2 (usage) for a name that names no file
+ * (an unknown one's message then says which `karat list` shows the
+ * names); 1 for a bad file. */
+static int load_status(enum zoo_kind k, int rc, struct kerr *err)
 {
 	static const char *const list[ZOO_NKIND] = {
 		[ZOO_MODEL] = "models", [ZOO_DEVICE] = "hw", [ZOO_LINK] = "hw",
 		[ZOO_SYSTEM] = "systems", [ZOO_WORKLOAD] = "workloads"};
-	char path[1024];
-	if (zoo_resolve(k, name, path, sizeof path, err) == 0)
+	if (rc == 0)
 		return 0;
-	if (strncmp(err->msg, "unknown ", 8) == 0) {
-		size_t n = strlen(err->msg);
+	if (rc != ZOO_BAD_NAME)
+		return 1;
+	size_t n = strlen(err->msg);
+	if (strncmp(err->msg, "unknown ", 8) == 0)
 		snprintf(err->msg + n, sizeof err->msg - n, " (see karat list %s)", list[k]);
-	}
 	return EXIT_USAGE;
 }
 
 int load_model(const char *name, struct kmodel *m, struct kerr *err)
 {
-	int rc = resolve_status(ZOO_MODEL, name, err);
-	return rc ? rc : zoo_load_model(name, m, NULL, err) != 0;
+	return load_status(ZOO_MODEL, zoo_load_model(name, m, NULL, err), err);
 }
 
 int load_device(const char *name, struct kdevice *d, struct kerr *err)
 {
-	int rc = resolve_status(ZOO_DEVICE, name, err);
-	return rc ? rc : zoo_load_device(name, d, NULL, err) != 0;
+	return load_status(ZOO_DEVICE, zoo_load_device(name, d, NULL, err), err);
 }
 
 int load_link(const char *name, struct klink *l, struct kerr *err)
 {
-	int rc = resolve_status(ZOO_LINK, name, err);
-	return rc ? rc : zoo_load_link(name, l, NULL, err) != 0;
+	return load_status(ZOO_LINK, zoo_load_link(name, l, NULL, err), err);
 }
 
 int load_system(const char *name, struct ksystem *s, struct kerr *err)
 {
-	int rc = resolve_status(ZOO_SYSTEM, name, err);
-	return rc ? rc : zoo_load_system(name, s, NULL, err) != 0;
+	return load_status(ZOO_SYSTEM, zoo_load_system(name, s, NULL, err), err);
 }
 
 int load_workload(const char *name, struct kworkload *w, struct kerr *err)
 {
-	int rc = resolve_status(ZOO_WORKLOAD, name, err);
-	return rc ? rc : zoo_load_workload(name, w, err) != 0;
+	return load_status(ZOO_WORKLOAD, zoo_load_workload(name, w, err), err);
 }
 
 void arg_label(const char *arg, char *out, size_t n)

@@ -35,7 +35,7 @@ const char *zoo_home(void)
 	return home_dir[0] ? home_dir : KARAT_DATADIR;
 }
 
-/* "unknown model 'x' (did you mean 'y'?) (see karat list models)" */
+/* "unknown model 'x' (did you mean 'y'?)"; returns ZOO_BAD_NAME */
 static int unknown(enum zoo_kind k, const char *name, struct kerr *err);
 
 static int is_path(const char *name)
@@ -48,16 +48,17 @@ int zoo_resolve(enum zoo_kind k, const char *name, char *path, size_t n,
 		struct kerr *err)
 {
 	if (!*name)
-		return kerr_set(err, 0, 0, "empty %s name", kinds[k].what);
+		return (void)kerr_set(err, 0, 0, "empty %s name", kinds[k].what), ZOO_BAD_NAME;
 	size_t len = strlen(name);
 	if (k == ZOO_WORKLOAD && len > 4 && strcmp(name + len - 4, ".csv") == 0)
-		return kerr_set(err, name, 0, "a trace is not a workload file: write a "
+		return (void)kerr_set(err, name, 0, "a trace is not a workload file: write a "
 				"workload INI that names it ([workload] name = ..., origin = "
 				"trace, trace = %s, input_column = ..., output_column = ...; "
-				"karat quantiles %s prints one with length tables)", name, name);
+				"karat quantiles %s prints one with length tables)", name, name),
+		       ZOO_BAD_NAME;
 	if (is_path(name)) {
 		if ((size_t)snprintf(path, n, "%s", name) >= n)
-			return kerr_set(err, 0, 0, "path too long: %.80s", name);
+			return (void)kerr_set(err, 0, 0, "path too long: %.80s", name), ZOO_BAD_NAME;
 		return 0;
 	}
 	for (const char *c = name; *c; c++)
@@ -66,86 +67,84 @@ int zoo_resolve(enum zoo_kind k, const char *name, char *path, size_t n,
 			return unknown(k, name, err);
 	if ((size_t)snprintf(path, n, "%s/%s/%s.ini", zoo_home(), kinds[k].dir,
 			     name) >= n)
-		return kerr_set(err, 0, 0, "path too long for %.64s", name);
+		return (void)kerr_set(err, 0, 0, "path too long for %.64s", name), ZOO_BAD_NAME;
 	struct stat st;
 	if (stat(path, &st) != 0)
 		return unknown(k, name, err);
 	return 0;
 }
 
-/* Loads the document of name and binds it with schema s into obj. */
-static struct ini_doc *load_bound(enum zoo_kind k, const char *name,
-				  const struct schema *s, void *obj,
-				  struct kerr *err)
+/* Loads the document of name and binds it with schema s into obj; then
+ * validate (NULL: none) checks it.  Keeps the document in *keep when
+ * asked.  Returns 0, -1, or ZOO_BAD_NAME. */
+static int load_bound(enum zoo_kind k, const char *name, const struct schema *s,
+		      void *obj, size_t size,
+		      int (*validate)(void *obj, const struct ini_doc *doc, struct kerr *err),
+		      struct ini_doc **keep, struct kerr *err)
 {
 	char path[1024];
-	if (zoo_resolve(k, name, path, sizeof path, err) != 0)
-		return NULL;
+	memset(obj, 0, size);
+	int rc = zoo_resolve(k, name, path, sizeof path, err);
+	if (rc != 0)
+		return rc;
 	struct ini_doc *doc = ini_doc_load(path, err);
 	if (!doc)
-		return NULL;
-	if (schema_bind(s, doc, obj, err) != 0) {
+		return -1;
+	rc = schema_bind(s, doc, obj, err) != 0 ? -1
+	     : validate && validate(obj, doc, err) != 0 ? -1 : 0;
+	if (keep && rc == 0)
+		*keep = doc;
+	else
 		ini_doc_free(doc);
-		return NULL;
-	}
-	return doc;
+	return rc;
 }
 
-static int finish(struct ini_doc *d, struct ini_doc **keep, int rc)
+static int check_model(void *m, const struct ini_doc *d, struct kerr *err)
 {
-	if (keep && rc == 0)
-		*keep = d;
-	else
-		ini_doc_free(d);
-	return rc;
+	return model_validate(m, d, err);
+}
+
+static int check_device(void *dv, const struct ini_doc *d, struct kerr *err)
+{
+	return device_validate(dv, d, err);
+}
+
+static int check_system(void *sy, const struct ini_doc *d, struct kerr *err)
+{
+	return system_validate(sy, d, err);
 }
 
 int zoo_load_model(const char *name, struct kmodel *m, struct ini_doc **doc,
 		   struct kerr *err)
 {
-	memset(m, 0, sizeof *m);
-	struct ini_doc *d = load_bound(ZOO_MODEL, name, &model_schema, m, err);
-	if (!d)
-		return -1;
-	return finish(d, doc, model_validate(m, d, err));
+	return load_bound(ZOO_MODEL, name, &model_schema, m, sizeof *m, check_model, doc, err);
 }
 
 int zoo_load_device(const char *name, struct kdevice *dv, struct ini_doc **doc,
 		    struct kerr *err)
 {
-	memset(dv, 0, sizeof *dv);
-	struct ini_doc *d = load_bound(ZOO_DEVICE, name, &device_schema, dv, err);
-	if (!d)
-		return -1;
-	return finish(d, doc, device_validate(dv, d, err));
+	return load_bound(ZOO_DEVICE, name, &device_schema, dv, sizeof *dv, check_device, doc,
+			  err);
 }
 
 int zoo_load_link(const char *name, struct klink *l, struct ini_doc **doc,
 		  struct kerr *err)
 {
-	memset(l, 0, sizeof *l);
-	struct ini_doc *d = load_bound(ZOO_LINK, name, &link_schema, l, err);
-	if (!d)
-		return -1;
-	return finish(d, doc, 0);
+	return load_bound(ZOO_LINK, name, &link_schema, l, sizeof *l, NULL, doc, err);
 }
 
 int zoo_load_system(const char *name, struct ksystem *sy, struct ini_doc **doc,
 		    struct kerr *err)
 {
-	memset(sy, 0, sizeof *sy);
-	struct ini_doc *d = load_bound(ZOO_SYSTEM, name, &system_schema, sy, err);
-	if (!d)
-		return -1;
-	return finish(d, doc, system_validate(sy, d, err));
+	return load_bound(ZOO_SYSTEM, name, &system_schema, sy, sizeof *sy, check_system, doc,
+			  err);
 }
 
 int zoo_load_workload(const char *name, struct kworkload *w, struct kerr *err)
 {
 	char path[1024];
-	if (zoo_resolve(ZOO_WORKLOAD, name, path, sizeof path, err) != 0)
-		return -1;
-	return workload_load(path, w, err);
+	int rc = zoo_resolve(ZOO_WORKLOAD, name, path, sizeof path, err);
+	return rc != 0 ? rc : workload_load(path, w, err);
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -183,5 +182,6 @@ static int unknown(enum zoo_kind k, const char *name, struct kerr *err)
 		cands[i] = names[i];
 	char hint[128];
 	suggest_hint(name, cands, n > 0 ? n : 0, hint, sizeof hint);
-	return kerr_set(err, 0, 0, "unknown %s '%.64s'%s", kinds[k].what, name, hint);
+	kerr_set(err, 0, 0, "unknown %s '%.64s'%s", kinds[k].what, name, hint);
+	return ZOO_BAD_NAME;
 }

@@ -22,14 +22,19 @@ const char *zoo_home(void);
  * installed one beside its binary); NULL or "" restores the built-in. */
 void zoo_set_home(const char *dir);
 
+/* What zoo_resolve and the loaders return when the name names no file:
+ * neither a path nor in the zoo (the message, "unknown KIND 'x'", suggests
+ * a near name), empty, too long, or a trace given as a workload.  Other
+ * failures (the file itself) return -1. */
+#define ZOO_BAD_NAME -2
+
 /* Turns a zoo name or a path (anything with '/' or ending in .ini) into a
- * file path.  A name that is not in the zoo is an error naming the list
- * command. */
+ * file path.  Returns 0 or ZOO_BAD_NAME. */
 int zoo_resolve(enum zoo_kind k, const char *name, char *path, size_t n,
 		struct kerr *err);
 
 /* Loads, binds and validates.  When doc is not NULL the document is kept
- * for the caller (free with ini_doc_free). */
+ * for the caller (free with ini_doc_free).  Returns 0, -1, or ZOO_BAD_NAME. */
 int zoo_load_model(const char *name, struct kmodel *m, struct ini_doc **doc,
 		   struct kerr *err);
 int zoo_load_device(const char *name, struct kdevice *d, struct ini_doc **doc,

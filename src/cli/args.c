@@ -21,6 +21,12 @@ void cli_prefix(struct kerr *e, const char *pre, const char *post)
 	snprintf(e->msg, sizeof e->msg, "%s%s%s", pre, msg, post);
 }
 
+void cli_set_error(struct kerr *e)
+{
+	int lookup = strstr(e->msg, ": no such key") && !strstr(e->msg, "did you mean");
+	cli_prefix(e, "--set ", lookup ? " (see karat show)" : "");
+}
+
 void die_msg(const char *fmt, ...)
 {
 	va_list ap;

@@ -58,6 +58,10 @@ const char *arg_get(const struct command *c, const struct args *a,
  * post after it (the library never names an option). */
 void cli_prefix(struct kerr *e, const char *pre, const char *post);
 
+/* Words an override's error for the command line: "--set " in front, and
+ * where to look up the keys when no near one was suggested. */
+void cli_set_error(struct kerr *e);
+
 /* Prints "karat: msg" to stderr. */
 void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Reports a usage problem for command c; returns EXIT_USAGE. */

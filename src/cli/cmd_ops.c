@@ -2,44 +2,36 @@
 #include <string.h>
 
 #include "cli/load.h"
-#include "cli/override.h"
+#include "zoo/override.h"
 #include "cli/report.h"
 #include "cost/attn.h"
 
-/* --set for ops: model sections (m), sparse.* (sp), hw.KEY (the device d)
- * and link.KEY (its link l); each call applies the kinds whose target is
- * given, so model overrides land before the algorithm is parsed. */
+/* --set for ops: a model's sections (m), sparse.* (sp), hw.* (the device
+ * d) and link.* (its link l), through the library's router; each call
+ * applies the kinds whose target is given, so model overrides land before
+ * the algorithm is parsed.  Returns 0, 1 (bad value) or 2 (usage). */
 static int apply_sets(const struct args *a, struct kmodel *m, struct sparse_cfg *sp,
 		      struct kdevice *d, struct klink *l, struct kerr *err)
 {
 	for (int i = 0; i < a->nmany; i++) {
 		struct override o;
-		int rc = override_split(a->many[i], &o, err);
-		if (rc)
-			return rc;
-		int model = override_is_model_section(o.section);
-		int sparse = strcmp(o.section, "sparse") == 0;
-		int dev = strcmp(o.section, "hw") == 0, link = strcmp(o.section, "link") == 0;
-		if (!model && !sparse && !dev && !link) {
-			kerr_set(err, 0, 0, "--set %s: unknown section '%s' for ops (model "
-				 "sections, sparse, hw, link)", a->many[i], o.section);
+		if (override_parse(a->many[i], &o, err) != 0)
+			return cli_set_error(err), 2;
+		void *obj = o.part == OV_MODEL ? (void *)m : o.part == OV_SPARSE ? (void *)sp
+			    : o.part == OV_HW ? (void *)d : o.part == OV_LINK ? (void *)l : NULL;
+		if (o.part != OV_MODEL && o.part != OV_SPARSE && o.part != OV_HW &&
+		    o.part != OV_LINK) {
+			kerr_set(err, 0, 0, "--set %s: unknown section '%s' for ops (a model's "
+				 "sections, sparse, hw for its device, link for the device's link)",
+				 o.what, o.part == OV_SYSTEM || o.part == OV_WORKLOAD ? o.section
+				 : ov_part_names[o.part]);
 			return 2;
 		}
-		if (model && m)
-			rc = override_model(&o, m, &m->sp, err);
-		else if (sparse && sp)
-			rc = override_model(&o, NULL, sp, err);
-		else if (dev && d && (!strcmp(o.key, "kind") || !strcmp(o.key, "ops") ||
-				      !strcmp(o.key, "link"))) {
-			kerr_set(err, 0, 0, "--set %s: copy the device file to change its %s",
-				 o.what, o.key);
-			rc = 2;
-		} else if (dev && d)
-			rc = override_field(&device_schema, NULL, &o, d, err);
-		else if (link && l)
-			rc = override_field(&link_schema, NULL, &o, l, err);
+		if (!obj)
+			continue; /* another call's kind */
+		int rc = override_apply(&o, obj, err);
 		if (rc)
-			return rc;
+			return cli_set_error(err), rc == -2 ? 2 : 1;
 	}
 	return 0;
 }

@@ -92,9 +92,9 @@ static int run_point(const char *name, const struct args *a, int solve)
 	static struct progress pg;
 	if (solve && isatty(2)) {
 		pg.t0 = clock_now();
-		ld.d.progress = show_progress, ld.d.progress_ctx = &pg;
+		ld.p.d.progress = show_progress, ld.p.d.progress_ctx = &pg;
 	}
-	struct plan *p = plan_new(&ld.d, &err);
+	struct plan *p = plan_new(&ld.p.d, &err);
 	struct result r;
 	if (!p)
 		rc = 1;

@@ -54,7 +54,7 @@ static void make(const void *ctx, long idx, struct point_spec *ps,
 	const struct spt *p = &st->pt[idx];
 	memset(ps, 0, sizeof *ps);
 	ps->model = p->model, ps->algo = p->algo, ps->system = p->system;
-	ps->workload = p->workload, ps->schedule = "ofms+cmr", ps->mb = "auto";
+	ps->workload = p->workload, ps->schedule = DESIGN_DEFAULT_SCHED_NAME, ps->mb = "auto";
 	snprintf(sets[0], POOL_SET_LEN, "system.gpus=%d", p->gpus);
 	ps->sets[ps->nsets] = sets[ps->nsets], ps->nsets++;
 	if (p->memdevs > 0) {
@@ -287,8 +287,9 @@ int cmd_run(const struct args *a)
 	struct summary A, B;
 	init_summary(&A);
 	init_summary(&B);
-	printf("karat run: the headline study (ofms+cmr, micro-batches 1-16, P99 TBT "
-	       "SLO 100 ms, 256 sampled batches, seed 1)\n\n");
+	printf("karat run: the headline study (%s, micro-batches 1-%d, P99 TBT "
+	       "SLO %d ms, %d sampled batches, seed %d)\n\n", DESIGN_DEFAULT_SCHED_NAME,
+	       PIPE_MAX_MB, DESIGN_DEFAULT_SLO_MS, DESIGN_DEFAULT_SAMPLES, DESIGN_DEFAULT_SEED);
 	printf("A. Sparse-attention models on the agentic workload (synthetic, scaled), "
 	       "same H200s for every system:\n\n");
 	for (int m = 0; m < NA; m++) {

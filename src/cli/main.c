@@ -9,7 +9,11 @@
 #include <unistd.h>
 
 #include "base/gslerr.h"
+#include "zoo/design.h"
 #include "zoo/zoo.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x) /* a default, spelled into the help */
 
 #ifndef KARAT_VERSION
 #define KARAT_VERSION "unknown"
@@ -44,13 +48,13 @@ static const struct optdef calibrate_opts[] = {
 	{"workload", 1, "zoo name or INI path of the workload (karat list workloads)", 0, 0}, \
 	{"context", 1, "instead of a workload: every request at this context", 0, 0}, \
 	{"microbatches", 1, "1..16 or auto (default auto)", 0, 0}, \
-	{"schedule", 1, "serial, naive, ofms, cmr or ofms+cmr (default ofms+cmr)", 0, 0}, \
+	{"schedule", 1, "serial, naive, ofms, cmr or ofms+cmr (default " DESIGN_DEFAULT_SCHED_NAME ")", 0, 0}, \
 	{"mtp", 1, "draft tokens per step (default: the model's)", 0, 0}, \
 	{"mtp-accept", 1, "acceptance rate of a draft token (default: the model's)", 0, 0}, \
-	{"slo-ms", 1, "P99 time-between-tokens target in ms (default 100)", 0, 0}, \
-	{"samples", 1, "sampled batches per evaluation (default 256)", 0, 0}, \
-	{"seed", 1, "random seed (default 1)", 0, 0}, \
-	{"set", 1, "override section.key=value (repeatable; see README)", 1, 0}, \
+	{"slo-ms", 1, "P99 time-between-tokens target in ms (default " STR(DESIGN_DEFAULT_SLO_MS) ")", 0, 0}, \
+	{"samples", 1, "sampled batches per evaluation (default " STR(DESIGN_DEFAULT_SAMPLES) ")", 0, 0}, \
+	{"seed", 1, "random seed (default " STR(DESIGN_DEFAULT_SEED) ")", 0, 0}, \
+	{"set", 1, "override a key as karat show prints it: section.key=value, or role.section.key=value for a device or link (repeatable; see README)", 1, 0}, \
 	{"force", 0, "allow a trained-only algorithm on a model not trained for it", 0, 0}, \
 	{"exact", 0, "schedule every layer explicitly (reference; slower)", 0, 0}, \
 	{"format", 1, "table (default) or csv", 0, 0}

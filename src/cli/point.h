@@ -6,7 +6,7 @@
 
 #include "cli/cli.h"
 #include "solve/solve.h"
-#include "zoo/zoo.h"
+#include "zoo/design.h"
 
 #define POINT_LABEL 600   /* an --algo specification is at most 511 */
 #define POINT_SET_LEN 320 /* one section.key=value override */
@@ -23,22 +23,17 @@ struct point_spec {
 };
 
 struct loaded {
-	struct kmodel m;
-	struct sparse_cfg sp;
-	struct ksystem sys;
-	struct kdevice gpu, mem;
-	struct klink up, out, ml, port;
-	struct kworkload wl;
-	struct design d;
+	struct design_parts p; /* the design and all it points into */
 	int mb;          /* 0 = auto */
 	double batch;    /* 0 when not given */
 	char label[4][POINT_LABEL]; /* model, algo, system, workload */
 	char sets[MAX_MANY * POINT_SET_LEN]; /* the overrides, ';'-separated, for the CSV */
 };
 
-/* Loads and checks everything the spec names and applies its overrides.
- * Returns 0, 1 (bad file or value) or 2 (usage: unknown name or option
- * value); err says why.  Free with point_free. */
+/* Parses the options, then assembles the design (zoo/design.h) and words
+ * its errors for the command line.  Returns 0, 1 (bad file or value) or 2
+ * (usage: unknown name or option value); err says why.  Free with
+ * point_free, also after a failure. */
 int point_load(const struct point_spec *ps, struct loaded *ld, struct kerr *err);
 void point_free(struct loaded *ld);
 

@@ -20,7 +20,7 @@ static int eval_point(struct pool *pl, long idx, char **row, struct result *out,
 		return 1;
 	}
 	int rc = point_load(&ps, ld, err); /* loaders are thread-safe (ini_doc.c) */
-	struct plan *p = rc ? NULL : plan_new(&ld->d, err);
+	struct plan *p = rc ? NULL : plan_new(&ld->p.d, err);
 	if (!rc && !p)
 		rc = 1;
 	struct result r;

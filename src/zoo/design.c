@@ -1,13 +1,18 @@
-/* design.c: loading a whole design point from zoo names. */
+/* design.c: assembling a whole design point (design.h). */
 #include "zoo/design.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "cost/attn.h"
+#include "zoo/override.h"
 
 void design_link(struct design_parts *dp)
 {
 	int mem = system_has_memdev(&dp->sys);
 	struct design *d = &dp->d;
-	d->m = &dp->m, d->sp = &dp->m.sp, d->sys = &dp->sys, d->gpu = &dp->gpu;
+	d->m = &dp->m, d->sp = &dp->sp, d->sys = &dp->sys, d->gpu = &dp->gpu;
 	d->mem = mem ? &dp->mem : NULL;
 	d->up = &dp->up, d->out = &dp->out;
 	d->mlink = mem ? &dp->ml : NULL;
@@ -15,31 +20,214 @@ void design_link(struct design_parts *dp)
 	d->wl = &dp->wl;
 }
 
+/* When each override applies: what it names must be loaded, and what it
+ * changes must not be loaded yet. */
+enum stage { ST_MODEL, ST_SPARSE, ST_SYSTEM, ST_PARTS, ST_WORKLOAD };
+
+static enum stage stage_of(enum ov_part p)
+{
+	switch (p) {
+	case OV_MODEL: return ST_MODEL;
+	case OV_SPARSE: return ST_SPARSE;
+	case OV_SYSTEM: return ST_SYSTEM;
+	case OV_WORKLOAD: return ST_WORKLOAD;
+	default: return ST_PARTS;
+	}
+}
+
+/* Records what failed; returns rc. */
+static int blame(struct design_parts *dp, enum design_input in, int set, int rc)
+{
+	dp->fail = in;
+	dp->fail_set = set;
+	return rc;
+}
+
+/* The description an override of a device or link sets, or NULL with err
+ * when the system has no such part. */
+static void *part_of(struct design_parts *dp, const struct override *o, struct kerr *err)
+{
+	const struct ksystem *s = &dp->sys;
+	switch (o->part) {
+	case OV_GPU: return &dp->gpu;
+	case OV_SCALEUP: return &dp->up;
+	case OV_SCALEOUT: return &dp->out;
+	case OV_MEMDEV:
+	case OV_MEMDEV_LINK:
+		if (!system_has_memdev(s)) {
+			kerr_set(err, 0, 0, "%s: the system has no memory device", o->what);
+			return NULL;
+		}
+		return o->part == OV_MEMDEV ? (void *)&dp->mem : (void *)&dp->ml;
+	case OV_GPU_PORT:
+		if (!system_has_port(s)) {
+			kerr_set(err, 0, 0, "%s: the system has no GPU port", o->what);
+			return NULL;
+		}
+		return &dp->port;
+	default:
+		kerr_set(err, 0, 0, "%s: '%s' names a lone device or its link; a system's are "
+			 "gpu, memdev, scaleup_link, scaleout_link, memdev_link and gpu_port",
+			 o->what, ov_part_names[o->part]);
+		return NULL;
+	}
+}
+
+/* Applies the overrides of one stage, in the order given. */
+static int apply_stage(const struct design_spec *s, const struct override *ov,
+		       struct design_parts *dp, enum stage st, struct kerr *err)
+{
+	for (int i = 0; i < s->nsets; i++) {
+		const struct override *o = &ov[i];
+		if (stage_of(o->part) != st)
+			continue;
+		if (s->skip_memdev_sets && !system_has_memdev(&dp->sys) && override_is_memdev(o))
+			continue;
+		void *obj = NULL;
+		switch (st) {
+		case ST_MODEL: obj = &dp->m; break;
+		case ST_SPARSE: obj = &dp->sp; break;
+		case ST_SYSTEM: obj = &dp->sys; break;
+		case ST_WORKLOAD:
+			if (!s->workload) {
+				kerr_set(err, 0, 0, "%s: the context is fixed; workload sections "
+					 "do not apply", o->what);
+				return blame(dp, DI_SET, i, -2);
+			}
+			obj = &dp->wl;
+			break;
+		case ST_PARTS:
+			if (!(obj = part_of(dp, o, err)))
+				return blame(dp, DI_SET, i, -2);
+			break;
+		}
+		int rc = override_apply(o, obj, err);
+		if (rc)
+			return blame(dp, DI_SET, i, rc);
+	}
+	return 0;
+}
+
+/* The model, its algorithm and their overrides. */
+static int load_model(const struct design_spec *s, const struct override *ov,
+		      struct design_parts *dp, struct kerr *err)
+{
+	int rc = zoo_load_model(s->model, &dp->m, NULL, err);
+	if (rc)
+		return blame(dp, DI_MODEL, 0, rc);
+	if ((rc = apply_stage(s, ov, dp, ST_MODEL, err)) != 0)
+		return rc;
+	dp->sp = dp->m.sp;
+	if (s->algo && sparse_parse_spec(s->algo, &dp->m.sp, &dp->sp, err) != 0)
+		return blame(dp, DI_ALGO, 0, -2);
+	if ((rc = apply_stage(s, ov, dp, ST_SPARSE, err)) != 0)
+		return rc;
+	if ((rc = attn_applicable(&dp->m, &dp->sp, s->force, err)) != 0)
+		return blame(dp, rc == -2 ? DI_FORCE : DI_ALGO, 0, -1);
+	return 0;
+}
+
+/* The system, its overrides, and every device and link it then names. */
+static int load_system(const struct design_spec *s, const struct override *ov,
+		       struct design_parts *dp, struct kerr *err)
+{
+	struct ksystem *sy = &dp->sys;
+	int rc = zoo_load_system(s->system, sy, NULL, err);
+	if (rc)
+		return blame(dp, DI_SYSTEM, 0, rc);
+	if ((rc = apply_stage(s, ov, dp, ST_SYSTEM, err)) != 0)
+		return rc;
+	if (s->skip_memdev_sets && !system_has_memdev(sy))
+		sy->memdevs = 0; /* a sweep's memdevs key does not apply here */
+	if (system_validate(sy, NULL, err) != 0)
+		return blame(dp, DI_SYSTEM, 0, -1);
+	if ((rc = zoo_load_device(sy->gpu, &dp->gpu, NULL, err)) != 0 ||
+	    (rc = zoo_load_link(sy->scaleup_link, &dp->up, NULL, err)) != 0 ||
+	    (rc = zoo_load_link(sy->scaleout_link, &dp->out, NULL, err)) != 0)
+		return blame(dp, DI_PART, 0, rc);
+	if (system_has_memdev(sy) &&
+	    ((rc = zoo_load_device(sy->memdev, &dp->mem, NULL, err)) != 0 ||
+	     (rc = zoo_load_link(sy->memdev_link, &dp->ml, NULL, err)) != 0))
+		return blame(dp, DI_PART, 0, rc);
+	if (system_has_port(sy) && (rc = zoo_load_link(sy->gpu_port, &dp->port, NULL, err)) != 0)
+		return blame(dp, DI_PART, 0, rc);
+	return apply_stage(s, ov, dp, ST_PARTS, err);
+}
+
+static int load_workload(const struct design_spec *s, const struct override *ov,
+			 struct design_parts *dp, struct kerr *err)
+{
+	if (s->workload) {
+		int rc = zoo_load_workload(s->workload, &dp->wl, err);
+		if (rc)
+			return blame(dp, DI_WORKLOAD, 0, rc);
+	} else {
+		if (!(s->context >= 1) || s->context != floor(s->context)) {
+			kerr_set(err, 0, 0, "a fixed context must be a whole number of tokens "
+				 ">= 1 (got %g)", s->context);
+			return blame(dp, DI_CONTEXT, 0, -2);
+		}
+		if (s->context > dp->m.max_context) { /* never clipped silently */
+			kerr_set(err, 0, 0, "a context of %.0f tokens exceeds %s's maximum of %.0f "
+				 "tokens",
+				 s->context, dp->m.name, dp->m.max_context);
+			return blame(dp, DI_CONTEXT, 0, -1);
+		}
+		workload_fixed(&dp->wl, s->context);
+	}
+	return apply_stage(s, ov, dp, ST_WORKLOAD, err);
+}
+
+/* The run settings, each given or at its default. */
+static int settings(const struct design_spec *s, struct design_parts *dp, struct kerr *err)
+{
+	struct design *d = &dp->d;
+	d->sched = s->sched >= 0 ? s->sched : DESIGN_DEFAULT_SCHED;
+	d->mtp = isnan(s->mtp) ? dp->m.mtp_draft : s->mtp;
+	d->accept = isnan(s->accept) ? dp->m.mtp_accept : s->accept;
+	d->slo = isnan(s->slo_s) ? DESIGN_DEFAULT_SLO_S : s->slo_s;
+	d->samples = s->samples >= 0 ? s->samples : DESIGN_DEFAULT_SAMPLES;
+	d->seed = s->seed >= 0 ? (unsigned long)s->seed : DESIGN_DEFAULT_SEED;
+	d->exact = s->exact;
+	if (d->sched >= SCHED_N) {
+		kerr_set(err, 0, 0, "unknown schedule %d", d->sched);
+		return blame(dp, DI_SETTING, 0, -2);
+	}
+	return 0;
+}
+
+int design_assemble(const struct design_spec *s, struct design_parts *dp,
+		    struct kerr *err)
+{
+	memset(dp, 0, sizeof *dp);
+	if (!s->model || !s->system || (!s->workload && !(s->context > 0))) {
+		kerr_set(err, 0, 0, "a design needs a model, a system and a workload or context");
+		return blame(dp, DI_NONE, 0, -2);
+	}
+	if (s->nsets < 0 || s->nsets > DESIGN_MAX_SETS) {
+		kerr_set(err, 0, 0, "%d overrides; at most %d", s->nsets, DESIGN_MAX_SETS);
+		return blame(dp, DI_SET, 0, -2);
+	}
+	struct override ov[DESIGN_MAX_SETS];
+	for (int i = 0; i < s->nsets; i++)
+		if (override_parse(s->sets[i], &ov[i], err) != 0)
+			return blame(dp, DI_SET, i, -2);
+	int rc;
+	if ((rc = load_model(s, ov, dp, err)) != 0 || (rc = load_system(s, ov, dp, err)) != 0 ||
+	    (rc = load_workload(s, ov, dp, err)) != 0 || (rc = settings(s, dp, err)) != 0)
+		return rc;
+	design_link(dp);
+	return 0;
+}
+
 int design_load(struct design_parts *dp, const char *model, const char *system,
 		const char *workload, double context, struct kerr *err)
 {
-	memset(dp, 0, sizeof *dp);
-	if (zoo_load_model(model, &dp->m, NULL, err) != 0 ||
-	    zoo_load_system(system, &dp->sys, NULL, err) != 0 ||
-	    zoo_load_device(dp->sys.gpu, &dp->gpu, NULL, err) != 0 ||
-	    zoo_load_link(dp->sys.scaleup_link, &dp->up, NULL, err) != 0 ||
-	    zoo_load_link(dp->sys.scaleout_link, &dp->out, NULL, err) != 0)
-		return -1;
-	if (system_has_memdev(&dp->sys) &&
-	    (zoo_load_device(dp->sys.memdev, &dp->mem, NULL, err) != 0 ||
-	     zoo_load_link(dp->sys.memdev_link, &dp->ml, NULL, err) != 0))
-		return -1;
-	if (system_has_port(&dp->sys) && zoo_load_link(dp->sys.gpu_port, &dp->port, NULL, err) != 0)
-		return -1;
-	if (context > 0)
-		workload_fixed(&dp->wl, context);
-	else if (zoo_load_workload(workload, &dp->wl, err) != 0)
-		return -1;
-	dp->d = (struct design){.sched = DESIGN_DEFAULT_SCHED, .mtp = dp->m.mtp_draft,
-				.accept = dp->m.mtp_accept, .slo = DESIGN_DEFAULT_SLO_S,
-				.samples = DESIGN_DEFAULT_SAMPLES, .seed = DESIGN_DEFAULT_SEED};
-	design_link(dp);
-	return 0;
+	struct design_spec s = DESIGN_SPEC_INIT;
+	s.model = model, s.system = system;
+	s.workload = context > 0 ? NULL : workload;
+	s.context = context;
+	return design_assemble(&s, dp, err);
 }
 
 void design_free(struct design_parts *dp)

@@ -1,0 +1,55 @@
+/* override.h: one router for "PART.KEY=VALUE" overrides of a loaded design,
+ * with the key names `karat show` prints.  A model's keys keep their file
+ * section (attention.heads, sparse.topk), as do a system's (system.gpus)
+ * and a workload's (workload.prefix_reuse, input.median).  A device or link
+ * is named by its role, then its key as its file has it, section and all
+ * (gpu.memory.bandwidth, memdev_link.link.bandwidth), or with the key alone
+ * where it is unique in that kind of file (gpu.bandwidth).  Each value is
+ * parsed and checked through its schema exactly as the file's would be.
+ * Messages name the item, not an option: callers add their own words. */
+#ifndef KARAT_ZOO_OVERRIDE_H
+#define KARAT_ZOO_OVERRIDE_H
+
+#include "base/err.h"
+#include "hw/device.h"
+#include "hw/link.h"
+#include "model/model.h"
+#include "sys/system.h"
+#include "workload/workload.h"
+
+enum ov_part {
+	OV_MODEL,        /* model, attention, ffn, moe, dtypes, decode */
+	OV_SPARSE,       /* the attention algorithm's parameters */
+	OV_SYSTEM,
+	OV_GPU, OV_MEMDEV,                /* the system's devices */
+	OV_SCALEUP, OV_SCALEOUT, OV_MEMDEV_LINK, OV_GPU_PORT, /* its links */
+	OV_HW, OV_LINK,  /* one device alone and its link (karat ops) */
+	OV_WORKLOAD,     /* workload, input, output */
+	OV_N
+};
+
+extern const char *const ov_part_names[OV_N];
+
+struct override {
+	enum ov_part part;
+	char section[64];  /* in the part's file; "" for a device or link key
+			      given alone */
+	char key[64];
+	char what[160];    /* the item up to '=', for messages */
+	const char *value; /* points into the item */
+};
+
+/* Splits and routes one item.  Returns 0, or -1 with err (not PART.KEY=VALUE,
+ * a name too long, an unknown part). */
+int override_parse(const char *item, struct override *o, struct kerr *err);
+
+/* Whether o sets something only a system with memory devices has
+ * (memdev.*, memdev_link.*, system.memdevs, system.memdev_link). */
+int override_is_memdev(const struct override *o);
+
+/* Sets o on obj, the description of o's part (struct kmodel, sparse_cfg,
+ * ksystem, kdevice, klink or kworkload).  Returns 0, -1 (a bad value) or
+ * -2 (no such key, or one an override cannot change), with err. */
+int override_apply(const struct override *o, void *obj, struct kerr *err);
+
+#endif

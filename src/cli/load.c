@@ -5,47 +5,54 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The exit status of a zoo load: 2 (usage) for a name that names no file
- * (an unknown one's message then says which `karat list` shows the
- * names); 1 for a bad file. */
-static int load_status(enum zoo_kind k, int rc, struct kerr *err)
+void load_hint(enum zoo_kind k, const char *name, struct kerr *err)
 {
 	static const char *const list[ZOO_NKIND] = {
 		[ZOO_MODEL] = "models", [ZOO_DEVICE] = "hw", [ZOO_LINK] = "hw",
 		[ZOO_SYSTEM] = "systems", [ZOO_WORKLOAD] = "workloads"};
+	size_t n = strlen(err->msg);
+	if (strncmp(err->msg, "unknown ", 8) == 0)
+		snprintf(err->msg + n, sizeof err->msg - n, " (see karat list %s)", list[k]);
+	else if (k == ZOO_WORKLOAD && strstr(err->msg, "a trace is not a workload file"))
+		snprintf(err->msg + n, sizeof err->msg - n, "; karat quantiles %.200s prints "
+			 "one with length tables", name);
+}
+
+/* The exit status of a zoo load: 2 (usage) for a name that names no file,
+ * with load_hint's words; 1 for a bad file. */
+static int load_status(enum zoo_kind k, const char *name, int rc, struct kerr *err)
+{
 	if (rc == 0)
 		return 0;
 	if (rc != ZOO_BAD_NAME)
 		return 1;
-	size_t n = strlen(err->msg);
-	if (strncmp(err->msg, "unknown ", 8) == 0)
-		snprintf(err->msg + n, sizeof err->msg - n, " (see karat list %s)", list[k]);
+	load_hint(k, name, err);
 	return EXIT_USAGE;
 }
 
 int load_model(const char *name, struct kmodel *m, struct kerr *err)
 {
-	return load_status(ZOO_MODEL, zoo_load_model(name, m, NULL, err), err);
+	return load_status(ZOO_MODEL, name, zoo_load_model(name, m, NULL, err), err);
 }
 
 int load_device(const char *name, struct kdevice *d, struct kerr *err)
 {
-	return load_status(ZOO_DEVICE, zoo_load_device(name, d, NULL, err), err);
+	return load_status(ZOO_DEVICE, name, zoo_load_device(name, d, NULL, err), err);
 }
 
 int load_link(const char *name, struct klink *l, struct kerr *err)
 {
-	return load_status(ZOO_LINK, zoo_load_link(name, l, NULL, err), err);
+	return load_status(ZOO_LINK, name, zoo_load_link(name, l, NULL, err), err);
 }
 
 int load_system(const char *name, struct ksystem *s, struct kerr *err)
 {
-	return load_status(ZOO_SYSTEM, zoo_load_system(name, s, NULL, err), err);
+	return load_status(ZOO_SYSTEM, name, zoo_load_system(name, s, NULL, err), err);
 }
 
 int load_workload(const char *name, struct kworkload *w, struct kerr *err)
 {
-	return load_status(ZOO_WORKLOAD, zoo_load_workload(name, w, err), err);
+	return load_status(ZOO_WORKLOAD, name, zoo_load_workload(name, w, err), err);
 }
 
 void arg_label(const char *arg, char *out, size_t n)

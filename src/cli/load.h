@@ -23,6 +23,11 @@ int load_device_arg(const char *name, struct kdevice *d, struct klink *l);
 int load_setup_args(const char *model, const char *hw, struct kmodel *m,
 		    struct kdevice *d, struct klink *l);
 
+/* Words a message about a name that names no file of kind k for the
+ * command line: where the names are listed, or how to make a workload of
+ * a trace. */
+void load_hint(enum zoo_kind k, const char *name, struct kerr *err);
+
 /* "h200" for "h200" or "some/dir/h200.ini". */
 void arg_label(const char *arg, char *out, size_t n);
 

@@ -111,15 +111,23 @@ static int parse_spec(const struct point_spec *ps, struct design_spec *s,
 static int assembly_status(const struct point_spec *ps, const struct design_parts *dp,
 			   int rc, struct kerr *err)
 {
-	static const char *const list[] = {[DI_MODEL] = "models", [DI_SYSTEM] = "systems",
-					   [DI_WORKLOAD] = "workloads", [DI_PART] = "hw"};
-	char hint[48];
 	int usage = rc == -2;
 	switch (dp->fail) {
-	case DI_MODEL: case DI_SYSTEM: case DI_WORKLOAD: case DI_PART:
-		snprintf(hint, sizeof hint, " (see karat list %s)", list[dp->fail]);
-		if (usage && strncmp(err->msg, "unknown ", 8) == 0)
-			cli_prefix(err, "", hint);
+	case DI_MODEL:
+		if (usage)
+			load_hint(ZOO_MODEL, ps->model, err);
+		break;
+	case DI_SYSTEM:
+		if (usage)
+			load_hint(ZOO_SYSTEM, ps->system, err);
+		break;
+	case DI_WORKLOAD:
+		if (usage)
+			load_hint(ZOO_WORKLOAD, ps->workload, err);
+		break;
+	case DI_PART:
+		if (usage)
+			load_hint(ZOO_DEVICE, "", err);
 		break;
 	case DI_ALGO:
 		if (usage)

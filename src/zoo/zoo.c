@@ -53,9 +53,8 @@ int zoo_resolve(enum zoo_kind k, const char *name, char *path, size_t n,
 	if (k == ZOO_WORKLOAD && len > 4 && strcmp(name + len - 4, ".csv") == 0)
 		return (void)kerr_set(err, name, 0, "a trace is not a workload file: write a "
 				"workload INI that names it ([workload] name = ..., origin = "
-				"trace, trace = %s, input_column = ..., output_column = ...; "
-				"karat quantiles %s prints one with length tables)", name, name),
-		       ZOO_BAD_NAME;
+				"trace, trace = %s, input_column = ..., output_column = ...)",
+				name), ZOO_BAD_NAME;
 	if (is_path(name)) {
 		if ((size_t)snprintf(path, n, "%s", name) >= n)
 			return (void)kerr_set(err, 0, 0, "path too long: %.80s", name), ZOO_BAD_NAME;

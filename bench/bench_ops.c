@@ -12,8 +12,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 
-#include "cost/step.h"
-#include "zoo/zoo.h"
+#include "karat.h"
 
 #include "bench_util.h"
 

@@ -12,9 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "solve/solve.h"
-#include "zoo/design.h"
-#include "zoo/zoo.h"
+#include "karat.h"
 
 #include "bench_util.h"
 

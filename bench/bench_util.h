@@ -5,7 +5,7 @@
 
 #include <stdlib.h>
 
-#include "base/clock.h"
+#include "karat.h"
 
 static inline double now(void)
 {

@@ -10,8 +10,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "zoo/design.h"
-#include "zoo/override.h"
+#include "karat.h"
 
 static struct design_parts A, B;
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "helpers.h"
-#include "zoo/zoo.h"
+#include "karat.h"
 
 /* A minimal valid dense model; tests break one thing at a time. */
 static const char *good_model =

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "karat.h"
 #include "kernels/common.h"
-#include "kernels/harness.h"
 
 static void run_and_check(const char *name, double size)
 {

@@ -4,10 +4,8 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "cost/attn.h"
-#include "cost/step.h"
 #include "helpers.h"
-#include "zoo/zoo.h"
+#include "karat.h"
 
 static struct step S;
 static struct op_row R[OP_N], TOT;

@@ -14,7 +14,7 @@
 
 #include "base/suggest.h"
 #include "helpers.h"
-#include "kernels/harness.h"
+#include "karat.h"
 
 static char out[1 << 18], err[1 << 14];
 

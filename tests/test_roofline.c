@@ -6,10 +6,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "cost/roofline.h"
-#include "cost/step.h"
 #include "helpers.h"
-#include "zoo/zoo.h"
+#include "karat.h"
 
 static const char *const MODELS[] = {"deepseek-v3.2", "deepseek-v3", "glm-5", "glm-5.2",
 				     "minimax-m3", "kimi-k2", "qwen3-235b-a22b",

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "helpers.h"
-#include "sched/pipeline.h"
+#include "karat.h"
 
 static struct pipe_in one_layer(int kind, int m, double pre, double out,
 				double attn, double back, double post)

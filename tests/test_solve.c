@@ -5,14 +5,9 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "cost/attn.h"
-#include "cost/roofline.h"
-#include "cost/step.h"
 #include "helpers.h"
+#include "karat.h"
 #include "solve/plan.h" /* internal: plan_slot_time, for the one-roofline test */
-#include "solve/solve.h"
-#include "zoo/design.h"
-#include "zoo/zoo.h"
 
 /* The design assembly of the library (zoo/design.h), with fewer samples. */
 #define setup design_parts

@@ -8,10 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cost/attn.h"
-#include "cost/step.h"
 #include "helpers.h"
-#include "zoo/zoo.h"
+#include "karat.h"
 
 /* Cache-side totals of one step for one request: per kind, all layers. */
 struct totals {

@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 
-#include "base/units.h"
+#include "karat.h"
 
 static double ok(const char *text, enum unit_class c)
 {

@@ -9,8 +9,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "workload/workload.h"
-#include "zoo/zoo.h"
+#include "karat.h"
 
 static int load_text(const char *text, struct kworkload *w, struct kerr *err)
 {

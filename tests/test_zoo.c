@@ -4,9 +4,8 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "cost/attn.h"
 #include "helpers.h"
-#include "zoo/zoo.h"
+#include "karat.h"
 
 static int sourced(const char *s)
 {

@@ -5,7 +5,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "base/units.h"
+#include "karat.h"
 
 static void vmessage(const char *fmt, va_list ap)
 {

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "base/units.h"
+#include "karat.h"
 
 #ifndef KARAT_KERNEL_FLAGS
 #define KARAT_KERNEL_FLAGS "?"

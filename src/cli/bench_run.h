@@ -4,7 +4,7 @@
 #define KARAT_CLI_BENCH_RUN_H
 
 #include "cli/cli.h"
-#include "kernels/harness.h"
+#include "karat.h"
 
 #define BENCH_MAX 64
 

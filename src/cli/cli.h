@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-#include "base/err.h"
+#include "karat.h"
 
 #define EXIT_USAGE 2
 

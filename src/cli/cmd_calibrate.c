@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cli/bench_run.h"
-#include "zoo/zoo.h"
+#include "karat.h"
 
 struct fitted {
 	const struct kernel_def *k;

@@ -2,9 +2,8 @@
 #include <string.h>
 
 #include "cli/load.h"
-#include "zoo/override.h"
 #include "cli/report.h"
-#include "cost/attn.h"
+#include "karat.h"
 
 /* --set for ops: a model's sections (m), sparse.* (sp), hw.* (the device
  * d) and link.* (its link l), through the library's router; each call

@@ -3,8 +3,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/clock.h"
 #include "cli/point.h"
+#include "karat.h"
 
 /* Fills a spec from a command's options. */
 static void spec_from_args(const struct command *c, const struct args *a,

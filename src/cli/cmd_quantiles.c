@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "workload/workload.h"
+#include "karat.h"
 
 static const double pct[] = {0, 1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95,
 			     99, 99.9, 100};

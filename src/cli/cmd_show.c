@@ -8,8 +8,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "cli/load.h"
-#include "cost/attn.h"
-#include "cost/roofline.h"
+#include "karat.h"
 
 /* Finds what NAME is: a model, a device or a link (zoo order). */
 static int classify(const char *name, enum zoo_kind *k)

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "cli/cli.h"
-#include "zoo/zoo.h"
+#include "karat.h"
 
 /* Each returns 0, 1 (bad file) or 2 (unknown name), with err; they print
  * nothing (the worker threads of sweep and run call them). */

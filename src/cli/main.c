@@ -8,9 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/gslerr.h"
-#include "zoo/design.h"
-#include "zoo/zoo.h"
+#include "karat.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x) /* a default, spelled into the help */

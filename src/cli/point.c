@@ -5,10 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/units.h"
-#include "cost/attn.h"
 #include "cli/load.h"
-#include "zoo/design.h"
+#include "karat.h"
 
 const char *const point_head[] = {
 	"model", "algo", "system", "workload", "schedule", "microbatches", "batch",

@@ -5,8 +5,7 @@
 #define KARAT_CLI_POINT_H
 
 #include "cli/cli.h"
-#include "solve/solve.h"
-#include "zoo/design.h"
+#include "karat.h"
 
 #define POINT_LABEL 600   /* an --algo specification is at most 511 */
 #define POINT_SET_LEN 320 /* one section.key=value override */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/clock.h"
+#include "karat.h"
 
 /* Evaluates one point into a CSV row (malloc'd). */
 static int eval_point(struct pool *pl, long idx, char **row, struct result *out,
@@ -89,7 +89,6 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&pl->lock);
 	}
 }
-
 
 int pool_run(struct pool *p, int threads)
 {

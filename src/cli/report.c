@@ -1,6 +1,6 @@
 /* report.c: formatting the operators of one decode step. */
 #include "cli/report.h"
-#include "cost/attn.h"
+#include "karat.h"
 
 #include <math.h>
 #include <string.h>

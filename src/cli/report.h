@@ -3,7 +3,7 @@
 #define KARAT_CLI_REPORT_H
 
 #include "cli/cli.h"
-#include "cost/step.h"
+#include "karat.h"
 
 struct ops_setup {
 	const struct kmodel *m;

@@ -4,13 +4,14 @@
 #ifndef KARAT_COST_STEP_H
 #define KARAT_COST_STEP_H
 
+#include "base/limits.h"
+
 #include "base/err.h"
 #include "cost/ops.h"
 #include "hw/device.h"
 #include "hw/link.h"
 #include "model/model.h"
 
-#define STEP_MAX_OPS 160
 
 /* A decode batch.  Attention is data-parallel: this GPU holds `local`
  * requests; experts are expert-parallel over `gpus`, and routing sees the

@@ -5,14 +5,13 @@
 #ifndef KARAT_IO_INI_DOC_H
 #define KARAT_IO_INI_DOC_H
 
+#include "base/limits.h"
+
 #include "base/err.h"
 
 #define INI_NAME 64       /* section and key names, with NUL */
 #define INI_VALUE 192     /* value text, with NUL (inih's line limit) */
 #define INI_SOURCE 512    /* source comment, with NUL */
-#define INI_MAX_ENTRIES 512
-#define INI_MAX_SECTIONS 64
-#define INI_MAX_BYTES (4 << 20)
 
 struct ini_entry {
 	char section[INI_NAME];

@@ -23,6 +23,8 @@
 #ifndef KARAT_SCHED_PIPELINE_H
 #define KARAT_SCHED_PIPELINE_H
 
+#include "base/limits.h"
+
 enum sched_kind { SCHED_SERIAL, SCHED_NAIVE, SCHED_OFMS, SCHED_CMR, SCHED_OFMS_CMR,
 		  SCHED_N };
 extern const char *const sched_names[SCHED_N + 1];
@@ -41,7 +43,6 @@ enum pipe_task { T_PRE, T_OUT, T_ATTN, T_BACK, T_POST, T_DISP, T_EXP, T_COMB,
 		 T_TAIL_G = T_LAYER, T_TAIL_L, T_TAIL_M, T_ALL };
 extern const char *const pipe_task_names[T_ALL + 1];
 
-#define PIPE_MAX_MB 16
 
 struct pipe_in {
 	int kind;                        /* enum sched_kind */

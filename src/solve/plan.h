@@ -7,6 +7,8 @@
 #ifndef KARAT_SOLVE_PLAN_H
 #define KARAT_SOLVE_PLAN_H
 
+#include "base/limits.h"
+
 #include <gsl/gsl_rng.h>
 
 #include "cost/attn.h"
@@ -37,7 +39,6 @@ struct plan_vmap {
 };
 
 #define PLAN_MAX_VALUES (4 * ATTN_MAX_SLOTS)
-#define PLAN_MAX_SHARDS 8 /* slices of one request, at most */
 
 /* The packed values one device (a memory device, or a GPU's fallback
  * stages) sums over its requests.  Most are affine in the context over the

@@ -16,6 +16,8 @@
 #ifndef KARAT_SOLVE_SOLVE_H
 #define KARAT_SOLVE_SOLVE_H
 
+#include "base/limits.h"
+
 #include "base/err.h"
 #include "hw/device.h"
 #include "hw/link.h"
@@ -98,14 +100,5 @@ struct sample_view {
 int plan_inspect(struct plan *p, double batch, int m, int sample,
 		 struct sample_view *v, struct kerr *err);
 
-/* Largest batch plan_solve tries. */
-#define PLAN_MAX_BATCH 1048576.0
-/* The most work one evaluation may take: samples x (batch + GPUs + memory
- * devices), the requests and devices each sampled batch places (2^26:
- * about 1 s per evaluation on the 2-core development machine, measured on
- * DeepSeek-V3.2 with KARAT at 130,000 requests and 256 samples: 0.49 s).
- * Beyond it an evaluation is refused with this limit named, rather than
- * running for minutes. */
-#define PLAN_MAX_WORK 67108864.0
 
 #endif

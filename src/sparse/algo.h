@@ -12,6 +12,8 @@
 #ifndef KARAT_SPARSE_ALGO_H
 #define KARAT_SPARSE_ALGO_H
 
+#include "base/limits.h"
+
 #include <stddef.h>
 
 #include "base/err.h"
@@ -67,7 +69,6 @@ struct algo_param {
 
 enum algo_layout { LAYOUT_ANY, LAYOUT_GQA, LAYOUT_MLA };
 
-#define ALGO_MAX_PARAMS 12
 
 /* Layer classes an algorithm splits a model into. */
 enum lclass {

@@ -11,6 +11,8 @@
 #ifndef KARAT_WORK_WORKLOAD_H
 #define KARAT_WORK_WORKLOAD_H
 
+#include "base/limits.h"
+
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
@@ -24,8 +26,6 @@ extern const char *const wl_kind_names[WD_N + 1];
 enum wl_origin { WO_TRACE, WO_SCALED, WO_SYNTHETIC, WO_N };
 extern const char *const wl_origin_names[WO_N + 1];
 
-#define WL_MAX_Q 48
-#define WL_MAX_TOKENS 1e9 /* the longest length any workload may give */
 
 /* One length distribution, in tokens. */
 struct wl_dist {
@@ -79,10 +79,6 @@ void workload_fixed(struct kworkload *w, double context);
 
 void workload_free(struct kworkload *w);
 
-/* Limits of a trace: its size, rows and header columns. */
-#define TRACE_MAX_BYTES (1LL << 30)
-#define TRACE_MAX_ROWS 50000000L
-#define TRACE_MAX_COLS 1024
 
 /* Reads columns in_col and out_col of a CSV trace (header row first): a
  * regular file of at most TRACE_MAX_BYTES.  Allocates *in and *out

@@ -11,6 +11,8 @@
 #ifndef KARAT_ZOO_DESIGN_H
 #define KARAT_ZOO_DESIGN_H
 
+#include "base/limits.h"
+
 #include "solve/solve.h"
 #include "zoo/zoo.h"
 
@@ -20,7 +22,6 @@
 #define DESIGN_DEFAULT_SEED 1
 #define DESIGN_DEFAULT_SCHED SCHED_OFMS_CMR
 #define DESIGN_DEFAULT_SCHED_NAME "ofms+cmr" /* sched_names[DESIGN_DEFAULT_SCHED] */
-#define DESIGN_MAX_SETS 64          /* overrides per design */
 
 /* The spec; a run setting below zero (NAN for the doubles) takes its
  * default: the model's MTP draft and acceptance, or the values above. */

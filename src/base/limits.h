@@ -1,0 +1,52 @@
+/* limits.h: every limit karat puts on its inputs, in one place, each with
+ * its reason.  Beyond one, an input is refused with the limit named; never
+ * cut silently.  Header only: any layer may include it. */
+#ifndef KARAT_BASE_LIMITS_H
+#define KARAT_BASE_LIMITS_H
+
+/* INI files (io/ini_doc): entries, sections and bytes per file; far above
+ * the largest shipped file (41 entries, measured). */
+#define INI_MAX_ENTRIES 512
+#define INI_MAX_SECTIONS 64
+#define INI_MAX_BYTES (4 << 20)
+
+/* Workloads: quantile points per length table, and the longest length any
+ * workload may give (tokens). */
+#define WL_MAX_Q 48
+#define WL_MAX_TOKENS 1e9
+
+/* Trace CSVs: size, rows and header columns (the shared traces are under
+ * 4 MB and 50,000 rows, measured; the limits leave room for whole-day
+ * production traces). */
+#define TRACE_MAX_BYTES (1LL << 30)
+#define TRACE_MAX_ROWS 50000000L
+#define TRACE_MAX_COLS 1024
+
+/* Parameters one attention algorithm takes. */
+#define ALGO_MAX_PARAMS 12
+
+/* Operators in one decode step (the most any shipped model emits with any
+ * algorithm and MTP is 69, measured). */
+#define STEP_MAX_OPS 160
+
+/* Micro-batches of the pipeline schedule. */
+#define PIPE_MAX_MB 16
+
+/* Overrides per design (--set and a sweep's [set] keys together). */
+#define DESIGN_MAX_SETS 64
+
+/* Largest batch the solver tries (all GPUs together). */
+#define PLAN_MAX_BATCH 1048576.0
+
+/* Slices one request may be split into over a node's memory devices. */
+#define PLAN_MAX_SHARDS 8
+
+/* The most work one evaluation may take: samples x (batch + GPUs + memory
+ * devices), the requests and devices each sampled batch places (2^26:
+ * about 1 s per evaluation on the 2-core development machine, measured on
+ * DeepSeek-V3.2 with KARAT at 130,000 requests and 256 samples: 0.49 s).
+ * Beyond it an evaluation is refused with this limit named, rather than
+ * running for minutes. */
+#define PLAN_MAX_WORK 67108864.0
+
+#endif

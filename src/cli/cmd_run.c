@@ -103,14 +103,17 @@ static int run_pool(struct study *st, struct pool *pl, int jobs, const char *wha
 	return rc;
 }
 
-/* Memory devices per GPU in a system file (a host may serve several GPUs). */
+/* Memory devices per GPU in a system file (a host may serve several GPUs;
+ * 0: none), or -1 when the file does not load (the message is printed). */
 static double memdev_ratio(const char *system)
 {
 	struct ksystem s;
 	struct kerr err;
-	if (zoo_load_system(system, &s, NULL, &err) != 0 || !system_has_memdev(&s))
-		return 0;
-	return s.memdevs / s.gpus;
+	if (zoo_load_system(system, &s, NULL, &err) != 0) {
+		die_msg("%s", err.msg);
+		return -1;
+	}
+	return system_has_memdev(&s) ? s.memdevs / s.gpus : 0;
 }
 
 /* Index of the best feasible result among points [lo, hi), or -1. */
@@ -262,6 +265,10 @@ int cmd_run(const struct args *a)
 		for (int s = 0; s < NS; s++) {
 			start[m][s] = st.n;
 			double r = memdev_ratio(a_systems[s]);
+			if (r < 0) {
+				pool_free(&pp);
+				return 1;
+			}
 			int karat = strcmp(a_systems[s], "gpu-karat") == 0;
 			for (int k = 1; k <= (karat ? KARAT_MAX_PER_GPU : 1); k++) {
 				int md = karat ? G[m] * k : (int)(G[m] * r + 0.5);

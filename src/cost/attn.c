@@ -6,6 +6,7 @@
  * live in the rows; nothing here names an algorithm. */
 #include "cost/attn.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -38,6 +39,7 @@ static void stages(const struct attn_geo *g, const struct sparse_cfg *sp,
 		   enum lclass cls, double L, double q, struct attn_stage *s)
 {
 	memset(s, 0, sizeof *s);
+	assert(algo_row(sp->algo)->stages); /* every row has one (tests/test_sparse.c) */
 	if (cls == LC_DENSE)
 		stage_dense(g, L, q, s);
 	else
@@ -84,6 +86,7 @@ int attn_classes(const struct kmodel *m, const struct sparse_cfg *sp,
 		n += r->classes(sp, layers, rest, out + n);
 	else
 		out[n++] = (struct lcount){LC_SPARSE, rest};
+	assert(n <= LC_N); /* a row's classes and the dense ones are distinct */
 	return n;
 }
 
@@ -261,4 +264,5 @@ void attn_request(const struct kmodel *m, const struct sparse_cfg *sp,
 		for (int k = 0; k < ATTN_SLOTS_PER_CLASS; k++, j++)
 			f[j] = fs[k], b[j] = bs[k];
 	}
+	assert(j == lay->n); /* lay was made by attn_layout for the same classes */
 }

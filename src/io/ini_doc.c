@@ -203,8 +203,7 @@ struct ini_doc *ini_doc_parse(const char *name, const char *text, size_t len,
 		for (const char *p = text; p < nul; p++)
 			line += *p == '\n';
 		kerr_set(err, name, line, "binary data (NUL byte); not an INI file");
-		free(d);
-		return NULL;
+		goto fail;
 	}
 	pthread_once(&inih_once, inih_configure);
 	struct feed f = {.buf = text, .len = len, .doc = d, .err = err};
@@ -214,12 +213,13 @@ struct ini_doc *ini_doc_parse(const char *name, const char *text, size_t len,
 			 "syntax error (expected '[section]' or 'key = value')");
 	if (!f.failed && rc < 0)
 		kerr_set(err, name, 0, "cannot parse (inih error %d)", rc);
-	if (f.failed || rc != 0) {
-		free(d);
-		return NULL;
-	}
+	if (f.failed || rc != 0)
+		goto fail;
 	d->nlines = f.line;
 	return d;
+fail:
+	free(d);
+	return NULL;
 }
 
 struct ini_doc *ini_doc_load(const char *path, struct kerr *err)
@@ -230,33 +230,30 @@ struct ini_doc *ini_doc_load(const char *path, struct kerr *err)
 		return NULL;
 	}
 	struct stat st;
+	char *buf = NULL;
+	struct ini_doc *d = NULL;
 	if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
-		fclose(fp);
 		kerr_set(err, path, 0, "not a regular file");
-		return NULL;
+		goto done;
 	}
 	if (st.st_size > INI_MAX_BYTES) {
-		fclose(fp);
 		kerr_set(err, path, 0, "file too large (%lld bytes, at most %d)",
 			 (long long)st.st_size, INI_MAX_BYTES);
-		return NULL;
+		goto done;
 	}
 	size_t cap = (size_t)st.st_size + 1;
-	char *buf = malloc(cap);
-	if (!buf) {
-		fclose(fp);
+	if (!(buf = malloc(cap))) {
 		kerr_set(err, path, 0, "out of memory");
-		return NULL;
+		goto done;
 	}
 	size_t len = fread(buf, 1, cap - 1, fp);
-	int bad = ferror(fp);
-	fclose(fp);
-	if (bad) {
-		free(buf);
+	if (ferror(fp)) {
 		kerr_set(err, path, 0, "read error");
-		return NULL;
+		goto done;
 	}
-	struct ini_doc *d = ini_doc_parse(path, buf, len, err);
+	d = ini_doc_parse(path, buf, len, err);
+done:
+	fclose(fp);
 	free(buf);
 	return d;
 }

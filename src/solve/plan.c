@@ -283,21 +283,20 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->rng = gsl_rng_alloc(gsl_rng_taus2); /* cheap to seed: one stream per sample */
 	if (p->rng && (gsl_rng_min(p->rng) != 0 || gsl_rng_max(p->rng) != 0xffffffffUL))
 		fail = 1; /* plan_sample takes pool indices from the top bits */
-	int filled = fail || !p->rng || plan_ensure_memo(p, 64) != 0 || plan_ensure_batch(p, 256) != 0
+	int filled = fail || !p->rng || plan_ensure_memo(p, 64) != 0 ||
+				     plan_ensure_batch(p, 256) != 0
 			     ? -1 : pool_fill(p, f, b);
-	if (filled != 0) {
-		free(f), free(b);
-		plan_free(p);
-		if (filled == -2)
-			kerr_set(err, 0, 0, "workload %s: a context length could not be drawn "
-				 "(the distribution's inverse CDF failed); use a quantile table",
-				 d->wl->name);
-		else
-			kerr_set(err, 0, 0, "out of memory");
-		return NULL;
-	}
-	free(f), free(b);
-	return p;
+	free(f), free(b); /* the pool's costs are packed into p by now */
+	if (filled == 0)
+		return p;
+	plan_free(p);
+	if (filled == -2)
+		kerr_set(err, 0, 0, "workload %s: a context length could not be drawn "
+			 "(the distribution's inverse CDF failed); use a quantile table",
+			 d->wl->name);
+	else
+		kerr_set(err, 0, 0, "out of memory");
+	return NULL;
 }
 
 /* Packs slot s's FLOPs and bytes (arrays f, b over the pool, stride n) into
@@ -359,6 +358,7 @@ void plan_side_values(const struct plan_side *sd, int unit_idx, int cnt, double 
 {
 	const double *acc = sd->acc + (size_t)unit_idx * sd->nres;
 	double L = sd->suml[unit_idx];
+	assert(sd->k <= PLAN_MAX_VALUES);
 	for (int k = 0; k < sd->k; k++)
 		v[k] = sd->pos[k] < 0 ? sd->a[k] * cnt + sd->b[k] * L : acc[sd->pos[k]];
 }
@@ -397,13 +397,12 @@ static int pool_fill(struct plan *p, double *f, double *b)
 		pack(p, f, b, n, 0, p->slot_dev, s, &p->slot_map[s].f, &p->slot_map[s].b);
 	for (int s = 0; s < Sm; s++)
 		pack(p, f, b, n, S, p->slot_dev_mtp, s, &p->slot_map_mtp[s].f, &p->slot_map_mtp[s].b);
-	int fail = 0;
+	int fail = 0, rc = -1;
+	size_t *order = NULL;
 	double *vm = grab((size_t)PLAN_POOL * p->mem_side.k, sizeof(double), &fail);
 	double *vg = grab((size_t)PLAN_POOL * p->gpu_side.k, sizeof(double), &fail);
-	if (fail) {
-		free(vm), free(vg);
-		return -1;
-	}
+	if (fail)
+		goto done;
 	for (int i = 0; i < PLAN_POOL; i++)
 		for (int s = 0; s < n; s++) {
 			int mtp = s >= S, k = mtp ? s - S : s;
@@ -417,19 +416,18 @@ static int pool_fill(struct plan *p, double *f, double *b)
 			if (bi >= 0)
 				v[bi] = b[(size_t)i * n + s];
 		}
-	int rc = side_fill(p, &p->mem_side, vm, p->devs) | side_fill(p, &p->gpu_side, vg, p->gpus);
-	free(vm), free(vg);
-	if (rc)
-		return -1;
+	if (side_fill(p, &p->mem_side, vm, p->devs) | side_fill(p, &p->gpu_side, vg, p->gpus))
+		goto done;
 	/* rank of each pool entry by context, for CMR's longest-first order */
-	size_t *order = malloc(sizeof(size_t) * PLAN_POOL);
-	if (!order)
-		return -1;
+	if (!(order = malloc(sizeof(size_t) * PLAN_POOL)))
+		goto done;
 	gsl_sort_index(order, p->ctx, 1, PLAN_POOL);
 	for (int i = 0; i < PLAN_POOL; i++)
 		p->rank[order[i]] = i;
-	free(order);
-	return 0;
+	rc = 0;
+done:
+	free(vm), free(vg), free(order);
+	return rc;
 }
 
 double plan_ingest_bytes(const struct plan *p, long B)

@@ -6,6 +6,7 @@
  * cost/roofline.c), and scheduled (sched/pipeline.h). */
 #include "solve/plan.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -75,6 +76,7 @@ static void assign_mb(struct plan *p, long B, int m)
 			    (li == p->mb_load[best * D + dev] && c < p->mb_count[best * G + g]))
 				best = i;
 		}
+		assert(best >= 0); /* some micro-batch is below its share of the count */
 		if (p->mb_count[best * G + g] == lo)
 			(*big)++;
 		p->req_mb[j] = best;

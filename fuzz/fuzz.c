@@ -16,7 +16,7 @@
 #include "io/schema.h"
 #include "model/model.h"
 #include "sparse/algo.h"
-#include "sys/system.h"
+#include "hw/system.h"
 #include "workload/workload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

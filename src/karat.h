@@ -29,7 +29,7 @@
 #include "sched/pipeline.h" /* the micro-batch pipeline */
 #include "solve/solve.h"    /* design points and the solver */
 #include "sparse/algo.h"    /* the attention-algorithm table */
-#include "sys/system.h"
+#include "hw/system.h"
 #include "workload/workload.h"
 #include "zoo/design.h"     /* a whole design, assembled */
 #include "zoo/override.h"   /* PART.KEY=VALUE overrides */

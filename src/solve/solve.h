@@ -23,7 +23,7 @@
 #include "hw/link.h"
 #include "model/model.h"
 #include "sched/pipeline.h"
-#include "sys/system.h"
+#include "hw/system.h"
 #include "workload/workload.h"
 
 struct design {

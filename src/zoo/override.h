@@ -14,7 +14,7 @@
 #include "hw/device.h"
 #include "hw/link.h"
 #include "model/model.h"
-#include "sys/system.h"
+#include "hw/system.h"
 #include "workload/workload.h"
 
 enum ov_part {

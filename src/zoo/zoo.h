@@ -11,7 +11,7 @@
 #include "hw/link.h"
 #include "io/ini_doc.h"
 #include "model/model.h"
-#include "sys/system.h"
+#include "hw/system.h"
 #include "workload/workload.h"
 
 enum zoo_kind { ZOO_MODEL, ZOO_DEVICE, ZOO_LINK, ZOO_SYSTEM, ZOO_WORKLOAD, ZOO_NKIND };

@@ -3,8 +3,8 @@
  * (across nodes) links, and the memory devices that hold the KV and index
  * caches, with the link between a GPU and a memory device.  Names only:
  * the zoo loads the devices and links they point to. */
-#ifndef KARAT_SYS_SYSTEM_H
-#define KARAT_SYS_SYSTEM_H
+#ifndef KARAT_HW_SYSTEM_H
+#define KARAT_HW_SYSTEM_H
 
 #include "base/err.h"
 #include "io/ini_doc.h"

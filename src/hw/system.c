@@ -1,5 +1,5 @@
 /* system.c: the system schema and its cross-field checks. */
-#include "sys/system.h"
+#include "hw/system.h"
 
 #include <math.h>
 #include <stddef.h>

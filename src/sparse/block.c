@@ -15,7 +15,9 @@
 #define QUEST "mit-han-lab/Quest paper (page 16, budgets 256-4096, first two layers dense)"
 
 /* nsa: the compressed branch is attention over L/stride entries; the
- * selected blocks and the window are attended per KV group. */
+ * selected blocks and the window are attended per KV group.
+ * Simplification: the compression MLP and the branch gate are left out of
+ * the GPU-side projections. */
 static void nsa_stages(const struct attn_geo *g, const struct sparse_cfg *sp,
 		       enum lclass cls, double L, double q, struct attn_stage *s)
 {

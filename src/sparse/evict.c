@@ -54,6 +54,8 @@ const struct algo_row algo_row_h2o = {
 	.stages = h2o_stages, .writes = h2o_writes, .keeps = h2o_keeps,
 };
 
+/* snapkv: the prompt's cache cut once to the budget.  Simplification: the
+ * tokens generated since are not counted (decode is dense on the budget). */
 static void snapkv_stages(const struct attn_geo *g, const struct sparse_cfg *sp,
 			  enum lclass cls, double L, double q, struct attn_stage *s)
 {

@@ -84,7 +84,8 @@ const struct algo_row algo_row_index_share = {
 };
 
 /* dsv4-csa: one compressed entry per `ratio` tokens; the indexer scores
- * the entries, attention covers the top-k entries and the window. */
+ * the entries, attention covers the top-k entries and the window.
+ * Simplification: the compressor is left out of the GPU-side projections. */
 static void csa_stages(const struct attn_geo *g, const struct sparse_cfg *sp,
 		       enum lclass cls, double L, double q, struct attn_stage *s)
 {
@@ -132,7 +133,8 @@ const struct algo_row algo_row_dsv4_csa = {
 
 /* dsv41: the full-scan layers score everything and also pick candidate
  * blocks; the re-index layers score only those candidates; the rest
- * reuse a selection.  All attend to the top-k and the window. */
+ * reuse a selection.  All attend to the top-k and the window.
+ * Simplification: every layer's KV is kept at ratio 1 (uncompressed). */
 static void dsv41_stages(const struct attn_geo *g, const struct sparse_cfg *sp,
 			 enum lclass cls, double L, double q, struct attn_stage *s)
 {

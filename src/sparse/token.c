@@ -54,7 +54,9 @@ const struct algo_row algo_row_sparq = {
 };
 
 /* magicpig: LSH buckets walked per query head sample tokens; sinks and a
- * local window are always attended. */
+ * local window are always attended.  Simplification: the retrieved share
+ * is a parameter (sample, 2% by default: the paper's order of magnitude,
+ * not re-read), not derived from the hash collisions. */
 static void magicpig_stages(const struct attn_geo *g, const struct sparse_cfg *sp,
 			    enum lclass cls, double L, double q, struct attn_stage *s)
 {

@@ -1,0 +1,250 @@
+/* test_place.c: placing a sampled batch's requests (solve/place.c) and
+ * what placement decides: memory-aware admission against round-robin, the
+ * memory reserve, requests sharded over devices, devices sharing their
+ * GPU's port, and the cache ingest they take in, by hand. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "karat.h"
+#include "solve_helpers.h"
+
+/* Issue 11: memory-aware admission.  A slow reference replays the rule on
+ * a sampled batch: longest first, each request on the device with the most
+ * free room that holds it, ties to the lowest summed context. */
+Test(place, memory_aware_places_longest_first_on_the_roomiest_device)
+{
+	static struct setup s;
+	const char *systems[] = {"gpu-only", "gpu-karat"};
+	for (int k = 0; k < 2; k++) {
+		load(&s, "deepseek-v3.2", systems[k], 0, "agentic");
+		s.sys.kv_shard = SHARD_OFF; /* whole requests: the rule replayed here */
+		struct plan *p = plan(&s);
+		struct sample_view v;
+		struct kerr err;
+		long B = 60;
+		cr_assert_eq(plan_inspect(p, (double)B, 1, 3, &v, &err), 0, "%s", err.msg);
+		int G = (int)s.sys.gpus, D = system_has_memdev(&s.sys) ? (int)s.sys.memdevs : G;
+		double cap = D == G && !system_has_memdev(&s.sys)
+				     ? s.gpu.mem_capacity - model_weight_bytes(&s.m, G)
+				     : s.mem.mem_capacity;
+		double used[64] = {0}, ctxsum[64] = {0};
+		/* the order it placed them in: longest first */
+		cr_assert_not_null(v.order, "%s: memory-aware placement kept", systems[k]);
+		const int *order = v.order;
+		for (long t = 1; t < B; t++)
+			cr_expect_geq(v.ctx[order[t - 1]], v.ctx[order[t]], "longest first");
+		for (long t = 0; t < B; t++) {
+			long j = order[t];
+			double kv, idx;
+			attn_storage(&s.m, &s.m.sp, v.ctx[j], &kv, &idx);
+			int dev = v.dev[j];
+			for (int u = 0; u < D; u++) /* no device had more room */
+				cr_expect_geq(cap - used[dev], cap - used[u] - 0.5,
+					      "%s: request %ld on %d, %d had more room", systems[k], j,
+					      dev, u);
+			for (int u = 0; u < D; u++) /* and of those as roomy, less context */
+				if (used[u] == used[dev])
+					cr_expect_leq(ctxsum[dev], ctxsum[u], "%s: tie to %d", systems[k],
+						      u);
+			used[dev] += kv + idx;
+			ctxsum[dev] += v.ctx[j];
+			if (system_has_memdev(&s.sys))
+				cr_expect_eq(dev / (D / G), v.gpu[j], "a device of its own GPU");
+		}
+		plan_free(p);
+	}
+}
+
+/* Memory-aware placement never admits fewer than round-robin, and it lets
+ * GPU-only use the HBM that round-robin leaves free (issue 11: 24 vs about
+ * 83 requests for GLM-5.2 on 16 H200s). */
+Test(place, memory_aware_never_admits_fewer_than_round_robin)
+{
+	static struct setup s;
+	const struct {
+		const char *model, *system;
+		double gpus;
+	} pts[] = {{"glm-5.2", "gpu-only", 16}, {"minimax-m3", "gpu-only", 8},
+		   {"deepseek-v3.2", "gpu-only", 8}, {"deepseek-v3.2", "gpu-karat", 8}};
+	for (size_t i = 0; i < sizeof pts / sizeof *pts; i++) {
+		double b[2];
+		for (int a = 0; a < 2; a++) {
+			load(&s, pts[i].model, pts[i].system, 0, "agentic");
+			s.sys.gpus = pts[i].gpus;
+			s.d.slo = 100; /* capacity is the only limit */
+			s.sys.admission = a ? ADMIT_ROUND_ROBIN : ADMIT_MEMORY;
+			struct plan *p = plan(&s);
+			struct result r;
+			struct kerr err;
+			cr_assert_eq(plan_solve(p, 1, &r, &err), 0, "%s", err.msg);
+			b[a] = r.batch;
+			plan_free(p);
+		}
+		cr_expect_geq(b[0], b[1], "%s on %s: memory-aware %g < round-robin %g",
+			      pts[i].model, pts[i].system, b[0], b[1]);
+		if (i == 0)
+			cr_expect_geq(b[0], 2 * b[1], "GLM-5.2 on 16 GPUs: %g vs %g", b[0], b[1]);
+	}
+}
+
+/* Issue 11: the HBM reserve is taken off before anything is placed: with a
+ * 10% reserve, weights of exactly 90% of capacity fit and a byte more
+ * capacity-less-reserve than that does not; a reserve in bytes works the
+ * same way. */
+Test(place, memory_reserve_is_subtracted_before_placement)
+{
+	static struct setup s;
+	load(&s, "deepseek-v3.2", "gpu-karat", 65536, NULL);
+	s.d.slo = 10;
+	s.d.samples = 1;
+	double w = model_weight_bytes(&s.m, s.sys.gpus);
+	s.gpu.mem_reserve = (struct share_bytes){0, 0.1};
+	s.gpu.mem_capacity = w / 0.9;
+	cr_expect(near(device_cache_capacity(&s.gpu), w, 1e-12));
+	struct plan *p = plan(&s);
+	cr_expect(eval(p, 1, 1).feasible, "%s", eval(p, 1, 1).reason);
+	plan_free(p);
+	s.gpu.mem_reserve = (struct share_bytes){8e9, 0};
+	s.gpu.mem_capacity = w + 8e9 - 1;
+	p = plan(&s);
+	struct result r = eval(p, 1, 1);
+	cr_expect(!r.feasible);
+	cr_expect(strstr(r.reason, "(capacity less reserve)") != NULL, "%s", r.reason);
+	plan_free(p);
+	/* GPU-only: the caches fill capacity less reserve less weights */
+	load(&s, "deepseek-v3.2", "gpu-only", 65536, NULL);
+	double kv, idx;
+	attn_storage(&s.m, &s.m.sp, 65536, &kv, &idx);
+	s.d.slo = 10;
+	s.d.samples = 1;
+	s.gpu.mem_reserve = (struct share_bytes){0, 0.1};
+	s.gpu.mem_capacity = (w + 3 * (kv + idx)) / 0.9;
+	p = plan(&s);
+	cr_expect(eval(p, 3 * s.sys.gpus, 1).feasible, "three requests a GPU fit");
+	cr_expect(!eval(p, 3 * s.sys.gpus + 1, 1).feasible, "a fourth does not");
+	plan_free(p);
+}
+
+/* Issue 11: a request one byte too large for any device is split over two
+ * devices of its node (kv_shard on) and pays the merge over the scale-up
+ * link, or makes the point infeasible (off). */
+Test(place, a_request_too_large_for_one_device_is_sharded)
+{
+	static struct setup s;
+	const char *systems[] = {"gpu-only", "gpu-karat"};
+	for (int k = 0; k < 2; k++) {
+		load(&s, "deepseek-v3.2", systems[k], 131072, NULL);
+		s.d.slo = 10, s.d.samples = 1;
+		int mem = system_has_memdev(&s.sys);
+		double kv, idx, w = model_weight_bytes(&s.m, s.sys.gpus);
+		attn_storage(&s.m, &s.m.sp, 131072, &kv, &idx);
+		s.gpu.mem_reserve = (struct share_bytes){0, 0};
+		if (mem)
+			s.mem.mem_capacity = kv + idx; /* exactly one request */
+		else
+			s.gpu.mem_capacity = w + kv + idx;
+		struct plan *p = plan(&s);
+		struct result whole = eval(p, 1, 1);
+		cr_expect(whole.feasible, "%s: exactly full fits whole: %s", systems[k], whole.reason);
+		cr_expect_eq(whole.sharded, 0);
+		plan_free(p);
+		if (mem)
+			s.mem.mem_capacity -= 1;
+		else
+			s.gpu.mem_capacity -= 1;
+		p = plan(&s);
+		struct result split = eval(p, 1, 1);
+		cr_expect(split.feasible, "%s: split over two: %s", systems[k], split.reason);
+		cr_expect_eq(split.sharded, 1, "%s: the one request is split", systems[k]);
+		struct sample_view v;
+		struct kerr err;
+		cr_assert_eq(plan_inspect(p, 1, 1, 0, &v, &err), 0, "%s", err.msg);
+		cr_expect_eq(v.nshard[0], 2, "%s: two slices", systems[k]);
+		if (!mem) /* the slices sit on two GPUs: the merge crosses NVLink */
+			cr_expect_gt(split.tbt_mean, whole.tbt_mean, "the merge costs time");
+		plan_free(p);
+		s.sys.kv_shard = SHARD_OFF;
+		p = plan(&s);
+		struct result off = eval(p, 1, 1);
+		cr_expect(!off.feasible, "%s: not split, it does not fit", systems[k]);
+		cr_expect(strstr(off.reason, "memory") != NULL, "%s", off.reason);
+		plan_free(p);
+	}
+}
+
+/* Issue 11: the memory devices behind a GPU share its one port.  With the
+ * device links made very fast, the port sets the link time: two devices
+ * per GPU move what one did, through the same port (the same link time);
+ * without a port each device's private link halves it. */
+Test(place, devices_behind_a_gpu_share_its_port)
+{
+	static struct setup s;
+	double busy[2][2]; /* [port][devices per GPU - 1] */
+	for (int port = 0; port < 2; port++)
+		for (int per = 1; per <= 2; per++) {
+			load(&s, "deepseek-v3.2", "gpu-karat", 65536, NULL);
+			cr_assert(system_has_port(&s.sys), "gpu-karat has a GPU port");
+			s.ml.bw = 1e15; /* the device links never bind */
+			s.sys.memdevs = 8 * per;
+			s.d.samples = 1, s.d.slo = 10;
+			if (!port)
+				s.d.port = NULL;
+			struct plan *p = plan(&s);
+			busy[port][per - 1] = eval(p, 64, 1).busy[RES_LINK];
+			plan_free(p);
+		}
+	cr_expect(near(busy[1][1], busy[1][0], 1e-6), "shared port: %g vs %g", busy[1][1],
+		  busy[1][0]);
+	cr_expect_gt(busy[1][0], 10 * busy[0][0], "PCIe 5 port against a 1 PB/s link");
+	/* private links of real bandwidth: two devices a GPU halve the time
+	 * each link needs (less its fixed latency) */
+	double priv[2];
+	for (int per = 1; per <= 2; per++) {
+		load(&s, "deepseek-v3.2", "gpu-karat", 65536, NULL);
+		s.sys.memdevs = 8 * per;
+		s.d.samples = 1, s.d.slo = 10, s.d.port = NULL;
+		struct plan *p = plan(&s);
+		priv[per - 1] = eval(p, 64, 1).busy[RES_LINK];
+		plan_free(p);
+	}
+	cr_expect_lt(priv[1], 0.6 * priv[0], "private links: %g vs %g", priv[1], priv[0]);
+}
+
+/* Issue 11: cache ingest by hand.  Inputs of 64K tokens, outputs of 1000,
+ * no MTP: a batch of 64 admits 64 / 1000 requests a step, each bringing
+ * the KV and index rows of its 64K input, less the share its session
+ * already holds. */
+Test(place, cache_ingest_by_hand)
+{
+	static struct setup s;
+	static const char text[] = "[workload]\nname = t\norigin = synthetic\n"
+				   "prefix_reuse = 0.25\n[input]\ndist = fixed\nvalue = 64K\n"
+				   "[output]\ndist = fixed\nvalue = 1000\n";
+	for (int k = 0; k < 2; k++) {
+		load(&s, "deepseek-v3.2", k ? "gpu-karat" : "gpu-only", 65536, NULL);
+		struct kerr err;
+		workload_free(&s.wl);
+		cr_assert_eq(workload_parse("t.ini", text, sizeof text - 1, &s.wl, &err), 0, "%s",
+			     err.msg);
+		s.d.mtp = 0, s.d.samples = 4, s.d.slo = 10;
+		double kv, idx;
+		attn_storage(&s.m, &s.m.sp, 65536, &kv, &idx);
+		struct plan *p = plan(&s);
+		struct result r = eval(p, 64, 1);
+		cr_expect(near(r.ingest, 64.0 / 1000 * 0.75 * (kv + idx), 1e-12), "%g", r.ingest);
+		/* it is a load on the link (or the network for GPU-only), not free */
+		struct result busy = r;
+		s.wl.prefix_reuse = 1; /* sessions hold everything: nothing moves */
+		plan_free(p);
+		p = plan(&s);
+		r = eval(p, 64, 1);
+		cr_expect_eq(r.ingest, 0);
+		int res = k ? RES_LINK : RES_NET;
+		cr_expect_gt(busy.busy[res], r.busy[res], "ingest occupies %s",
+			     pipe_res_names[res]);
+		plan_free(p);
+	}
+}
+

@@ -63,8 +63,15 @@ $(B)/src/kernels/roofcheck.o: src/kernels/roofcheck.c $(HDRS) | $(B)/.deps-build
 	@echo "  CC    $<"
 	@$(CC) $(CFLAGS) -c $< -o $@
 
-$(B)/libkarat.a: $(LIB_OBJ)
-	@ar rcs $@ $^
+# The archive is rebuilt from scratch, and whenever the list of objects
+# changes: a source removed or renamed leaves no stale member behind.
+$(B)/lib.objs: FORCE
+	@mkdir -p $(B)
+	@echo '$(LIB_OBJ)' | cmp -s - $@ || echo '$(LIB_OBJ)' > $@
+
+$(B)/libkarat.a: $(LIB_OBJ) $(B)/lib.objs
+	@rm -f $@
+	@ar rcs $@ $(LIB_OBJ)
 
 $(B)/karat: $(CLI_OBJ) $(B)/libkarat.a
 	@echo "  LINK  $@"

@@ -183,3 +183,69 @@ Test(ops, gpu_only_step_is_the_full_step_without_the_cache_side)
 		}
 	}
 }
+
+/* Issue 12: a step priced layer kind by layer kind is the whole step: for
+ * every model and algorithm, the layer sequence has attn_classes' counts,
+ * and the kinds' one-layer steps times their counts plus the tail give
+ * the whole step's FLOPs and bytes, operator kind by operator kind. */
+Test(ops, layer_kinds_add_up_to_the_whole_step)
+{
+	static struct step whole, part;
+	static unsigned char seq[PIPE_MAX_LAYERS];
+	struct kerr err;
+	char names[64][64];
+	int nm = zoo_list(ZOO_MODEL, names, 64, &err);
+	cr_assert_gt(nm, 5);
+	int checked = 0;
+	for (int mi = 0; mi < nm; mi++) {
+		struct kmodel m;
+		cr_assert_eq(zoo_load_model(names[mi], &m, NULL, &err), 0, "%s", err.msg);
+		for (int a = 0; a < ALGO_N; a++) {
+			struct sparse_cfg sp;
+			if (a == m.sp.algo)
+				sp = m.sp;
+			else
+				sparse_cfg_init(&sp, a);
+			if (attn_applicable(&m, &sp, 1, &err) != 0)
+				continue;
+			struct layer_kind kinds[PIPE_MAX_CLASSES];
+			double counts[PIPE_MAX_CLASSES];
+			int nk = step_layer_kinds(&m, &sp, seq, kinds, counts);
+			/* the sequence counted is attn_classes */
+			struct lcount lc[LC_N];
+			int nc = attn_classes(&m, &sp, m.layers, 0, lc);
+			for (int c = 0; c < nc; c++) {
+				double n = 0;
+				for (int k = 0; k < nk; k++)
+					n += kinds[k].cls == lc[c].cls ? counts[k] : 0;
+				cr_expect_eq(n, lc[c].layers, "%s/%s: class %d has %g layers in the "
+					     "sequence, %g counted", names[mi], algo_names[a], lc[c].cls,
+					     n, lc[c].layers);
+			}
+			struct kbatch b = {.requests = 16, .gpus = 4, .context = 30000,
+					   .mtp = m.mtp_layers > 0, .sp = &sp};
+			cr_assert_eq(step_build(&m, &b, &whole, &err), 0, "%s", err.msg);
+			struct op_row rw[OP_N], rp[OP_N], tw, tp;
+			step_rows(&whole, rw, &tw);
+			double f[OP_N] = {0}, by[OP_N] = {0};
+			for (int k = 0; k <= nk; k++) {
+				b.part = k < nk ? STEP_LAYER : STEP_TAIL;
+				if (k < nk)
+					b.kind = kinds[k];
+				cr_assert_eq(step_build(&m, &b, &part, &err), 0, "%s", err.msg);
+				step_rows(&part, rp, &tp);
+				for (int o = 0; o < OP_N; o++) {
+					f[o] += (k < nk ? counts[k] : 1) * rp[o].flops;
+					by[o] += (k < nk ? counts[k] : 1) * rp[o].bytes;
+				}
+			}
+			for (int o = 0; o < OP_N; o++)
+				cr_expect(near(f[o], rw[o].flops, 1e-12) && near(by[o], rw[o].bytes, 1e-12),
+					  "%s/%s %s: kinds %g FLOPs %g B, whole %g FLOPs %g B", names[mi],
+					  algo_names[a], op_table[o].name, f[o], by[o], rw[o].flops,
+					  rw[o].bytes);
+			checked++;
+		}
+	}
+	cr_expect_gt(checked, 50, "only %d model x algorithm pairs", checked);
+}

@@ -199,3 +199,99 @@ Test(sched, out_and_back_overlap_on_a_full_duplex_link)
 	cr_expect(near(l.busy[RES_NET], 2 * (2 + 2) + 2, 1e-12), "%g", l.busy[RES_NET]);
 	cr_expect_eq(l.busy[RES_LINK], 0);
 }
+
+/* Issue 12: layers of several kinds.  A random input whose layers follow a
+ * pattern: a random prefix, then a random period repeated (random == 1:
+ * every layer's kind drawn at random). */
+static void random_classes(struct pipe_in *in, unsigned *seed, int random)
+{
+	in->nclass = 2 + rand_r(seed) % (PIPE_MAX_CLASSES - 1);
+	for (int c = 1; c < in->nclass; c++)
+		for (int i = 0; i < in->m; i++)
+			for (int t = 0; t < T_LAYER; t++) {
+				int r = rand_r(seed) % 6;
+				in->cdur[c][i][t] = r == 0 ? 0 : r < 3 ? (rand_r(seed) % 20) * 0.5e-4
+								   : rand_r(seed) / (double)RAND_MAX * 1e-3;
+			}
+	int prefix = rand_r(seed) % 5, period = 1 + rand_r(seed) % 6;
+	unsigned char pat[6];
+	for (int p = 0; p < period; p++)
+		pat[p] = (unsigned char)(rand_r(seed) % in->nclass);
+	for (int l = 0; l < in->layers; l++)
+		in->layer_class[l] = random || l < prefix ? (unsigned char)(rand_r(seed) % in->nclass)
+							  : pat[(l - prefix) % period];
+}
+
+Test(sched, kinds_of_layer_fast_path_equals_the_reference)
+{
+	unsigned seed = 11;
+	long full = 0, fast = 0;
+	for (int k = 0; k < 3000; k++) {
+		struct pipe_in in;
+		random_in(&in, &seed);
+		random_classes(&in, &seed, k % 4 == 0);
+		struct pipe_out a, b;
+		cr_assert_eq(pipe_list(&in, &a, NULL, 0), 0);
+		cr_assert_eq(pipe_fast(&in, &b), 0);
+		cr_assert(near(a.makespan, b.makespan, 1e-9), "case %d (%s m=%d L=%d classes %d): "
+			  "%.12g vs %.12g", k, sched_names[in.kind], in.m, in.layers, in.nclass,
+			  a.makespan, b.makespan);
+		for (int x = 0; x < RES_N; x++)
+			cr_assert(fabs(a.busy[x] - b.busy[x]) <= 1e-9 * (a.makespan + 1e-30),
+				  "case %d busy %s", k, pipe_res_names[x]);
+		if (k % 4)
+			full += a.tasks, fast += b.tasks;
+	}
+	cr_expect_lt(fast, full / 2, "periodic kinds should be skipped (%ld of %ld)", fast, full);
+}
+
+/* Each resource is busy for exactly the work of its tasks, layer by layer
+ * in each layer's kind; and kinds with equal durations are one kind. */
+Test(sched, kinds_of_layer_keep_every_resources_work)
+{
+	unsigned seed = 13;
+	for (int k = 0; k < 500; k++) {
+		struct pipe_in in;
+		random_in(&in, &seed);
+		if (in.kind == SCHED_SERIAL || in.kind == SCHED_NAIVE || in.kind == SCHED_CMR)
+			in.kind = SCHED_OFMS; /* communication on its own resources */
+		in.attn_on_gpu = 0, in.link_on_net = 0, in.duplex = 1;
+		random_classes(&in, &seed, k % 2);
+		double mem = 0;
+		for (int i = 0; i < in.m; i++) {
+			mem += in.dur[i][T_TAIL_M];
+			for (int l = 0; l < in.layers; l++) {
+				int c = in.layer_class[l];
+				mem += c ? in.cdur[c][i][T_ATTN] : in.dur[i][T_ATTN];
+			}
+		}
+		struct pipe_out a;
+		cr_assert_eq(pipe_fast(&in, &a), 0);
+		cr_assert(near(a.busy[RES_MEM], mem, 1e-9), "case %d: busy %.12g, work %.12g", k,
+			  a.busy[RES_MEM], mem);
+		/* the same durations under every class: the one-class schedule */
+		struct pipe_in one = in;
+		for (int c = 1; c < in.nclass; c++)
+			for (int i = 0; i < in.m; i++)
+				for (int t = 0; t < T_LAYER; t++)
+					one.cdur[c][i][t] = in.dur[i][t];
+		struct pipe_out b, c;
+		cr_assert_eq(pipe_list(&one, &b, NULL, 0), 0);
+		one.nclass = 1;
+		cr_assert_eq(pipe_list(&one, &c, NULL, 0), 0);
+		cr_assert(near(b.makespan, c.makespan, 1e-12), "case %d: %.15g vs %.15g", k,
+			  b.makespan, c.makespan);
+	}
+}
+
+Test(sched, bad_kinds_of_layer_are_refused)
+{
+	struct pipe_in in = one_layer(SCHED_OFMS, 2, 1, 1, 1, 1, 1);
+	struct pipe_out o;
+	in.nclass = 2, in.layer_class[0] = 2;
+	cr_expect_eq(pipe_list(&in, &o, NULL, 0), -1, "a class past nclass");
+	in.layer_class[0] = 1, in.cdur[1][0][T_ATTN] = -1;
+	cr_expect_eq(pipe_fast(&in, &o), -1, "a negative duration in a class");
+	in.cdur[1][0][T_ATTN] = 1, in.nclass = PIPE_MAX_CLASSES + 1;
+	cr_expect_eq(pipe_list(&in, &o, NULL, 0), -1, "too many classes");
+}

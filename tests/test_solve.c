@@ -413,3 +413,71 @@ Test(solve, solver_cache_side_times_equal_ops)
 			plan_free(p);
 		}
 }
+
+/* Issue 12: every layer priced as its kind.  Summed over the layers, each
+ * resource's work is what pricing every layer at the average gives (only
+ * the schedule differs), and the fast schedule still equals the reference
+ * on models with dense-FFN, dense-attention and index-sharing layers. */
+Test(solve, kinds_of_layer_keep_busy_times_and_fast_equals_exact)
+{
+	static struct setup a, b, c;
+	const char *models[] = {"deepseek-v3.2", "glm-5.2", "minimax-m3"};
+	const char *systems[] = {"gpu-only", "gpu-karat"};
+	for (int mi = 0; mi < 3; mi++)
+		for (int k = 0; k < 2; k++) {
+			load(&a, models[mi], systems[k], 0, "agentic");
+			load(&b, models[mi], systems[k], 0, "agentic");
+			load(&c, models[mi], systems[k], 0, "agentic");
+			a.d.samples = b.d.samples = c.d.samples = 8;
+			b.d.average_layers = 1;
+			c.d.exact = 1;
+			struct plan *pa = plan(&a), *pb = plan(&b), *pc = plan(&c);
+			cr_expect_gt(pa->nkinds, 1, "%s has one kind of layer", models[mi]);
+			for (int m = 1; m <= 16; m += 5) {
+				struct result x = eval(pa, 64, m), y = eval(pb, 64, m), z = eval(pc, 64, m);
+				for (int r = 0; r < RES_N; r++)
+					cr_expect(near(x.busy[r], y.busy[r], 1e-9), "%s %s m=%d %s: busy %.12g, "
+						  "averaged %.12g", models[mi], systems[k], m, pipe_res_names[r],
+						  x.busy[r], y.busy[r]);
+				cr_expect(near(x.tbt_mean, z.tbt_mean, 1e-9) && near(x.tbt_p99, z.tbt_p99, 1e-9),
+					  "%s %s m=%d: fast %.12g, exact %.12g", models[mi], systems[k], m,
+					  x.tbt_mean, z.tbt_mean);
+			}
+			plan_free(pa), plan_free(pb), plan_free(pc);
+		}
+}
+
+/* The GPU phases of the kinds, times their layers, plus the tail, are the
+ * whole step's GPU side phase by phase. */
+Test(solve, gpu_phases_of_the_kinds_sum_to_the_whole_step)
+{
+	static struct setup s;
+	static struct step whole;
+	load(&s, "glm-5.2", "gpu-karat", 0, "agentic");
+	struct plan *p = plan(&s);
+	struct kerr err;
+	const long n = 12;
+	cr_assert_eq(plan_ensure_memo(p, n + 1), 0);
+	const double *ph = plan_gpu_phases(p, n);
+	cr_assert_not_null(ph, "%s", p->fail.msg);
+	struct kbatch kb = {.requests = (double)n * p->gpus, .gpus = p->gpus, .context = 1,
+			    .mtp = s.d.mtp, .sp = s.d.sp, .gpu_only = 1};
+	cr_assert_eq(step_build(&s.m, &kb, &whole, &err), 0, "%s", err.msg);
+	double want[PH_N] = {0}, got[PH_N] = {0};
+	for (int i = 0; i < whole.n; i++) {
+		struct op_cost *o = &whole.op[i];
+		roofline_op(o, &s.gpu, &s.up);
+		/* one node: the all-to-all runs on the scale-up link */
+		double t = o->side == SIDE_LINK ? roofline_a2a(&s.up, o->bytes) : o->time;
+		want[phase_of[o->kind]] += o->count * t;
+	}
+	cr_assert_leq(s.sys.gpus, s.sys.gpus_per_node);
+	for (int k = 0; k <= p->nkinds; k++)
+		for (int x = 0; x < PH_N; x++)
+			got[x] += (k < p->nkinds ? p->kind_layers[k] : 1) * ph[k * PH_N + x];
+	for (int x = 0; x < PH_N; x++)
+		cr_expect(near(got[x], want[x], 1e-12), "phase %d: kinds %.15g, whole %.15g", x,
+			  got[x], want[x]);
+	cr_expect_gt(want[PH_PRE], 0);
+	plan_free(p);
+}

@@ -32,6 +32,12 @@
 /* Micro-batches of the pipeline schedule. */
 #define PIPE_MAX_MB 16
 
+/* Decoder layers of a model (the model schema's range) and kinds of layer
+ * the pipeline prices apart (attention class x dense FFN or MoE: at most
+ * 4 x 2). */
+#define PIPE_MAX_LAYERS 4096
+#define PIPE_MAX_CLASSES 8
+
 /* Overrides per design (--set and a sweep's [set] keys together). */
 #define DESIGN_MAX_SETS 64
 

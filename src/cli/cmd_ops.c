@@ -110,6 +110,8 @@ int cmd_ops(const struct args *a)
 	rc = table_write(&t, stdout, csv) != 0;
 	if (!csv)
 		ops_footer(&o, &s, stdout);
+	if (!csv && rc == 0)
+		rc = ops_kinds(&o, stdout);
 	table_free(&t);
 	return rc;
 }

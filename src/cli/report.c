@@ -101,3 +101,69 @@ void ops_footer(const struct ops_setup *o, const struct step *s, FILE *fp)
 		usable / 1e9, reserve,
 		need <= usable ? "fits" : "does NOT fit (times above assume it did)");
 }
+
+/* The step's time by part: one layer of each kind, then the tail. */
+static int part_time(const struct ops_setup *o, struct kbatch b, struct step *s, double side[3])
+{
+	struct kerr err;
+	if (step_build(o->m, &b, s, &err) != 0) {
+		die_msg("%s", err.msg);
+		return 1;
+	}
+	step_time(s, o->d, o->l);
+	side[0] = side[1] = side[2] = 0;
+	for (int i = 0; i < s->n; i++)
+		side[s->op[i].side] += s->op[i].count * s->op[i].time;
+	return 0;
+}
+
+int ops_kinds(const struct ops_setup *o, FILE *fp)
+{
+	static unsigned char seq[PIPE_MAX_LAYERS];
+	static struct step s;
+	struct layer_kind kinds[PIPE_MAX_CLASSES];
+	double counts[PIPE_MAX_CLASSES], side[3], step = 0;
+	int nk = step_layer_kinds(o->m, o->b.sp, seq, kinds, counts);
+	static const char *const head[] = {"layers of kind", "layers", "weights_us", "cache_us",
+					   "all_to_all_us", "per_layer_us", "share"};
+	static const int right[] = {0, 1, 1, 1, 1, 1, 1};
+	char c[PIPE_MAX_CLASSES + 1][7][OUT_CELL];
+	double t[PIPE_MAX_CLASSES + 1];
+	for (int k = 0; k <= nk; k++) {
+		struct kbatch b = o->b;
+		b.part = k < nk ? STEP_LAYER : STEP_TAIL;
+		if (k < nk)
+			b.kind = kinds[k];
+		if (part_time(o, b, &s, side) != 0)
+			return 1;
+		t[k] = side[0] + side[1] + side[2];
+		step += (k < nk ? counts[k] : 1) * t[k];
+		static const char *const how[LC_N] = {[LC_SPARSE] = "", [LC_DENSE] = "",
+						      [LC_SHARE] = " reusing a selection",
+						      [LC_REINDEX] = " re-scoring candidates"};
+		const char *algo = kinds[k].cls == LC_DENSE ? "dense" : algo_names[o->b.sp->algo];
+		if (k < nk)
+			snprintf(c[k][0], OUT_CELL, "%s%s, %s FFN", algo, how[kinds[k].cls],
+				 kinds[k].moe ? "MoE" : "dense");
+		else
+			snprintf(c[k][0], OUT_CELL, "tail (LM head, sampling, MTP)");
+		snprintf(c[k][1], OUT_CELL, "%g", k < nk ? counts[k] : 1);
+		for (int x = 0; x < 3; x++) /* SIDE_GPU, SIDE_CACHE, SIDE_LINK */
+			snprintf(c[k][2 + x], OUT_CELL, "%.4g", side[x] * 1e6);
+		snprintf(c[k][5], OUT_CELL, "%.4g", t[k] * 1e6);
+	}
+	struct table tb;
+	table_init(&tb, 7, head, right);
+	for (int k = 0; k <= nk; k++) {
+		double n = k < nk ? counts[k] : 1;
+		snprintf(c[k][6], OUT_CELL, "%.1f%%", step > 0 && isfinite(step) ?
+			 100 * n * t[k] / step : 0);
+		const char *cells[7] = {c[k][0], c[k][1], c[k][2], c[k][3], c[k][4], c[k][5], c[k][6]};
+		table_add(&tb, cells);
+	}
+	fprintf(fp, "\nby kind of layer (each layer of a kind costs the same; the pipeline "
+		"runs them in the model's order):\n");
+	int rc = table_write(&tb, fp, 0) != 0;
+	table_free(&tb);
+	return rc;
+}

@@ -20,6 +20,9 @@ int ops_table(const struct ops_setup *o, struct step *s, struct table *t,
 
 /* Prints the human heading and footer around an ops table. */
 void ops_heading(const struct ops_setup *o, const struct step *s, FILE *fp);
+/* The step's time by kind of decoder layer (and the tail), as a table. */
+int ops_kinds(const struct ops_setup *o, FILE *fp);
+
 void ops_footer(const struct ops_setup *o, const struct step *s, FILE *fp);
 
 #endif

@@ -137,39 +137,56 @@ static enum dtype scan_dtype(const struct kmodel *m, const struct sparse_cfg *sp
 		       : (enum dtype)m->attn_dt;
 }
 
+void attn_emit_class(struct emit *e, const struct sparse_cfg *sp, enum lclass cls,
+		     double count, const struct req_view *r, double q, double T)
+{
+	const struct kmodel *m = e->m;
+	if (count <= 0)
+		return;
+	struct attn_geo g;
+	geometry(m, &g);
+	index_proj(e, sp, cls, count, T);
+	double kv_w, idx_w;
+	writes(&g, sp, cls, &kv_w, &idx_w);
+	emit_op(e, OP_CACHE_WRITE, count, 0, T * kv_w, DT_FP32);
+	emit_op(e, OP_CACHE_WRITE, count, 0, T * idx_w, DT_FP32);
+	if (e->gpu_only)
+		return; /* the stages below are all cache-side */
+	struct attn_stage sum = {0}, one;
+	int nreq = r->ctx ? r->nctx : 1;
+	double w = r->ctx ? 1 : r->n; /* uniform contexts: one request x n */
+	for (int j = 0; j < nreq; j++) {
+		stages(&g, sp, cls, r->ctx ? r->ctx[j] : r->context, q, &one);
+		sum.scan_f += w * one.scan_f, sum.scan_b += w * one.scan_b;
+		sum.topk_f += w * one.topk_f, sum.topk_b += w * one.topk_b;
+		sum.gather_b += w * one.gather_b;
+		sum.attn_f += w * one.attn_f, sum.attn_b += w * one.attn_b;
+	}
+	emit_op(e, OP_INDEX_SCAN, count, sum.scan_f, sum.scan_b, scan_dtype(m, sp));
+	emit_op(e, OP_TOPK, count, sum.topk_f, sum.topk_b, DT_FP32);
+	emit_op(e, OP_GATHER, count, 0, sum.gather_b, DT_FP32);
+	emit_op(e, OP_ATTENTION, count, sum.attn_f, sum.attn_b, m->attn_dt);
+}
+
 void attn_emit(struct emit *e, const struct sparse_cfg *sp, double layers,
 	       int mtp, const struct req_view *r, double q, double T)
 {
-	const struct kmodel *m = e->m;
-	struct attn_geo g;
-	geometry(m, &g);
 	struct lcount lc[LC_N];
-	int n = attn_classes(m, sp, layers, mtp, lc);
-	for (int i = 0; i < n; i++) {
-		if (lc[i].layers <= 0)
-			continue;
-		index_proj(e, sp, lc[i].cls, lc[i].layers, T);
-		double kv_w, idx_w;
-		writes(&g, sp, lc[i].cls, &kv_w, &idx_w);
-		emit_op(e, OP_CACHE_WRITE, lc[i].layers, 0, T * kv_w, DT_FP32);
-		emit_op(e, OP_CACHE_WRITE, lc[i].layers, 0, T * idx_w, DT_FP32);
-		if (e->gpu_only)
-			continue; /* the stages below are all cache-side */
-		struct attn_stage sum = {0}, one;
-		int nreq = r->ctx ? r->nctx : 1;
-		double w = r->ctx ? 1 : r->n; /* uniform contexts: one request x n */
-		for (int j = 0; j < nreq; j++) {
-			stages(&g, sp, lc[i].cls, r->ctx ? r->ctx[j] : r->context, q, &one);
-			sum.scan_f += w * one.scan_f, sum.scan_b += w * one.scan_b;
-			sum.topk_f += w * one.topk_f, sum.topk_b += w * one.topk_b;
-			sum.gather_b += w * one.gather_b;
-			sum.attn_f += w * one.attn_f, sum.attn_b += w * one.attn_b;
-		}
-		emit_op(e, OP_INDEX_SCAN, lc[i].layers, sum.scan_f, sum.scan_b, scan_dtype(m, sp));
-		emit_op(e, OP_TOPK, lc[i].layers, sum.topk_f, sum.topk_b, DT_FP32);
-		emit_op(e, OP_GATHER, lc[i].layers, 0, sum.gather_b, DT_FP32);
-		emit_op(e, OP_ATTENTION, lc[i].layers, sum.attn_f, sum.attn_b, m->attn_dt);
-	}
+	int n = attn_classes(e->m, sp, layers, mtp, lc);
+	for (int i = 0; i < n; i++)
+		attn_emit_class(e, sp, lc[i].cls, lc[i].layers, r, q, T);
+}
+
+void attn_sequence(const struct kmodel *m, const struct sparse_cfg *sp, long layers,
+		   unsigned char *cls)
+{
+	const struct algo_row *r = algo_row(sp->algo);
+	long dense = (long)fmin((double)layers, sp->p[SP_DENSE_LAYERS]);
+	(void)m;
+	for (long i = 0; i < layers; i++)
+		cls[i] = i < dense ? LC_DENSE : LC_SPARSE;
+	if (r->sequence)
+		r->sequence(sp, layers, dense, cls);
 }
 
 void attn_bytes_per_token(const struct kmodel *m, const struct sparse_cfg *sp,
@@ -221,9 +238,8 @@ void attn_layout(const struct kmodel *m, const struct sparse_cfg *sp,
 	double sa = dtype_bytes(m->act_dt);
 	struct lcount lc[LC_N];
 	int nc = attn_classes(m, sp, layers, mtp, lc);
-	lay->n = 0;
+	memset(lay, 0, sizeof *lay);
 	lay->layers = layers;
-	lay->out_bytes = lay->back_bytes = 0;
 	for (int i = 0; i < nc; i++) {
 		if (lc[i].layers <= 0)
 			continue;
@@ -233,12 +249,16 @@ void attn_layout(const struct kmodel *m, const struct sparse_cfg *sp,
 			s->cls = op_table[kinds[k]].cls;
 			s->dt = k == 2 ? scan_dtype(m, sp) : k == 5 ? (enum dtype)m->attn_dt : DT_FP32;
 			s->layers = lc[i].layers;
+			s->lc = lc[i].cls;
 		}
 		double kv_w, idx_w;
 		writes(&g, sp, lc[i].cls, &kv_w, &idx_w);
-		lay->out_bytes += lc[i].layers * q *
-				  (g.H * g.dk * sa + kv_w + idx_w + index_query_bytes(sp, lc[i].cls));
-		lay->back_bytes += lc[i].layers * q * g.H * g.dv * sa;
+		double out = lc[i].layers * q *
+			     (g.H * g.dk * sa + kv_w + idx_w + index_query_bytes(sp, lc[i].cls));
+		double back = lc[i].layers * q * g.H * g.dv * sa;
+		lay->out_bytes += out, lay->back_bytes += back;
+		lay->cls_layers[lc[i].cls] += lc[i].layers;
+		lay->cls_out[lc[i].cls] += out, lay->cls_back[lc[i].cls] += back;
 	}
 }
 

@@ -13,6 +13,12 @@
 int attn_classes(const struct kmodel *m, const struct sparse_cfg *sp,
 		 double layers, int mtp, struct lcount out[LC_N]);
 
+/* The class of each of the model's `layers` decoder layers, in order,
+ * into cls[0 .. layers - 1]: the leading dense ones, then where the
+ * algorithm puts its classes.  Counted, they are attn_classes'. */
+void attn_sequence(const struct kmodel *m, const struct sparse_cfg *sp, long layers,
+		   unsigned char *cls);
+
 struct emit;
 struct req_view;
 
@@ -22,6 +28,10 @@ struct req_view;
  * e->gpu_only, the indexer projections alone. */
 void attn_emit(struct emit *e, const struct sparse_cfg *sp, double layers,
 	       int mtp, const struct req_view *r, double q, double T);
+
+/* The same for `count` layers of class cls alone. */
+void attn_emit_class(struct emit *e, const struct sparse_cfg *sp, enum lclass cls,
+		     double count, const struct req_view *r, double q, double T);
 
 /* Cache bytes one request holds at context L over all decoder layers:
  * KV (as the algorithm keeps it) and index keys or summaries. */
@@ -52,7 +62,8 @@ struct attn_slot {
 	enum op_kind kind;
 	enum op_class cls;
 	enum dtype dt;
-	double layers;     /* instances per step */
+	enum lclass lc;    /* the layer class it belongs to */
+	double layers;     /* instances per step: the layers of that class */
 };
 
 struct attn_layout {
@@ -61,6 +72,8 @@ struct attn_layout {
 	struct attn_slot s[ATTN_MAX_SLOTS];
 	double out_bytes;  /* per request per step: query, new KV and index rows */
 	double back_bytes; /* per request per step: attention output */
+	/* per layer class: its layers, and out_bytes and back_bytes over them */
+	double cls_layers[LC_N], cls_out[LC_N], cls_back[LC_N];
 };
 
 /* Slots of `layers` decoder layers (mtp = 1: the MTP layer) at q query

@@ -8,6 +8,7 @@
 #include "cost/emit.h"
 #include "cost/roofline.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -125,6 +126,42 @@ static void mtp_pass(struct emit *e, const struct sparse_cfg *sp,
 	lm_head(e, local);
 }
 
+int step_layer_kinds(const struct kmodel *m, const struct sparse_cfg *sp, unsigned char *seq,
+		     struct layer_kind kinds[PIPE_MAX_CLASSES], double counts[PIPE_MAX_CLASSES])
+{
+	long L = (long)m->layers;
+	int n = 0;
+	attn_sequence(m, sp, L, seq); /* attention classes first, then kinds */
+	for (long i = 0; i < L; i++) {
+		struct layer_kind k = {seq[i], i >= m->dense_layers};
+		int j = 0;
+		while (j < n && (kinds[j].cls != k.cls || kinds[j].moe != k.moe))
+			j++;
+		if (j == n) {
+			assert(n < PIPE_MAX_CLASSES); /* LC_N classes x 2 FFNs */
+			kinds[n] = k, counts[n++] = 0;
+		}
+		seq[i] = (unsigned char)j;
+		counts[j]++;
+	}
+	return n;
+}
+
+/* One decoder layer of kind k. */
+static void one_layer(struct emit *e, const struct sparse_cfg *sp, struct layer_kind k,
+		      const struct req_view *r, double q, double T, double global, double G)
+{
+	const struct kmodel *m = e->m;
+	pre_attention(e, 1, T);
+	attn_emit_class(e, sp, (enum lclass)k.cls, 1, r, q, T);
+	post_attention(e, 1, T);
+	emit_norm(e, OP_FFN_NORM, 1, T, m->hidden);
+	if (k.moe)
+		moe(e, 1, T, global, G);
+	else
+		ffn_op(e, OP_DENSE_FFN, 1, T, m->dense_inter, 1);
+}
+
 static int check_batch(const struct kmodel *m, const struct kbatch *b,
 		       struct kerr *err)
 {
@@ -142,6 +179,10 @@ static int check_batch(const struct kmodel *m, const struct kbatch *b,
 				m->name);
 	if (b->sp && (b->sp->algo < 0 || b->sp->algo >= ALGO_N))
 		return kerr_set(err, 0, 0, "unknown attention algorithm id %d", b->sp->algo);
+	if (b->part < STEP_WHOLE || b->part > STEP_TAIL ||
+	    (b->part == STEP_LAYER && b->kind.cls >= LC_N))
+		return kerr_set(err, 0, 0, "internal: step part %d, layer class %d", b->part,
+				b->kind.cls);
 	int n = b->ctx ? b->nctx : 1;
 	if (b->ctx && (b->nctx < 1 || b->nctx > b->requests))
 		return kerr_set(err, 0, 0, "per-request contexts: %d given for a batch of %g",
@@ -172,14 +213,20 @@ int step_build(const struct kmodel *m, const struct kbatch *b, struct step *s,
 	s->q = q;
 	struct emit e = {.s = s, .m = m, .gpu_only = b->gpu_only};
 
-	pre_attention(&e, m->layers, T);
-	attn_emit(&e, sp, m->layers, 0, &r, q, T);
-	post_attention(&e, m->layers, T);
-	emit_norm(&e, OP_FFN_NORM, m->layers, T, m->hidden);
-	ffn_op(&e, OP_DENSE_FFN, m->dense_layers, T, m->dense_inter, 1);
-	double moe_layers = m->layers - m->dense_layers;
-	if (moe_layers > 0)
-		moe(&e, moe_layers, T, b->requests * q, G);
+	if (b->part == STEP_LAYER) {
+		one_layer(&e, sp, b->kind, &r, q, T, b->requests * q, G);
+		goto done;
+	}
+	if (b->part == STEP_WHOLE) {
+		pre_attention(&e, m->layers, T);
+		attn_emit(&e, sp, m->layers, 0, &r, q, T);
+		post_attention(&e, m->layers, T);
+		emit_norm(&e, OP_FFN_NORM, m->layers, T, m->hidden);
+		ffn_op(&e, OP_DENSE_FFN, m->dense_layers, T, m->dense_inter, 1);
+		double moe_layers = m->layers - m->dense_layers;
+		if (moe_layers > 0)
+			moe(&e, moe_layers, T, b->requests * q, G);
+	}
 	lm_head(&e, T);
 
 	if (b->mtp > 0) {
@@ -189,6 +236,7 @@ int step_build(const struct kmodel *m, const struct kbatch *b, struct step *s,
 		for (int j = first; j < s->n; j++)
 			s->op[j].count *= b->mtp;
 	}
+done:
 	if (e.overflow)
 		return kerr_set(err, 0, 0, "internal: more than %d operators in a step",
 				STEP_MAX_OPS);

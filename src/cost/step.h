@@ -13,6 +13,17 @@
 #include "model/model.h"
 
 
+/* A kind of decoder layer: its attention class (enum lclass) and its FFN
+ * (dense or MoE).  Layers of one kind cost the same. */
+struct layer_kind {
+	unsigned char cls, moe;
+};
+
+/* What step_build emits: the whole step; one decoder layer of a kind (no
+ * tail); or the once-per-step tail alone (final norm, LM head, sampling
+ * and the MTP draft module). */
+enum step_part { STEP_WHOLE, STEP_LAYER, STEP_TAIL };
+
 /* A decode batch.  Attention is data-parallel: this GPU holds `local`
  * requests; experts are expert-parallel over `gpus`, and routing sees the
  * tokens of all `requests`. */
@@ -26,7 +37,16 @@ struct kbatch {
 	const struct sparse_cfg *sp; /* attention algorithm; NULL: the model's */
 	int gpu_only;         /* GPU-side operators only (the cache side is
 			       * priced per request elsewhere) */
+	int part;             /* enum step_part (0: the whole step) */
+	struct layer_kind kind; /* STEP_LAYER: which */
 };
+
+/* The model's decoder layers by kind, in order: seq[i] (m->layers entries)
+ * is the index into kinds of layer i's kind; kinds are numbered by first
+ * appearance and counts[k] says how many layers are of kind k.  Returns
+ * the number of kinds (at most PIPE_MAX_CLASSES). */
+int step_layer_kinds(const struct kmodel *m, const struct sparse_cfg *sp, unsigned char *seq,
+		     struct layer_kind kinds[PIPE_MAX_CLASSES], double counts[PIPE_MAX_CLASSES]);
 
 struct step {
 	int n;

@@ -53,6 +53,34 @@ static int task_of(const struct sim *s, long k)
 	return k < L8 ? (int)(k % T_LAYER) : (int)(T_TAIL_G + (k - L8));
 }
 
+/* Class of layer l. */
+static int class_of(const struct pipe_in *in, long l)
+{
+	return in->nclass > 1 ? in->layer_class[l] : 0;
+}
+
+/* Duration of task k of micro-batch i. */
+static double dur_of(const struct sim *s, int i, long k)
+{
+	const struct pipe_in *in = s->in;
+	int t = task_of(s, k), c = t < T_LAYER ? class_of(in, k / T_LAYER) : 0;
+	return c ? in->cdur[c][i][t] : in->dur[i][t];
+}
+
+/* All the work of micro-batch i's chain. */
+static double chain_work(const struct pipe_in *in, int i)
+{
+	double w = 0;
+	for (int t = T_LAYER; t < T_ALL; t++)
+		w += in->dur[i][t];
+	for (long l = 0; l < in->layers; l++) {
+		int c = class_of(in, l);
+		for (int t = 0; t < T_LAYER; t++)
+			w += c ? in->cdur[c][i][t] : in->dur[i][t];
+	}
+	return w;
+}
+
 /* fixed: the GPU serves micro-batches in round-robin order;
  * comm_on_gpu: communication holds the GPU stream. */
 static void sim_init(struct sim *s, const struct pipe_in *in, int fixed,
@@ -64,12 +92,18 @@ static void sim_init(struct sim *s, const struct pipe_in *in, int fixed,
 	s->naive = fixed;
 	s->last = (long)in->layers * T_LAYER + (T_ALL - T_LAYER);
 	double work = 0;
-	for (int i = 0; i < in->m; i++)
-		for (int t = 0; t < T_ALL; t++)
-			work += in->dur[i][t];
+	if (in->nclass > 1) {
+		for (int i = 0; i < in->m; i++)
+			work += chain_work(in, i);
+	} else {
+		for (int i = 0; i < in->m; i++)
+			for (int t = 0; t < T_ALL; t++)
+				work += in->dur[i][t];
+		work *= in->layers;
+	}
 	/* Ties decided by rounding noise would make the schedule depend on
 	 * where it sits in time; compare with a tolerance instead. */
-	s->tol = 1e-12 * work * in->layers;
+	s->tol = 1e-12 * work;
 	for (int t = 0; t < T_ALL; t++) {
 		s->trest[t] = natural_res(in, t);
 		int x = s->trest[t];
@@ -88,6 +122,17 @@ static int valid(const struct pipe_in *in)
 		for (int t = 0; t < T_ALL; t++)
 			if (!(in->dur[i][t] >= 0) || !isfinite(in->dur[i][t]))
 				return 0;
+	if (in->nclass < 0 || in->nclass > PIPE_MAX_CLASSES ||
+	    (in->nclass > 1 && in->layers > PIPE_MAX_LAYERS))
+		return 0;
+	for (int c = 1; c < in->nclass; c++)
+		for (int i = 0; i < in->m; i++)
+			for (int t = 0; t < T_LAYER; t++)
+				if (!(in->cdur[c][i][t] >= 0) || !isfinite(in->cdur[c][i][t]))
+					return 0;
+	for (long l = 0; in->nclass > 1 && l < in->layers; l++)
+		if (in->layer_class[l] >= in->nclass)
+			return 0;
 	return 1;
 }
 
@@ -116,7 +161,7 @@ static void commit(struct sim *s, int i, double start, struct pipe_event *ev)
 {
 	int t = task_of(s, s->k[i]);
 	int res = s->tres[t];
-	double d = s->in->dur[i][t], end = start + d;
+	double d = dur_of(s, i, s->k[i]), end = start + d;
 	if (ev) {
 		long layer = s->k[i] / T_LAYER;
 		*ev = (struct pipe_event){i, (int)(layer < s->in->layers ? layer : s->in->layers - 1),
@@ -267,9 +312,17 @@ static int one_stream(const struct sim *s, struct pipe_out *out)
 		if (s->tres[t] != s->tres[0])
 			return 0;
 	memset(out, 0, sizeof *out);
-	for (int i = 0; i < s->in->m; i++)
+	const struct pipe_in *in = s->in;
+	for (int i = 0; i < in->m; i++)
 		for (int t = 0; t < T_ALL; t++) {
-			double d = s->in->dur[i][t] * (t < T_LAYER ? s->in->layers : 1);
+			double d = in->dur[i][t] * (t < T_LAYER && in->nclass <= 1 ? in->layers : 1);
+			if (t < T_LAYER && in->nclass > 1) {
+				d = 0;
+				for (long l = 0; l < in->layers; l++) {
+					int c = in->layer_class[l];
+					d += c ? in->cdur[c][i][t] : in->dur[i][t];
+				}
+			}
 			out->busy[s->trest[t]] += d;
 			if (s->trest[t] != s->tres[t])
 				out->busy[s->tres[t]] += d;
@@ -278,6 +331,19 @@ static int one_stream(const struct sim *s, struct pipe_out *out)
 	for (int x = 0; x < RES_N; x++)
 		out->bubble[x] = out->makespan > 0 ? 1 - out->busy[x] / out->makespan : 0;
 	return 1;
+}
+
+/* The end (a layer index) of the run over which the kinds of layer repeat
+ * with period P, from layer x0 on: class(x) == class(x - P) for every x in
+ * [x0 + P, end).  The whole model when every layer is alike. */
+static long periodic_end(const struct pipe_in *in, long x0, long P)
+{
+	if (in->nclass <= 1)
+		return in->layers;
+	for (long x = (x0 > 0 ? x0 : 0) + P; x < in->layers; x++)
+		if (in->layer_class[x] != in->layer_class[x - P])
+			return x;
+	return in->layers;
 }
 
 static void run_fast(const struct pipe_in *in, int v, struct pipe_out *out)
@@ -295,19 +361,27 @@ static void run_fast(const struct pipe_in *in, int v, struct pipe_out *out)
 	while ((i = pick(&s, &start)) >= 0) {
 		if (!jumped && i == 0 && s.k[0] % T_LAYER == 0 && s.k[0] > 0 && s.k[0] < L8) {
 			struct snap *now = &ring[nsnap % NSNAP];
+			int moved = 0;
 			take(&s, start, now);
 			for (int p = 1; p <= NSNAP - 1 && p <= nsnap; p++) {
 				const struct snap *then = &ring[(nsnap - p) % NSNAP];
 				if (!same(now, then, in->m, eps))
 					continue;
-				long kmax = 0;
-				for (int j = 0; j < in->m; j++)
+				long kmax = 0, kmin = then->k0;
+				for (int j = 0; j < in->m; j++) {
 					kmax = s.k[j] > kmax ? s.k[j] : kmax;
+					kmin = then->k0 + then->dk[j] < kmin ? then->k0 + then->dk[j] : kmin;
+				}
 				long step = now->k0 - then->k0;
-				long n = kmax <= L8 ? (L8 - kmax) / step : 0;
-				jumped = 1; /* one jump, or none when too close to the end */
-				if (n < 1)
+				/* the state repeats as long as the kinds of layer do */
+				long end = periodic_end(in, kmin / T_LAYER, step / T_LAYER) * T_LAYER;
+				long n = kmax <= end ? (end - kmax) / step : 0;
+				if (n < 1) {
+					/* too close to the end: no jump will come; with
+					 * kinds of layer, a later run may still repeat */
+					jumped = end == L8 || in->nclass <= 1;
 					break;
+				}
 				double dt = now->t0 - then->t0;
 				for (int j = 0; j < in->m; j++)
 					s.k[j] += n * step, s.r[j] += n * dt;
@@ -315,10 +389,14 @@ static void run_fast(const struct pipe_in *in, int v, struct pipe_out *out)
 					s.F[x] += n * dt;
 					s.busy[x] += n * (now->busy[x] - then->busy[x]);
 				}
+				/* one jump over identical layers; over kinds of layer,
+				 * one per run that repeats */
+				jumped = in->nclass <= 1;
+				moved = 1;
 				break;
 			}
-			nsnap++;
-			if (jumped && s.k[0] != now->k0)
+			nsnap = moved ? 0 : nsnap + 1;
+			if (moved)
 				continue; /* pick again from the shifted state */
 		}
 		commit(&s, i, start, NULL);

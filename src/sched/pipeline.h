@@ -17,9 +17,13 @@
  *           which the GPU idles) and keeps whichever finishes first.
  * cmr and ofms+cmr are naive and ofms with context-balanced micro-batches
  * (the assignment lives in solve/; the timing here is the same).
+ * Layers may be of several kinds (a layer with an indexer and one that
+ * reuses its selection, a dense-FFN layer and an MoE one), each with its
+ * own task durations, in the model's real order.
  * pipe_list is the explicit event/list schedule (the reference); pipe_fast
  * runs the same schedule but jumps over layers once the state repeats
- * (identical layers make it periodic), and tests check the two agree. */
+ * (identical layers, or a periodic pattern of kinds, make it periodic),
+ * and tests check the two agree. */
 #ifndef KARAT_SCHED_PIPELINE_H
 #define KARAT_SCHED_PIPELINE_H
 
@@ -54,7 +58,15 @@ struct pipe_in {
 	int link_on_net;                 /* the devices hang off the scale-up link:
 					    their transfers share RES_NET with the
 					    expert all-to-all */
-	double dur[PIPE_MAX_MB][T_ALL];  /* seconds; per layer for T_PRE..T_COMB */
+	double dur[PIPE_MAX_MB][T_ALL];  /* seconds; per layer for T_PRE..T_COMB
+					    (the layers of class 0), once for the
+					    tail */
+	/* Layers of several kinds: layer l is of class layer_class[l] (0 ..
+	 * nclass - 1), whose per-layer tasks last cdur[class] (class 0's are
+	 * dur's).  nclass 0 or 1: every layer is class 0. */
+	int nclass;
+	unsigned char layer_class[PIPE_MAX_LAYERS];
+	double cdur[PIPE_MAX_CLASSES][PIPE_MAX_MB][T_LAYER];
 };
 
 struct pipe_out {

@@ -117,7 +117,7 @@ int plan_ensure_memo(struct plan *p, long n)
 	long c = p->memo_cap ? p->memo_cap : 64;
 	while (c <= n)
 		c *= 2;
-	double (*m)[PH_N] = realloc(p->memo, (size_t)c * sizeof *m);
+	double *m = realloc(p->memo, (size_t)c * (size_t)(p->nkinds + 1) * PH_N * sizeof *m);
 	if (!m)
 		return -1;
 	p->memo = m;
@@ -134,14 +134,17 @@ int plan_ensure_memo(struct plan *p, long n)
  * micro-batch (every GPU's copy of the micro-batch routes together). */
 const double *plan_gpu_phases(struct plan *p, long n)
 {
+	size_t per = (size_t)(p->nkinds + 1) * PH_N;
+	double *ph = p->memo + (size_t)n * per;
 	if (p->memo_ok[n])
-		return p->memo[n];
-	double *ph = p->memo[n];
-	memset(ph, 0, sizeof(double) * PH_N);
-	if (n > 0) {
+		return ph;
+	memset(ph, 0, sizeof(double) * per);
+	for (int k = 0; n > 0 && k <= p->nkinds; k++) {
 		struct kbatch kb = {.requests = (double)n * p->gpus, .gpus = p->gpus,
 				    .context = 1, .mtp = p->d.mtp, .sp = p->d.sp,
-				    .gpu_only = 1};
+				    .gpu_only = 1, .part = k < p->nkinds ? STEP_LAYER : STEP_TAIL};
+		if (k < p->nkinds)
+			kb.kind = p->kinds[k];
 		if (step_build(p->d.m, &kb, &p->step, &p->fail) != 0)
 			return NULL; /* not memoised: the caller reports p->fail */
 		for (int i = 0; i < p->step.n; i++) {
@@ -154,7 +157,7 @@ const double *plan_gpu_phases(struct plan *p, long n)
 				roofline_op(o, p->d.gpu, p->d.up);
 				t = o->time;
 			}
-			ph[phase_of[o->kind]] += o->count * t;
+			ph[k * PH_N + phase_of[o->kind]] += o->count * t;
 		}
 	}
 	p->memo_ok[n] = 1;
@@ -233,6 +236,7 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->link_units = p->devs >= p->gpus ? p->devs : p->gpus;
 	p->q = 1 + d->mtp;
 	p->layers = d->m->layers;
+	p->nkinds = step_layer_kinds(d->m, d->sp, p->layer_kind, p->kinds, p->kind_layers);
 	p->weights = model_weight_bytes(d->m, p->gpus);
 	attn_layout(d->m, d->sp, d->m->layers, 0, p->q, &p->layout);
 	attn_layout(d->m, d->sp, 1, 1, p->q, &p->layout_mtp);
@@ -438,13 +442,19 @@ double plan_ingest_bytes(const struct plan *p, long B)
 /* Time of the slots of lay that run on the GPU (want_gpu) or the memory
  * device, from a bucket's packed sums v. */
 double plan_bucket_time(const struct plan *p, const struct attn_layout *lay,
-		   const struct plan_slot_rate *sd, const struct plan_vmap *map, const double *v,
-		   int want_gpu)
+			const struct plan_slot_rate *sd, const struct plan_vmap *map,
+			const double *v, int want_gpu, double *per_class)
 {
 	double t = 0;
+	if (per_class)
+		memset(per_class, 0, sizeof(double) * LC_N);
 	for (int s = 0; s < lay->n; s++)
-		if ((sd[s].on_gpu && p->has_mem) == want_gpu)
-			t += plan_slot_time(&sd[s], &lay->s[s], map[s].f >= 0 ? v[map[s].f] : 0,
-				       map[s].b >= 0 ? v[map[s].b] : 0);
+		if ((sd[s].on_gpu && p->has_mem) == want_gpu) {
+			double x = plan_slot_time(&sd[s], &lay->s[s], map[s].f >= 0 ? v[map[s].f] : 0,
+						  map[s].b >= 0 ? v[map[s].b] : 0);
+			t += x;
+			if (per_class)
+				per_class[lay->s[s].lc] += x;
+		}
 	return t;
 }

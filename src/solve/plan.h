@@ -79,7 +79,14 @@ struct plan {
 	struct plan_vmap slot_map[ATTN_MAX_SLOTS], slot_map_mtp[ATTN_MAX_SLOTS];
 	double clipped;
 	/* GPU phase seconds per step for n requests per GPU in a micro-batch */
-	double (*memo)[PH_N];
+	/* the kinds of decoder layer (cost/step.h) and which each layer is */
+	int nkinds;
+	struct layer_kind kinds[PIPE_MAX_CLASSES];
+	double kind_layers[PIPE_MAX_CLASSES];
+	unsigned char layer_kind[PIPE_MAX_LAYERS];
+	/* GPU phase seconds for n requests per GPU in a micro-batch: one layer
+	 * of each kind, then the tail ((nkinds + 1) x PH_N per n) */
+	double *memo;
 	unsigned char *memo_ok;
 	long memo_cap;
 	/* per request of the batch being sampled, sized for cap_batch */
@@ -117,6 +124,7 @@ struct plan {
 	double *tbt, *use_gpu, *use_mem; /* per sample: step time, fullest GPU and device */
 	gsl_rng *rng;
 	struct step step;
+	struct pipe_in pin; /* the pipeline input of the batch being sampled */
 	struct kerr fail; /* why plan_sample or plan_gpu_phases failed */
 };
 
@@ -127,13 +135,17 @@ struct plan {
 double plan_slot_time(const struct plan_slot_rate *sd, const struct attn_slot *s, double f, double b);
 int plan_ensure_batch(struct plan *p, long B);
 int plan_ensure_memo(struct plan *p, long n);
-/* GPU-side seconds per phase for n requests per GPU (memoised); NULL when
- * the step cannot be built, with the reason in p->fail. */
+/* GPU-side seconds per phase for n requests per GPU (memoised): PH_N
+ * values for one layer of each kind in turn, then PH_N for the tail; NULL
+ * when a step cannot be built, with the reason in p->fail. */
 const double *plan_gpu_phases(struct plan *p, long n);
 void plan_side_values(const struct plan_side *sd, int unit_idx, int cnt, double *v);
+/* Seconds of the slots of lay that run on the GPU (want_gpu) or on the
+ * memory device, from a bucket's packed sums v; per_class (LC_N, or NULL)
+ * gets them by layer class. */
 double plan_bucket_time(const struct plan *p, const struct attn_layout *lay,
-		   const struct plan_slot_rate *sd, const struct plan_vmap *map, const double *v,
-		   int want_gpu);
+			const struct plan_slot_rate *sd, const struct plan_vmap *map,
+			const double *v, int want_gpu, double *per_class);
 
 /* place.c */
 /* The requests of a batch in longest-first order (pool rank), into out

@@ -142,21 +142,25 @@ static double merge_time(struct plan *p, long B, int i)
 	return worst;
 }
 
-/* The slowest unit (device or GPU) of one side in micro-batch i: its
- * cache-side time for the layers (t) and for the MTP layer (tm). */
+/* The slowest unit (device or GPU) of one side in micro-batch i, class
+ * by class: its cache-side time over each class's layers (t, LC_N) and
+ * for the MTP layer (tm). */
 static void side_peak(const struct plan *p, const struct plan_side *sd, int i, int units,
 		      const int *cnt, int want_gpu, double *t, double *tm)
 {
-	*t = *tm = 0;
+	memset(t, 0, sizeof(double) * LC_N);
+	*tm = 0;
 	for (int u = 0; u < units; u++) {
 		int c = cnt[i * units + u];
 		if (!c)
 			continue;
-		double v[PLAN_MAX_VALUES];
+		double v[PLAN_MAX_VALUES], a[LC_N];
 		plan_side_values(sd, i * units + u, c, v);
-		double a = plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, v, want_gpu);
-		double b = plan_bucket_time(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_map_mtp, v, want_gpu);
-		*t = a > *t ? a : *t;
+		plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, v, want_gpu, a);
+		double b = plan_bucket_time(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_map_mtp, v,
+					    want_gpu, NULL);
+		for (int k = 0; k < LC_N; k++)
+			t[k] = a[k] > t[k] ? a[k] : t[k];
 		*tm = b > *tm ? b : *tm;
 	}
 }
@@ -203,45 +207,44 @@ static void fill_buckets(struct plan *p, long B, int m)
 	}
 }
 
-/* The transfers of micro-batch i with c requests on its busiest device
- * link: out (queries, new cache rows, ingest), back (attention outputs)
- * and the MTP layer's both ways.  A transfer runs at the slower of its
- * device link and its share of the GPU's port, which carries what all of
- * the GPU's devices exchange. */
-static void price_transfers(const struct plan *p, long B, int m, int i, int c, double *du)
+/* A transfer of dev bytes over the busiest device link and port bytes
+ * over the busiest GPU port (NULL: none): it runs at the slower of the
+ * two, since the port carries what all of a GPU's devices exchange. */
+static double transfer(const struct klink *ml, const struct klink *port, double dev,
+		       double via_port)
+{
+	return fmax(roofline_transfer(ml, dev), port ? roofline_transfer(port, via_port) : 0);
+}
+
+/* Requests of micro-batch i on its busiest device link (c, given) and on
+ * its busiest GPU port. */
+static double port_requests(const struct plan *p, int i)
+{
+	double n = 0;
+	for (int g = 0; g < p->gpus; g++) {
+		int s = 0;
+		for (int k = 0; k < p->devs_per_gpu; k++)
+			s += p->link_count[i * p->link_units + g * p->devs_per_gpu + k];
+		n = s > n ? s : n;
+	}
+	return n;
+}
+
+/* Stage 5: the tasks of each non-empty micro-batch, priced at the pace of
+ * its slowest device, layer kind by layer kind, into in->dur and in->cdur
+ * (in->m counts them).  Returns -1 when the GPU side cannot be built
+ * (p->fail says why). */
+static int price(struct plan *p, long B, int m, struct pipe_in *in)
 {
 	const struct design *d = &p->d;
 	const struct klink *ml = d->mlink;
 	const struct klink *port = d->port && p->devs >= p->gpus ? d->port : NULL;
-	double n_dev = c, n_port = 0, layers = p->layers;
-	for (int g = 0; port && g < p->gpus; g++) {
-		int s = 0;
-		for (int k = 0; k < p->devs_per_gpu; k++)
-			s += p->link_count[i * p->link_units + g * p->devs_per_gpu + k];
-		n_port = s > n_port ? s : n_port;
-	}
-	/* cache ingest into the devices, spread over the step's micro-batches
-	 * and layers: the devices of a GPU take its share through its port */
-	double ing = plan_ingest_bytes(p, B) / (m * layers);
-	double out = p->layout.out_bytes / layers, back = p->layout.back_bytes / layers;
-	double mtp = p->layout_mtp.out_bytes + p->layout_mtp.back_bytes;
-	du[T_OUT] = fmax(roofline_transfer(ml, n_dev * out + ing / p->devs),
-			 port ? roofline_transfer(port, n_port * out + ing / p->gpus) : 0);
-	du[T_BACK] = fmax(roofline_transfer(ml, n_dev * back),
-			  port ? roofline_transfer(port, n_port * back) : 0);
-	du[T_TAIL_L] = d->mtp > 0 ? d->mtp * 2 *
-			fmax(roofline_transfer(ml, n_dev * mtp / 2),
-			     port ? roofline_transfer(port, n_port * mtp / 2) : 0) : 0;
-}
-
-/* Stage 5: the tasks of each non-empty micro-batch, priced at the pace of
- * its slowest device, into in->dur (in->m counts them).  Returns -1 when
- * the GPU side cannot be built (p->fail says why). */
-static int price(struct plan *p, long B, int m, struct pipe_in *in)
-{
-	const struct design *d = &p->d;
-	int G = p->gpus, D = p->devs;
+	int G = p->gpus, D = p->devs, nk = p->nkinds;
 	double layers = p->layers;
+	/* cache ingest, spread over the step's micro-batches and layers: from
+	 * the prefill side over the scale-out link (GPU-only, beside the
+	 * all-to-all), or into the devices (a GPU's share through its port) */
+	double ing = plan_ingest_bytes(p, B) / (m * layers);
 	in->m = 0; /* an empty micro-batch (more of them than requests) does not run */
 	for (int i = 0; i < m; i++) {
 		int n = 0, c = 0;
@@ -251,34 +254,52 @@ static int price(struct plan *p, long B, int m, struct pipe_in *in)
 			continue;
 		for (int k = 0; k < p->link_units; k++)
 			c = p->link_count[i * p->link_units + k] > c ? p->link_count[i * p->link_units + k] : c;
-		double attn, attn_m, fb = 0, fbm = 0;
-		side_peak(p, &p->mem_side, i, D, p->dev_count, 0, &attn, &attn_m);
+		double attn[LC_N], fb[LC_N] = {0}, attn_m, fbm = 0;
+		side_peak(p, &p->mem_side, i, D, p->dev_count, 0, attn, &attn_m);
 		if (p->has_mem && p->gpu_side.k) /* stages the memory device hands to the GPU */
-			side_peak(p, &p->gpu_side, i, G, p->gpu_count, 1, &fb, &fbm);
+			side_peak(p, &p->gpu_side, i, G, p->gpu_count, 1, fb, &fbm);
 		const double *ph = plan_gpu_phases(p, n);
 		if (!ph)
 			return -1;
-		double merge = p->nsharded ? merge_time(p, B, i) : 0;
-		double *du = in->dur[in->m++];
-		du[T_PRE] = (ph[PH_PRE] + fb) / layers;
-		du[T_ATTN] = attn / layers;
-		du[T_POST] = ph[PH_POST] / layers + merge / layers;
-		du[T_DISP] = ph[PH_DISP] / layers;
-		if (!p->has_mem) { /* GPU-only: caches come from the prefill side over
-				    * the scale-out link, beside the all-to-all */
-			double ing = plan_ingest_bytes(p, B);
-			if (ing > 0)
-				du[T_DISP] += ing / p->gpus / (d->out->bw * d->out->efficiency) /
-					      (m * layers);
+		double merge = p->nsharded ? merge_time(p, B, i) / layers : 0;
+		int links = p->has_mem && c > 0;
+		double n_port = links && port ? port_requests(p, i) : 0;
+		int mi = in->m++;
+		for (int k = 0; k < nk; k++) {
+			int cl = p->kinds[k].cls;
+			double lc = p->layout.cls_layers[cl];
+			const double *pk = ph + k * PH_N;
+			double *du = k ? in->cdur[k][mi] : in->dur[mi];
+			du[T_PRE] = pk[PH_PRE] + fb[cl] / lc;
+			du[T_ATTN] = attn[cl] / lc;
+			du[T_POST] = pk[PH_POST] + merge;
+			du[T_DISP] = pk[PH_DISP];
+			if (!p->has_mem && ing > 0)
+				du[T_DISP] += ing / G / (d->out->bw * d->out->efficiency);
+			du[T_EXP] = pk[PH_EXP];
+			du[T_COMB] = pk[PH_COMB];
+			if (links) {
+				double out = p->layout.cls_out[cl] / lc, back = p->layout.cls_back[cl] / lc;
+				du[T_OUT] = transfer(ml, port, c * out + ing / D, n_port * out + ing / G);
+				du[T_BACK] = transfer(ml, port, c * back, n_port * back);
+			} else {
+				du[T_OUT] = du[T_BACK] = 0;
+			}
 		}
-		du[T_EXP] = ph[PH_EXP] / layers;
-		du[T_COMB] = ph[PH_COMB] / layers;
-		du[T_TAIL_G] = ph[PH_TAIL] + fbm * d->mtp;
+		if (d->average_layers && nk > 1) /* count-weighted mean of the kinds */
+			for (int t = 0; t < T_LAYER; t++) {
+				double sum = 0;
+				for (int k = 0; k < nk; k++)
+					sum += p->kind_layers[k] * (k ? in->cdur[k][mi][t] : in->dur[mi][t]);
+				in->dur[mi][t] = sum / layers;
+			}
+		double *du = in->dur[mi];
+		du[T_TAIL_G] = ph[nk * PH_N + PH_TAIL] + fbm * d->mtp;
 		du[T_TAIL_M] = attn_m * d->mtp;
-		if (p->has_mem && c > 0)
-			price_transfers(p, B, m, i, c, du);
-		else
-			du[T_OUT] = du[T_BACK] = du[T_TAIL_L] = 0;
+		double mtp = p->layout_mtp.out_bytes + p->layout_mtp.back_bytes;
+		du[T_TAIL_L] = links && d->mtp > 0
+				       ? d->mtp * 2 * transfer(ml, port, c * mtp / 2, n_port * mtp / 2)
+				       : 0;
 	}
 	return 0;
 }
@@ -312,22 +333,26 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 	/* links are full duplex: what goes out and what comes back do not
 	 * queue behind each other; devices on the GPU's NVLink share it with
 	 * the expert all-to-all */
-	struct pipe_in in = {.kind = d->sched, .layers = (int)p->layers,
-			     .attn_on_gpu = !p->has_mem, .duplex = 1,
-			     .link_on_net = d->port && !strcmp(d->sys->gpu_port, d->sys->scaleup_link)};
-	if (price(p, B, m, &in) != 0)
+	struct pipe_in *in = &p->pin; /* 14 KB: set field by field, not cleared */
+	in->kind = d->sched, in->layers = (int)p->layers;
+	in->attn_on_gpu = !p->has_mem, in->duplex = 1;
+	in->link_on_net = d->port && !strcmp(d->sys->gpu_port, d->sys->scaleup_link);
+	in->nclass = d->average_layers ? 1 : p->nkinds;
+	if (in->nclass > 1)
+		memcpy(in->layer_class, p->layer_kind, (size_t)p->layers);
+	if (price(p, B, m, in) != 0)
 		return NAN; /* p->fail says why */
 	fullest(p, use_g, use_m);
-	for (int i = 0; i < in.m; i++)
+	for (int i = 0; i < in->m; i++)
 		for (int t = 0; t < T_ALL; t++)
-			if (!isfinite(in.dur[i][t])) { /* a stage no device runs */
+			if (!isfinite(in->dur[i][t])) { /* a stage no device runs */
 				memset(po, 0, sizeof *po);
 				return INFINITY;
 			}
 	/* stage 6: the pipeline schedule */
-	if (d->exact ? pipe_list(&in, po, NULL, 0) : pipe_fast(&in, po)) {
+	if (d->exact ? pipe_list(in, po, NULL, 0) : pipe_fast(in, po)) {
 		kerr_set(&p->fail, 0, 0, "the pipeline schedule refused its input (%d "
-			 "micro-batches, %d layers, or a negative duration)", in.m, in.layers);
+			 "micro-batches, %d layers, or a negative duration)", in->m, in->layers);
 		return NAN;
 	}
 	return po->makespan;

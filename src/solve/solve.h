@@ -40,6 +40,10 @@ struct design {
 	int samples;           /* sampled batches per evaluation */
 	unsigned long seed;
 	int exact;             /* 1: the reference list schedule, not pipe_fast */
+	int average_layers;    /* 1: every layer priced at the average of the
+				  model's kinds of layer (the smoothing the
+				  per-kind pipeline replaces; for tests and
+				  comparisons, never the default) */
 	/* Called before each evaluation of the solver (micro-batch count m,
 	 * the batch it tries), for a progress line; NULL for none. */
 	void (*progress)(void *ctx, int m, double batch);

@@ -44,6 +44,10 @@ const struct algo_info algo_table[ALGO_N] = {
 #undef ALGO
 };
 
+const char *const lclass_names[LC_N + 1] = {[LC_SPARSE] = "sparse", [LC_DENSE] = "dense",
+					     [LC_SHARE] = "share", [LC_REINDEX] = "reindex",
+					     [LC_N] = 0};
+
 const char *const algo_names[ALGO_N + 1] = {
 #define ALGO(id, name, row) [id] = name,
 #include "sparse/algos.def"

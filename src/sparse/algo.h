@@ -79,6 +79,9 @@ enum lclass {
 	LC_N
 };
 
+/* "sparse", "dense", "share", "reindex" */
+extern const char *const lclass_names[LC_N + 1];
+
 struct lcount {
 	enum lclass cls;
 	double layers;
@@ -138,6 +141,11 @@ struct algo_row {
 	 * entries written (NULL: all LC_SPARSE).  Not called for MTP. */
 	int (*classes)(const struct sparse_cfg *sp, double layers, double rest,
 		       struct lcount *out);
+	/* where the classes sit: cls[i] for the non-dense layers i = dense ..
+	 * layers - 1, with `classes`' counts (NULL: all LC_SPARSE).  Not
+	 * called for MTP. */
+	void (*sequence)(const struct sparse_cfg *sp, long layers, long dense,
+			 unsigned char *cls);
 	/* layers (of `layers`) that own the indexer's weights and keys (NULL: 0) */
 	double (*index_layers)(const struct sparse_cfg *sp, double layers);
 	/* cross-parameter checks (NULL: none) */

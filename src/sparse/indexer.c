@@ -57,6 +57,15 @@ static double share_index_layers(const struct sparse_cfg *sp, double layers)
 	return fmin(layers, off) + fmax(0, floor((layers - off) / f));
 }
 
+/* Layer i owns an indexer iff max(i - off + 1, 0) % freq == 0. */
+static void share_sequence(const struct sparse_cfg *sp, long layers, long dense,
+			   unsigned char *cls)
+{
+	double f = sp->p[SP_INDEX_FREQ], off = sp->p[SP_INDEX_OFFSET];
+	for (long i = dense; i < layers; i++)
+		cls[i] = i < off || fmod(i - off + 1, f) == 0 ? LC_SPARSE : LC_SHARE;
+}
+
 static int share_classes(const struct sparse_cfg *sp, double layers, double rest,
 			 struct lcount *out)
 {
@@ -80,7 +89,7 @@ const struct algo_row algo_row_index_share = {
 	       {SP_SCORE_BYTES, 4, 1, "DSA path (fp32 logits)"}),
 	.indexer = DSA_INDEXER,
 	.stages = dsa_stages, .writes = stage_own_index_writes, .classes = share_classes,
-	.index_layers = share_index_layers,
+	.sequence = share_sequence, .index_layers = share_index_layers,
 };
 
 /* dsv4-csa: one compressed entry per `ratio` tokens; the indexer scores
@@ -170,6 +179,32 @@ static int dsv41_classes(const struct sparse_cfg *sp, double layers, double rest
 	return 3;
 }
 
+/* Where the classes sit: assumed spread evenly (a checkpoint's
+ * configuration names them, kv_source_layer_ids and index_source_layer_ids).
+ * The non-dense layers fall into one block per full-scan layer, which
+ * leads its block; the re-index layers follow the full-scan ones, one per
+ * block in turn; the rest reuse a selection. */
+static void dsv41_sequence(const struct sparse_cfg *sp, long layers, long dense,
+			   unsigned char *cls)
+{
+	long rest = layers - dense, full = (long)dsv41_index_layers(sp, (double)layers);
+	long re = (long)fmin((double)(rest - full), round(sp->p[SP_REINDEX_SHARE] * layers));
+	for (long i = dense; i < layers; i++)
+		cls[i] = LC_SHARE;
+	long nb = full > 0 ? full : 1, used[PIPE_MAX_LAYERS] = {0};
+	for (long b = 0; b < full; b++)
+		cls[dense + b * rest / full] = LC_SPARSE, used[b] = 1;
+	for (long placed = 0, b = 0, idle = 0; placed < re && idle < nb; b = (b + 1) % nb) {
+		long start = dense + b * rest / nb, end = dense + (b + 1) * rest / nb;
+		if (start + used[b] < end) {
+			cls[start + used[b]++] = LC_REINDEX;
+			placed++, idle = 0;
+		} else {
+			idle++; /* this block is full */
+		}
+	}
+}
+
 static int dsv41_check(const struct sparse_cfg *sp, char *why, size_t n)
 {
 	if (sp->p[SP_FULL_SHARE] + sp->p[SP_REINDEX_SHARE] > 1) {
@@ -195,5 +230,5 @@ const struct algo_row algo_row_dsv41 = {
 	       {SP_SCORE_BYTES, 4, 1, "DeepGEMM paged mqa_logits (fp32 logits)"}),
 	.indexer = DSA_INDEXER,
 	.stages = dsv41_stages, .writes = stage_own_index_writes, .classes = dsv41_classes,
-	.index_layers = dsv41_index_layers, .check = dsv41_check,
+	.sequence = dsv41_sequence, .index_layers = dsv41_index_layers, .check = dsv41_check,
 };

@@ -376,12 +376,15 @@ static void run_fast(const struct pipe_in *in, int v, struct pipe_out *out)
 				/* the state repeats as long as the kinds of layer do */
 				long end = periodic_end(in, kmin / T_LAYER, step / T_LAYER) * T_LAYER;
 				long n = kmax <= end ? (end - kmax) / step : 0;
-				if (n < 1) {
-					/* too close to the end: no jump will come; with
-					 * kinds of layer, a later run may still repeat */
-					jumped = end == L8 || in->nclass <= 1;
+				if (n < 1 && (end == L8 || in->nclass <= 1)) {
+					jumped = 1; /* too close to the end: no jump will come */
 					break;
 				}
+				/* a run of kinds that stops short of the end is worth a
+				 * jump only when long (a jump clears the snapshots, and a
+				 * longer period that repeats to the end may follow) */
+				if (n < 1 || (end < L8 && n < 4))
+					continue;
 				double dt = now->t0 - then->t0;
 				for (int j = 0; j < in->m; j++)
 					s.k[j] += n * step, s.r[j] += n * dt;

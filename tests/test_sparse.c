@@ -405,3 +405,38 @@ Test(sparse, bad_names_and_parameters)
 	cr_expect_eq(attn_applicable(&m, &sp, 1, &err), -1);
 	cr_expect(strstr(err.msg, "needs mla attention"), "%s", err.msg);
 }
+
+/* Issue 12: GLM-5.2's MTP pass reuses the indexer's selection
+ * (index_share_for_mtp_iteration): its layer scans nothing, unless the
+ * model says otherwise. */
+Test(sparse, glm52_mtp_layer_reuses_the_index)
+{
+	struct kmodel m;
+	struct kerr err;
+	cr_assert_eq(zoo_load_model("glm-5.2", &m, NULL, &err), 0, "%s", err.msg);
+	cr_expect_eq(m.sp.p[SP_MTP_SHARE], 1);
+	struct lcount lc[LC_N];
+	cr_assert_eq(attn_classes(&m, &m.sp, 1, 1, lc), 1);
+	cr_expect_eq(lc[0].cls, LC_SHARE);
+	struct sparse_cfg own = m.sp;
+	char why[200];
+	cr_assert_eq(sparse_cfg_set(&own, "mtp_share", "0", why, sizeof why), 0, "%s", why);
+	cr_assert_eq(attn_classes(&m, &own, 1, 1, lc), 1);
+	cr_expect_eq(lc[0].cls, LC_SPARSE);
+	/* the MTP layer's slots: a scan only when it owns its index */
+	struct attn_layout a, b;
+	attn_layout(&m, &m.sp, 1, 1, 2, &a);
+	attn_layout(&m, &own, 1, 1, 2, &b);
+	double fa[ATTN_MAX_SLOTS], ba[ATTN_MAX_SLOTS], fb[ATTN_MAX_SLOTS], bb[ATTN_MAX_SLOTS];
+	attn_request(&m, &m.sp, &a, 1, 100000, 2, fa, ba);
+	attn_request(&m, &own, &b, 1, 100000, 2, fb, bb);
+	double scan_a = 0, scan_b = 0;
+	for (int s = 0; s < a.n; s++)
+		scan_a += a.s[s].kind == OP_INDEX_SCAN ? ba[s] : 0;
+	for (int s = 0; s < b.n; s++)
+		scan_b += b.s[s].kind == OP_INDEX_SCAN ? bb[s] : 0;
+	cr_expect_eq(scan_a, 0);
+	/* 100,000 keys of 132 B, 2 x 100,000 fp32 scores, 2 queries of 32 x 128 B + 32 x 4 B */
+	cr_expect(near(scan_b, 100000 * 132.0 + 2 * 100000 * 4.0 + 2 * (32 * 128 + 32 * 4), 1e-12),
+		  "%.17g", scan_b);
+}

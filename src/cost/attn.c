@@ -84,8 +84,8 @@ int attn_classes(const struct kmodel *m, const struct sparse_cfg *sp,
 	double rest = layers - dense_n;
 	if (r->classes && !mtp)
 		n += r->classes(sp, layers, rest, out + n);
-	else
-		out[n++] = (struct lcount){LC_SPARSE, rest};
+	else /* the MTP layer reuses a selection where the model says so */
+		out[n++] = (struct lcount){mtp && sp->p[SP_MTP_SHARE] > 0 ? LC_SHARE : LC_SPARSE, rest};
 	assert(n <= LC_N); /* a row's classes and the dense ones are distinct */
 	return n;
 }

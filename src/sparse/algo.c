@@ -36,6 +36,7 @@ const struct sp_param_info sp_params[SP_N] = {
 	[SP_CAND_BLOCK] = {"cand_block", U_TOKENS, 1, 1e9, 0, "tokens per candidate block"},
 	[SP_FULL_SHARE] = {"full_share", U_REAL, 0, 1, 0, "share of layers scanning the whole context"},
 	[SP_REINDEX_SHARE] = {"reindex_share", U_REAL, 0, 1, 0, "share of layers re-scoring the candidates"},
+	[SP_MTP_SHARE] = {"mtp_share", U_INT, 0, 1, 0, "1: the MTP layer reuses the last indexer layer's selection"},
 };
 
 const struct algo_info algo_table[ALGO_N] = {

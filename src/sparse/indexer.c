@@ -86,7 +86,9 @@ const struct algo_row algo_row_index_share = {
 	       {SP_INDEX_SCALE, 4, 1, "DeepGEMM tests kv_cache_cast_to_fp8"},
 	       {SP_INDEX_FREQ, 4, -1, "GLM-5.2 config.json index_topk_freq"},
 	       {SP_INDEX_OFFSET, 3, 0, "GLM-5.2 config.json index_skip_topk_offset"},
-	       {SP_SCORE_BYTES, 4, 1, "DSA path (fp32 logits)"}),
+	       {SP_SCORE_BYTES, 4, 1, "DSA path (fp32 logits)"},
+	       /* no claim on bytes: the MTP layer keeps its KV either way */
+	       {SP_MTP_SHARE, 1, 0, "GLM-5.2 config.json index_share_for_mtp_iteration = true (models.md section 4)"}),
 	.indexer = DSA_INDEXER,
 	.stages = dsa_stages, .writes = stage_own_index_writes, .classes = share_classes,
 	.sequence = share_sequence, .index_layers = share_index_layers,

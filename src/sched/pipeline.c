@@ -67,16 +67,19 @@ static double dur_of(const struct sim *s, int i, long k)
 	return c ? in->cdur[c][i][t] : in->dur[i][t];
 }
 
-/* All the work of micro-batch i's chain. */
-static double chain_work(const struct pipe_in *in, int i)
+/* All the work of the chains: the tails, and each class's layers counted
+ * once (not layer by layer: this runs for every schedule tried). */
+static double all_work(const struct pipe_in *in)
 {
-	double w = 0;
-	for (int t = T_LAYER; t < T_ALL; t++)
-		w += in->dur[i][t];
-	for (long l = 0; l < in->layers; l++) {
-		int c = class_of(in, l);
-		for (int t = 0; t < T_LAYER; t++)
-			w += c ? in->cdur[c][i][t] : in->dur[i][t];
+	double n[PIPE_MAX_CLASSES] = {0}, w = 0;
+	for (long l = 0; l < in->layers; l++)
+		n[class_of(in, l)]++;
+	for (int i = 0; i < in->m; i++) {
+		for (int t = T_LAYER; t < T_ALL; t++)
+			w += in->dur[i][t];
+		for (int c = 0; c < (in->nclass > 1 ? in->nclass : 1); c++)
+			for (int t = 0; t < T_LAYER; t++)
+				w += n[c] * (c ? in->cdur[c][i][t] : in->dur[i][t]);
 	}
 	return w;
 }
@@ -93,8 +96,7 @@ static void sim_init(struct sim *s, const struct pipe_in *in, int fixed,
 	s->last = (long)in->layers * T_LAYER + (T_ALL - T_LAYER);
 	double work = 0;
 	if (in->nclass > 1) {
-		for (int i = 0; i < in->m; i++)
-			work += chain_work(in, i);
+		work = all_work(in);
 	} else {
 		for (int i = 0; i < in->m; i++)
 			for (int t = 0; t < T_ALL; t++)

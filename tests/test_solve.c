@@ -215,7 +215,7 @@ Test(solve, placement_keeps_a_request_on_its_gpus_least_loaded_device)
 	plan_free(p);
 }
 
-Test(solve, mtp_emits_one_plus_a_d_tokens_and_scales_flops_not_cache_bytes)
+Test(solve, mtp_emits_one_plus_a_d_tokens_and_reads_the_union_of_selections)
 {
 	static struct setup s;
 	load(&s, "deepseek-v3.2", "gpu-karat", 65536, NULL);
@@ -225,8 +225,10 @@ Test(solve, mtp_emits_one_plus_a_d_tokens_and_scales_flops_not_cache_bytes)
 	cr_expect(near(r.throughput, 64 * (1 + 0.75 * 2) / r.tbt_mean, 1e-12));
 	cr_expect(near(r.tok_per_w * r.j_per_tok, 1, 1e-12));
 	plan_free(p);
-	/* per request: attention FLOPs grow with the query tokens, the cache
-	 * bytes a gather reads do not */
+	/* per request: attention FLOPs grow with the query tokens; a gather
+	 * reads the union of their selections: each later token adds the
+	 * share it does not share with the first (issue 12), none at overlap 1 */
+	cr_expect_eq(s.m.mtp_overlap, 0.5);
 	struct attn_layout l1, l3;
 	attn_layout(&s.m, &s.m.sp, s.m.layers, 0, 1, &l1);
 	attn_layout(&s.m, &s.m.sp, s.m.layers, 0, 3, &l3);
@@ -236,10 +238,21 @@ Test(solve, mtp_emits_one_plus_a_d_tokens_and_scales_flops_not_cache_bytes)
 	for (int k = 0; k < l1.n; k++) {
 		if (l1.s[k].kind == OP_ATTENTION || l1.s[k].kind == OP_INDEX_SCAN)
 			cr_expect(near(f3[k], 3 * f1[k], 1e-12), "%s", op_table[l1.s[k].kind].name);
-		if (l1.s[k].kind == OP_GATHER)
-			cr_expect(near(b3[k], b1[k], 1e-12));
+		if (l1.s[k].kind == OP_GATHER) /* 1 + 2 x (1 - 0.5) = 2 selections' rows */
+			cr_expect(near(b3[k], 2 * b1[k], 1e-12), "gather %.17g of %.17g", b3[k], b1[k]);
 	}
 	cr_expect(near(l3.out_bytes, 3 * l1.out_bytes, 1e-12));
+	s.m.mtp_overlap = 1; /* one set for every query token */
+	attn_request(&s.m, &s.m.sp, &l3, 0, 65536, 3, f3, b3);
+	for (int k = 0; k < l1.n; k++)
+		if (l1.s[k].kind == OP_GATHER)
+			cr_expect(near(b3[k], b1[k], 1e-12));
+	s.m.mtp_overlap = 0; /* disjoint, up to the whole context */
+	attn_request(&s.m, &s.m.sp, &l3, 0, 4096, 3, f3, b3);
+	attn_request(&s.m, &s.m.sp, &l1, 0, 4096, 1, f1, b1);
+	for (int k = 0; k < l1.n; k++)
+		if (l1.s[k].kind == OP_GATHER) /* 3 x 2048 rows capped at 4096 */
+			cr_expect(near(b3[k], 2 * b1[k], 1e-12), "gather %.17g of %.17g", b3[k], b1[k]);
 }
 
 Test(solve, request_slots_sum_to_the_steps_cache_operators)

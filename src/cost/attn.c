@@ -34,9 +34,12 @@ static void geometry(const struct kmodel *m, struct attn_geo *g)
 }
 
 /* Work of one request on one layer of class cls; dense layers are dense
- * attention whatever the algorithm. */
+ * attention whatever the algorithm.  The rows a gather brings in are one
+ * query token's; q query tokens (MTP) select apart, sharing `overlap` of
+ * a later token's rows with the first's: their union is read, at most the
+ * whole context. */
 static void stages(const struct attn_geo *g, const struct sparse_cfg *sp,
-		   enum lclass cls, double L, double q, struct attn_stage *s)
+		   enum lclass cls, double L, double q, double overlap, struct attn_stage *s)
 {
 	memset(s, 0, sizeof *s);
 	assert(algo_row(sp->algo)->stages); /* every row has one (tests/test_sparse.c) */
@@ -44,6 +47,8 @@ static void stages(const struct attn_geo *g, const struct sparse_cfg *sp,
 		stage_dense(g, L, q, s);
 	else
 		algo_row(sp->algo)->stages(g, sp, cls, L, q, s);
+	if (q > 1 && s->gather_b > 0)
+		s->gather_b = fmin(s->gather_b * (1 + (q - 1) * (1 - overlap)), L * g->row);
 }
 
 /* Bytes per new token a layer of class cls writes: KV, index. */
@@ -156,7 +161,7 @@ void attn_emit_class(struct emit *e, const struct sparse_cfg *sp, enum lclass cl
 	int nreq = r->ctx ? r->nctx : 1;
 	double w = r->ctx ? 1 : r->n; /* uniform contexts: one request x n */
 	for (int j = 0; j < nreq; j++) {
-		stages(&g, sp, cls, r->ctx ? r->ctx[j] : r->context, q, &one);
+		stages(&g, sp, cls, r->ctx ? r->ctx[j] : r->context, q, m->mtp_overlap, &one);
 		sum.scan_f += w * one.scan_f, sum.scan_b += w * one.scan_b;
 		sum.topk_f += w * one.topk_f, sum.topk_b += w * one.topk_b;
 		sum.gather_b += w * one.gather_b;
@@ -277,7 +282,7 @@ void attn_request(const struct kmodel *m, const struct sparse_cfg *sp,
 		struct attn_stage st;
 		double kv_w, idx_w;
 		writes(&g, sp, lc[i].cls, &kv_w, &idx_w);
-		stages(&g, sp, lc[i].cls, L, q, &st);
+		stages(&g, sp, lc[i].cls, L, q, m->mtp_overlap, &st);
 		double fs[ATTN_SLOTS_PER_CLASS] = {0, 0, st.scan_f, st.topk_f, 0, st.attn_f};
 		double bs[ATTN_SLOTS_PER_CLASS] = {q * kv_w, q * idx_w, st.scan_b, st.topk_b,
 						   st.gather_b, st.attn_b};

@@ -51,6 +51,8 @@ static const struct field model_fields[] = {
 	DT("dispatch", dispatch_dt, 0, "MoE all-to-all dispatch payload"),
 	NUM("decode", "mtp_draft_tokens", mtp_draft, U_INT, 1, 0, 64, 0, "draft tokens verified per step (the default of a design)"),
 	NUM("decode", "mtp_acceptance", mtp_accept, U_REAL, 1, 0, 1, 0, "probability a draft token is accepted"),
+	NUM("decode", "mtp_select_overlap", mtp_overlap, U_REAL, 0, 0, 1, 0,
+	    "share of a draft token's selected rows the step's first query token also selected (needed with MTP)"),
 };
 
 const struct schema model_schema = {"model", model_fields,
@@ -161,6 +163,10 @@ int model_validate(struct kmodel *m, const struct ini_doc *doc,
 	if (m->mtp_draft > 0 && m->mtp_layers == 0)
 		return kerr_set(err, doc->path, at(doc, "decode", "mtp_draft_tokens"),
 				"mtp_draft_tokens > 0 needs mtp_layers > 0");
+	if (m->mtp_layers > 0 &&
+	    need_for(doc, "decode", "mtp_select_overlap", "model", "mtp_layers",
+		     "when the model has an MTP module: its query tokens select rows apart", err))
+		return -1;
 	return 0;
 }
 

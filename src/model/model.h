@@ -29,6 +29,7 @@ struct kmodel {
 	double kv_scale_bytes;
 	/* [decode] defaults, overridable per command */
 	double mtp_draft, mtp_accept;
+	double mtp_overlap; /* share of a draft token's selection already selected */
 };
 
 extern const struct schema model_schema;

@@ -290,3 +290,52 @@ Test(roofline, all_to_all_pays_its_measured_floor)
 	l.a2a_floor = 0; /* none measured: the latency */
 	cr_expect(near(roofline_a2a(&l, 1e6), 1e6 / (450e9 * 0.8) + 800e-9, 1e-12));
 }
+
+/* Issue 12: top-k ranks its scores at the device's selection rate where it
+ * declares one.  KARAT: 16 cores x 1.11e9 scores/s = 1.776e10.  A top-k of
+ * 1e9 scores with 4e9 B: its scan roofline is 4e9 / (1.2e12 x 0.8) =
+ * 4.17 ms, its selection 1e9 / 1.776e10 = 56.3 ms: compute-bound at the
+ * selection rate.  A GPU declares none: the scan roofline prices it. */
+Test(roofline, topk_runs_at_the_selection_rate)
+{
+	struct kdevice k, h;
+	struct klink l;
+	struct kerr err;
+	cr_assert_eq(zoo_load_device("karat", &k, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(zoo_load_link(k.link, &l, NULL, &err), 0, "%s", err.msg);
+	cr_expect_eq(device_select_rate(&k), 16 * 1.11e9);
+	k.overhead = 0;
+	struct op_cost o = {.kind = OP_TOPK, .base = OP_TOPK, .cls = OC_SCAN, .side = SIDE_CACHE,
+			    .dt = DT_FP32, .count = 1, .flops = 1e9, .bytes = 4e9};
+	roofline_op(&o, &k, &l);
+	cr_expect_eq(o.bound, BOUND_COMPUTE);
+	cr_expect(near(o.time, 1e9 / 1.776e10, 1e-12), "%.17g", o.time);
+	/* the draft module's top-k is a top-k too */
+	o.kind = OP_MTP;
+	roofline_op(&o, &k, &l);
+	cr_expect(near(o.time, 1e9 / 1.776e10, 1e-12));
+	/* a scan is not a selection */
+	o.kind = o.base = OP_INDEX_SCAN;
+	roofline_op(&o, &k, &l);
+	cr_expect(near(o.time, 4e9 / (1.2e12 * 0.8), 1e-12), "%.17g", o.time);
+	cr_assert_eq(zoo_load_device("h200", &h, NULL, &err), 0, "%s", err.msg);
+	cr_expect_eq(device_select_rate(&h), 0);
+	/* a device file must give cores with their rate, or a unit's rate */
+	const char *base = "[device]\nname = x\nkind = cpu\nlink = pcie5\ntdp = 100 W\n"
+			   "[compute]\nbf16 = 1 TFLOPS\n[memory]\ncapacity = 1 GB\n"
+			   "bandwidth = 100 GB/s\n[efficiency]\ngemm_compute = 0.5\n"
+			   "gemm_memory = 0.5\nattention_compute = 0.5\nattention_memory = 0.5\n"
+			   "scan_compute = 0.5\nscan_memory = 0.5\ngather_memory = 0.5\n"
+			   "elementwise_memory = 0.5\noverhead = 1 us\n";
+	char text[2048];
+	struct kdevice d;
+	snprintf(text, sizeof text, "%s[select]\ncores = 4\n", base);
+	cr_expect_eq(zoo_load_device(tmp_ini_str(0, text), &d, NULL, &err), -1);
+	cr_expect(strstr(err.msg, "go together"), "%s", err.msg);
+	snprintf(text, sizeof text, "%s[select]\ncores = 4\ncore_rate = 1e9\nunit_rate = 1e11\n", base);
+	cr_expect_eq(zoo_load_device(tmp_ini_str(0, text), &d, NULL, &err), -1);
+	cr_expect(strstr(err.msg, "not both"), "%s", err.msg);
+	snprintf(text, sizeof text, "%s[select]\nunit_rate = 1e11\n", base);
+	cr_expect_eq(zoo_load_device(tmp_ini_str(0, text), &d, NULL, &err), 0, "%s", err.msg);
+	cr_expect_eq(device_select_rate(&d), 1e11);
+}

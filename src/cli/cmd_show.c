@@ -155,6 +155,12 @@ static void device_derived(const struct kdevice *d)
 	}
 	if (d->peak[DT_FP32] <= 0)
 		printf("  no fp32 peak given: fp32 work (norms, top-k, sampling) runs at the bf16 rate\n");
+	double sel = device_select_rate(d);
+	if (sel > 0)
+		printf("  top-k selection: %.3g scores/s (%s), at most\n", sel,
+		       d->select_unit_rate > 0 ? "its selection unit" : "select.cores x select.core_rate");
+	else
+		printf("  top-k selection: no rate declared; top-k runs at its roofline (scan class)\n");
 	printf("  runs operator classes:");
 	for (int c = 0; c < OC_N; c++)
 		if (d->supports & (1u << c))

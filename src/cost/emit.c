@@ -16,6 +16,7 @@ void emit_op(struct emit *e, enum op_kind k, double count, double flops,
 	}
 	struct op_cost *o = &s->op[s->n++];
 	o->kind = e->as_module ? OP_MTP : k;
+	o->base = k;
 	o->cls = op_table[k].cls;
 	o->side = op_table[k].side;
 	o->dt = dt;

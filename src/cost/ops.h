@@ -29,6 +29,8 @@ struct op_info {
 	enum op_side side;
 	int module;        /* a whole module: row count is module runs */
 	const char *desc;
+	int selects;       /* ranks scores (its FLOPs count them): runs at a
+			      device's selection rate where it declares one */
 };
 
 extern const struct op_info op_table[OP_N];
@@ -40,6 +42,8 @@ extern const char *const bound_names[BOUND_N];
 /* One emitted operator: `count` identical instances of (flops, bytes). */
 struct op_cost {
 	enum op_kind kind;
+	enum op_kind base;   /* the operator it is (kind is OP_MTP for the
+				draft module's) */
 	enum op_class cls;
 	enum op_side side;
 	enum dtype dt;       /* compute data type */

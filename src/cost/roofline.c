@@ -14,7 +14,7 @@ void roofline_op(struct op_cost *o, const struct kdevice *d,
 		return;
 	}
 	double ic, im;
-	roofline_rates(d, o->cls, o->dt, &ic, &im);
+	roofline_op_rates(d, o->base, o->cls, o->dt, &ic, &im);
 	if (!isfinite(ic)) {
 		o->time = INFINITY;
 		o->bound = BOUND_UNSUPPORTED;
@@ -39,6 +39,15 @@ void roofline_rates(const struct kdevice *d, enum op_class c, enum dtype t,
 	int ok = (d->supports & (1u << c)) && peak > 0;
 	*s_per_flop = ok ? 1 / (peak * d->eff_c[c]) : INFINITY;
 	*s_per_byte = ok ? 1 / (d->mem_bw * d->eff_m[c]) : INFINITY;
+}
+
+void roofline_op_rates(const struct kdevice *d, enum op_kind k, enum op_class c, enum dtype t,
+		       double *s_per_flop, double *s_per_byte)
+{
+	roofline_rates(d, c, t, s_per_flop, s_per_byte);
+	double sel = device_select_rate(d);
+	if (op_table[k].selects && sel > 0 && isfinite(*s_per_flop) && 1 / sel > *s_per_flop)
+		*s_per_flop = 1 / sel;
 }
 
 double roofline_transfer(const struct klink *l, double bytes)

@@ -18,6 +18,12 @@ void roofline_op(struct op_cost *o, const struct kdevice *d,
 void roofline_rates(const struct kdevice *d, enum op_class c, enum dtype t,
 		    double *s_per_flop, double *s_per_byte);
 
+/* The same for an operator of kind k: a selection (top-k, whose FLOPs
+ * count the scores it ranks) takes at least 1 / device_select_rate s per
+ * score on a device that declares a rate. */
+void roofline_op_rates(const struct kdevice *d, enum op_kind k, enum op_class c, enum dtype t,
+		       double *s_per_flop, double *s_per_byte);
+
 /* Seconds of one point-to-point transfer of bytes over l: bytes / (bw x
  * efficiency) + latency (0 for no bytes).  The solver prices its memory
  * device links, GPU ports and merges with it. */

@@ -41,6 +41,12 @@ static const struct field device_fields[] = {
 	EFF("gather_compute", eff_c[OC_GATHER], 0, "row gathers, compute (default 1)"),
 	EFF("elementwise_compute", eff_c[OC_ELEMENTWISE], 0, "elementwise, compute (default 1)"),
 	NUM("efficiency", "overhead", overhead, U_TIME, 1, 0, 1, 0, "fixed time per operator launch"),
+	NUM("select", "cores", select_cores, U_INT, 0, 1, 1e6, 1,
+	    "general-purpose cores that run top-k selection (with select.core_rate)"),
+	NUM("select", "core_rate", select_core_rate, U_REAL, 0, 1, 1e15, 1,
+	    "scores one core selects from per second"),
+	NUM("select", "unit_rate", select_unit_rate, U_REAL, 0, 1, 1e18, 1,
+	    "scores a hardware selection unit takes per second (instead of cores)"),
 	{"pim", "ops", FK_STR, U_INT, OFF(ops), sizeof(((struct kdevice *)0)->ops), 0,
 	 0, 0, 0, 0, "operator classes a fixed-function PIM runs"},
 };
@@ -91,6 +97,16 @@ int device_validate(struct kdevice *d, const struct ini_doc *doc,
 					dev_kind_names[d->kind]);
 		d->supports = (1u << OC_N) - 1;
 	}
+	const struct ini_entry *cores = ini_doc_find(doc, "select", "cores");
+	const struct ini_entry *rate = ini_doc_find(doc, "select", "core_rate");
+	const struct ini_entry *unit = ini_doc_find(doc, "select", "unit_rate");
+	if (!cores != !rate)
+		return kerr_set(err, doc->path, (cores ? cores : rate)->line,
+				"select.cores and select.core_rate go together");
+	if (unit && cores)
+		return kerr_set(err, doc->path, unit->line,
+				"give select.unit_rate or select.cores with select.core_rate, "
+				"not both");
 	if (!(device_cache_capacity(d) > 0)) {
 		const struct ini_entry *e = ini_doc_find(doc, "memory", "memory_reserve");
 		return kerr_set(err, doc->path, e ? e->line : 0,
@@ -119,4 +135,9 @@ double device_peak(const struct kdevice *d, enum dtype t, enum dtype *used)
 double device_cache_capacity(const struct kdevice *d)
 {
 	return d->mem_capacity - share_bytes_of(&d->mem_reserve, d->mem_capacity);
+}
+
+double device_select_rate(const struct kdevice *d)
+{
+	return d->select_unit_rate > 0 ? d->select_unit_rate : d->select_cores * d->select_core_rate;
 }

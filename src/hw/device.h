@@ -30,6 +30,10 @@ struct kdevice {
 	double mem_bw;          /* B/s */
 	double eff_c[OC_N], eff_m[OC_N];
 	double overhead;        /* s, fixed cost per operator launch */
+	/* Selection (top-k) as a throughput: cores x core_rate, or a hardware
+	 * unit's rate; select_rate 0: none declared, top-k runs at its
+	 * operator class's roofline */
+	double select_cores, select_core_rate, select_unit_rate; /* scores/s */
 	char ops[128];          /* PIM: comma-separated classes it runs */
 	unsigned supports;      /* bit per op_class, derived from ops */
 };
@@ -41,6 +45,10 @@ int device_validate(struct kdevice *d, const struct ini_doc *doc,
 		    struct kerr *err);
 
 /* Bytes of memory the caches may use: capacity less the reserve. */
+/* Scores per second the device's selection runs at: its unit's rate, or
+ * its cores x their rate; 0 when it declares neither. */
+double device_select_rate(const struct kdevice *d);
+
 double device_cache_capacity(const struct kdevice *d);
 
 /* Peak for data type t: the native one, else the next wider type the

@@ -38,7 +38,7 @@ double plan_slot_time(const struct plan_slot_rate *sd, const struct attn_slot *s
 static void slot_rates(const struct kdevice *dv, const struct attn_slot *s,
 		       struct plan_slot_rate *sd)
 {
-	roofline_rates(dv, s->cls, s->dt, &sd->ic, &sd->im); /* as karat ops prices it */
+	roofline_op_rates(dv, s->kind, s->cls, s->dt, &sd->ic, &sd->im); /* as karat ops prices it */
 	sd->ovh = dv->overhead;
 }
 

@@ -487,10 +487,55 @@ Test(solve, gpu_phases_of_the_kinds_sum_to_the_whole_step)
 	cr_assert_leq(s.sys.gpus, s.sys.gpus_per_node);
 	for (int k = 0; k <= p->nkinds; k++)
 		for (int x = 0; x < PH_N; x++)
-			got[x] += (k < p->nkinds ? p->kind_layers[k] : 1) * ph[k * PH_N + x];
+			got[x] += (k < p->nkinds ? p->kind_layers[k] : 1) * ph[k * PLAN_PH_STRIDE + x];
 	for (int x = 0; x < PH_N; x++)
 		cr_expect(near(got[x], want[x], 1e-12), "phase %d: kinds %.15g, whole %.15g", x,
 			  got[x], want[x]);
 	cr_expect_gt(want[PH_PRE], 0);
+	plan_free(p);
+}
+
+/* Issue 12: activity-based energy.  GPU-only at one fixed context, one
+ * micro-batch: every GPU runs the whole step of its share of the batch,
+ * so the energy is G x (sum over the step's operators of FLOPs x J/FLOP of
+ * their type + bytes x 8 x J/bit of HBM, the all-to-all's bytes at the
+ * scale-up link's J/bit) + G x static power x step time; a fixed context
+ * ingests nothing.  The H200's figures: 0.355 pJ per FP8 FLOP, 0.71 BF16,
+ * 1.42 FP32, 3.5 pJ/bit, 70 W. */
+Test(solve, activity_energy_by_hand)
+{
+	static struct setup s;
+	static struct step st;
+	load(&s, "deepseek-v3.2", "gpu-only", 32768, NULL);
+	s.d.samples = 1;
+	s.d.mtp = 0, s.d.accept = 0;
+	cr_expect(near(s.gpu.e_flop[DT_FP8], 0.355e-12, 1e-12));
+	cr_expect_eq(s.gpu.e_static, 70);
+	struct plan *p = plan(&s);
+	struct result r = eval(p, 64, 1);
+	struct kerr err;
+	struct kbatch kb = {.requests = 64, .gpus = s.sys.gpus, .context = 32768, .sp = &s.m.sp};
+	cr_assert_eq(step_build(&s.m, &kb, &st, &err), 0, "%s", err.msg);
+	double e = 0;
+	for (int i = 0; i < st.n; i++) {
+		const struct op_cost *o = &st.op[i];
+		if (o->side == SIDE_LINK)
+			e += o->count * o->bytes * 8 * s.up.energy_bit;
+		else
+			e += o->count * (o->flops * device_energy_flop(&s.gpu, o->dt) +
+					 o->bytes * 8 * 3.5e-12);
+	}
+	double want = s.sys.gpus * (e + 70 * r.tbt_mean);
+	cr_expect(near(r.energy_act, want, 1e-9), "plan %.12g J, by hand %.12g J", r.energy_act, want);
+	cr_expect(near(r.power_act, want / r.tbt_mean, 1e-9));
+	cr_expect(near(r.tok_per_w_act * r.j_per_tok_act, 1, 1e-12));
+	/* TDP is an upper bound on the activity power */
+	cr_expect_lt(r.power_act, r.tdp);
+	plan_free(p);
+	/* a device without [energy] figures: no activity estimate, no guess */
+	load(&s, "deepseek-v3.2", "gpu-attacc", 32768, NULL);
+	p = plan(&s);
+	r = eval(p, 64, 1);
+	cr_expect(isnan(r.energy_act) && isnan(r.tok_per_w_act));
 	plan_free(p);
 }

@@ -31,6 +31,8 @@ static const struct suffix time_sfx[] = {
 	{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {NULL, 0}};
 static const struct suffix ebit_sfx[] = {
 	{"pJ/bit", 1e-12}, {"fJ/bit", 1e-15}, {NULL, 0}};
+static const struct suffix eflop_sfx[] = {
+	{"pJ/FLOP", 1e-12}, {"fJ/FLOP", 1e-15}, {NULL, 0}};
 static const struct suffix tokens_sfx[] = {
 	{"K", 1024.0}, {"M", 1048576.0}, {NULL, 0}};
 
@@ -51,6 +53,7 @@ static const struct uclass classes[U_NCLASS] = {
 	[U_POWER] = {power_sfx, 0, 0, "W, kW"},
 	[U_TIME] = {time_sfx, 0, 0, "s, ms, us, ns"},
 	[U_EBIT] = {ebit_sfx, 0, 0, "pJ/bit, fJ/bit"},
+	[U_EFLOP] = {eflop_sfx, 0, 0, "pJ/FLOP, fJ/FLOP"},
 };
 
 const char *unit_accepted(enum unit_class c)
@@ -153,6 +156,7 @@ static const struct suffix *format_table(enum unit_class c)
 	case U_POWER: return power_sfx;
 	case U_TIME: return time_sfx;
 	case U_EBIT: return ebit_sfx;
+	case U_EFLOP: return eflop_sfx;
 	default: return NULL;
 	}
 }

@@ -16,6 +16,7 @@ enum unit_class {
 	U_POWER,   /* W, kW; unit required */
 	U_TIME,    /* s, ms, us, ns; unit required */
 	U_EBIT,    /* pJ/bit, fJ/bit; unit required */
+	U_EFLOP,   /* pJ/FLOP, fJ/FLOP; unit required */
 	U_NCLASS
 };
 

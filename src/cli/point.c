@@ -16,7 +16,8 @@ const char *const point_head[] = {
 	"ctx_mean_tokens", "ctx_clipped_share", "gpu_mem_use", "memdev_mem_use",
 	"busy_gpu_s", "busy_memdev_s", "busy_link_s", "busy_net_s",
 	"bubble_gpu", "bubble_memdev", "bubble_link", "bubble_net", "sharded_share",
-	"ingest_bytes_per_step", "overrides"};
+	"ingest_bytes_per_step", "power_activity_w", "energy_activity_j_per_tok",
+	"tok_s_per_w_activity", "overrides"};
 const int point_ncols = sizeof point_head / sizeof point_head[0];
 
 static int bad(struct kerr *err, int rc, const char *fmt, const char *a,
@@ -235,6 +236,13 @@ void point_cells(const struct loaded *ld, const struct result *r,
 					      : r->bubble[x]));
 	CELL("%.4g", nz(r->sharded));
 	CELL("%.6g", nz(r->ingest));
+	/* activity energy: empty where a device gives no [energy] figures */
+	const double act[3] = {r->power_act, r->j_per_tok_act, r->tok_per_w_act};
+	for (int k = 0; k < 3; k++)
+		if (isfinite(act[k]))
+			CELL("%.6g", nz(act[k]));
+		else
+			CELL("%s", "");
 	out[i++] = ld->sets;
 #undef CELL
 }

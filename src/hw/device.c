@@ -47,6 +47,12 @@ static const struct field device_fields[] = {
 	    "scores one core selects from per second"),
 	NUM("select", "unit_rate", select_unit_rate, U_REAL, 0, 1, 1e18, 1,
 	    "scores a hardware selection unit takes per second (instead of cores)"),
+	NUM("energy", "fp4", e_flop[DT_FP4], U_EFLOP, 0, 0, 1e-9, 0, "energy per FP4 FLOP"),
+	NUM("energy", "fp8", e_flop[DT_FP8], U_EFLOP, 0, 0, 1e-9, 0, "energy per FP8 FLOP"),
+	NUM("energy", "bf16", e_flop[DT_BF16], U_EFLOP, 0, 0, 1e-9, 0, "energy per BF16 FLOP"),
+	NUM("energy", "fp32", e_flop[DT_FP32], U_EFLOP, 0, 0, 1e-9, 0, "energy per FP32 FLOP"),
+	NUM("energy", "memory", e_bit, U_EBIT, 0, 0, 1e-9, 1, "energy per bit read or written in memory"),
+	NUM("energy", "static", e_static, U_POWER, 0, 0, 1e5, 1, "power drawn whatever the activity"),
 	{"pim", "ops", FK_STR, U_INT, OFF(ops), sizeof(((struct kdevice *)0)->ops), 0,
 	 0, 0, 0, 0, "operator classes a fixed-function PIM runs"},
 };
@@ -107,6 +113,11 @@ int device_validate(struct kdevice *d, const struct ini_doc *doc,
 		return kerr_set(err, doc->path, unit->line,
 				"give select.unit_rate or select.cores with select.core_rate, "
 				"not both");
+	int sec = ini_doc_section_line(doc, "energy");
+	if (sec > 0 && (!ini_doc_find(doc, "energy", "memory") || !ini_doc_find(doc, "energy", "static") ||
+			!(device_energy_flop(d, DT_BF16) > 0)))
+		return kerr_set(err, doc->path, sec, "[energy] needs memory, static and at least one "
+				"per-FLOP figure (fp4, fp8, bf16, fp32)");
 	if (!(device_cache_capacity(d) > 0)) {
 		const struct ini_entry *e = ini_doc_find(doc, "memory", "memory_reserve");
 		return kerr_set(err, doc->path, e ? e->line : 0,
@@ -140,4 +151,20 @@ double device_cache_capacity(const struct kdevice *d)
 double device_select_rate(const struct kdevice *d)
 {
 	return d->select_unit_rate > 0 ? d->select_unit_rate : d->select_cores * d->select_core_rate;
+}
+
+int device_has_energy(const struct kdevice *d)
+{
+	return d->e_bit > 0 && d->e_static > 0 && device_energy_flop(d, DT_BF16) > 0;
+}
+
+double device_energy_flop(const struct kdevice *d, enum dtype t)
+{
+	for (int k = t; k < DT_N; k++)
+		if (d->e_flop[k] > 0)
+			return d->e_flop[k];
+	for (int k = (int)t - 1; k >= 0; k--)
+		if (d->e_flop[k] > 0)
+			return d->e_flop[k];
+	return 0;
 }

@@ -34,6 +34,9 @@ struct kdevice {
 	 * unit's rate; select_rate 0: none declared, top-k runs at its
 	 * operator class's roofline */
 	double select_cores, select_core_rate, select_unit_rate; /* scores/s */
+	/* Activity-based energy ([energy]; all 0 when the file gives none):
+	 * J per FLOP by data type, J per bit of memory traffic, static W */
+	double e_flop[DT_N], e_bit, e_static;
 	char ops[128];          /* PIM: comma-separated classes it runs */
 	unsigned supports;      /* bit per op_class, derived from ops */
 };
@@ -48,6 +51,13 @@ int device_validate(struct kdevice *d, const struct ini_doc *doc,
 /* Scores per second the device's selection runs at: its unit's rate, or
  * its cores x their rate; 0 when it declares neither. */
 double device_select_rate(const struct kdevice *d);
+
+/* Whether the device gives its activity energy ([energy] section). */
+int device_has_energy(const struct kdevice *d);
+
+/* J per FLOP of type t: its own figure, else the next wider type's (work
+ * runs there, as device_peak), else the next narrower's; 0 without any. */
+double device_energy_flop(const struct kdevice *d, enum dtype t);
 
 double device_cache_capacity(const struct kdevice *d);
 

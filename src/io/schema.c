@@ -26,10 +26,10 @@ static int section_known(const struct schema *s, const char *section)
 }
 
 /* The smallest nonzero value a field of each unit class may take: 1 B/s,
- * 1 FLOP/s, 1 mW, 1 fJ/bit (assumed: far below any real device, and far
+ * 1 FLOP/s, 1 mW, 1 fJ/bit, 1 aJ/FLOP (assumed: far below any real device, and far
  * enough from zero that times, throughputs and energies stay finite). */
 static const double unit_floor[U_NCLASS] = {
-	[U_BW] = 1, [U_FLOPS] = 1, [U_POWER] = 1e-3, [U_EBIT] = 1e-15};
+	[U_BW] = 1, [U_FLOPS] = 1, [U_POWER] = 1e-3, [U_EBIT] = 1e-15, [U_EFLOP] = 1e-18};
 
 static void list_names(const char *const *names, char *buf, size_t n)
 {

@@ -53,7 +53,7 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 	int over = 0, enough = ns - (int)floor(0.99 * (ns - 1));
 	if (early && p->weights > p->cap_gpu + PLAN_SLACK_BYTES)
 		return 1;
-	double busy[RES_N] = {0}, bubble[RES_N] = {0}, ctx_sum = 0, shards = 0;
+	double busy[RES_N] = {0}, bubble[RES_N] = {0}, ctx_sum = 0, shards = 0, energy = 0;
 	for (int s = 0; s < ns; s++) {
 		struct pipe_out po;
 		p->tbt[s] = plan_sample(p, B, m, s, &po, &p->use_gpu[s], &p->use_mem[s]);
@@ -69,6 +69,7 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 		}
 		for (int x = 0; x < RES_N; x++)
 			busy[x] += po.busy[x], bubble[x] += po.bubble[x];
+		energy += p->energy_last;
 		shards += (double)p->nsharded;
 		for (int k = 0; k < m * p->devs; k++) /* every request is on one device */
 			ctx_sum += p->mem_side.suml[k];
@@ -93,6 +94,10 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 	r->throughput = tokens / r->tbt_mean;
 	r->tok_per_w = r->throughput / r->tdp;
 	r->j_per_tok = r->tdp * r->tbt_mean / tokens;
+	r->energy_act = energy / ns; /* NaN without the devices' figures */
+	r->power_act = r->energy_act / r->tbt_mean;
+	r->j_per_tok_act = r->energy_act / tokens;
+	r->tok_per_w_act = r->throughput / r->power_act;
 	if (isnan(r->tbt_mean) || isnan(r->tbt_p99) || isnan(r->throughput) ||
 	    isnan(r->tok_per_w) || isnan(r->j_per_tok) || isnan(r->gpu_use) ||
 	    isnan(r->mem_use))

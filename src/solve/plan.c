@@ -40,6 +40,8 @@ static void slot_rates(const struct kdevice *dv, const struct attn_slot *s,
 {
 	roofline_op_rates(dv, s->kind, s->cls, s->dt, &sd->ic, &sd->im); /* as karat ops prices it */
 	sd->ovh = dv->overhead;
+	sd->ef = device_energy_flop(dv, s->dt);
+	sd->eb = 8 * dv->e_bit;
 }
 
 static void place_slots(struct plan *p, const struct attn_layout *lay,
@@ -117,7 +119,7 @@ int plan_ensure_memo(struct plan *p, long n)
 	long c = p->memo_cap ? p->memo_cap : 64;
 	while (c <= n)
 		c *= 2;
-	double *m = realloc(p->memo, (size_t)c * (size_t)(p->nkinds + 1) * PH_N * sizeof *m);
+	double *m = realloc(p->memo, (size_t)c * (size_t)(p->nkinds + 1) * PLAN_PH_STRIDE * sizeof *m);
 	if (!m)
 		return -1;
 	p->memo = m;
@@ -134,7 +136,8 @@ int plan_ensure_memo(struct plan *p, long n)
  * micro-batch (every GPU's copy of the micro-batch routes together). */
 const double *plan_gpu_phases(struct plan *p, long n)
 {
-	size_t per = (size_t)(p->nkinds + 1) * PH_N;
+	size_t per = (size_t)(p->nkinds + 1) * PLAN_PH_STRIDE;
+	const struct kdevice *gpu = p->d.gpu;
 	double *ph = p->memo + (size_t)n * per;
 	if (p->memo_ok[n])
 		return ph;
@@ -150,14 +153,17 @@ const double *plan_gpu_phases(struct plan *p, long n)
 		for (int i = 0; i < p->step.n; i++) {
 			struct op_cost *o = &p->step.op[i];
 			assert(o->side != SIDE_CACHE); /* priced per request from the pool */
-			double t;
+			double t, *row = ph + k * PLAN_PH_STRIDE;
 			if (o->side == SIDE_LINK) {
 				t = a2a_time(p, o->bytes);
+				row[PLAN_PH_A2A] += o->count * o->bytes;
 			} else {
-				roofline_op(o, p->d.gpu, p->d.up);
+				roofline_op(o, gpu, p->d.up);
 				t = o->time;
+				row[PLAN_PH_ENERGY] += o->count * (o->flops * device_energy_flop(gpu, o->dt) +
+								   o->bytes * 8 * gpu->e_bit);
 			}
-			ph[k * PH_N + phase_of[o->kind]] += o->count * t;
+			row[phase_of[o->kind]] += o->count * t;
 		}
 	}
 	p->memo_ok[n] = 1;
@@ -179,7 +185,7 @@ void plan_free(struct plan *p)
 	free(p->dev_load), free(p->dev_store), free(p->gpu_store);
 	free(p->mb_load);
 	free(p->gpu_count), free(p->dev_count), free(p->link_count), free(p->mb_count), free(p->n_big);
-	free(p->tbt), free(p->use_gpu), free(p->use_mem);
+	free(p->tbt), free(p->use_gpu), free(p->use_mem), free(p->energy);
 	if (p->rng)
 		gsl_rng_free(p->rng);
 	free(p);
@@ -282,6 +288,8 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->dev_count = grab((size_t)D * PIPE_MAX_MB, sizeof(int), &fail);
 	p->link_count = grab((size_t)p->link_units * PIPE_MAX_MB, sizeof(int), &fail);
 	p->tbt = grab((size_t)d->samples, sizeof(double), &fail);
+	p->energy = grab((size_t)d->samples, sizeof(double), &fail);
+	p->has_energy = device_has_energy(d->gpu) && (!p->has_mem || device_has_energy(d->mem));
 	p->use_gpu = grab((size_t)d->samples, sizeof(double), &fail);
 	p->use_mem = grab((size_t)d->samples, sizeof(double), &fail);
 	p->rng = gsl_rng_alloc(gsl_rng_taus2); /* cheap to seed: one stream per sample */
@@ -457,4 +465,16 @@ double plan_bucket_time(const struct plan *p, const struct attn_layout *lay,
 				per_class[lay->s[s].lc] += x;
 		}
 	return t;
+}
+
+double plan_bucket_energy(const struct plan *p, const struct attn_layout *lay,
+			  const struct plan_slot_rate *sd, const struct plan_vmap *map,
+			  const double *v, int want_gpu)
+{
+	double e = 0;
+	for (int s = 0; s < lay->n; s++)
+		if ((sd[s].on_gpu && p->has_mem) == want_gpu)
+			e += lay->s[s].layers * ((map[s].f >= 0 ? v[map[s].f] : 0) * sd[s].ef +
+						 (map[s].b >= 0 ? v[map[s].b] : 0) * sd[s].eb);
+	return e;
 }

@@ -31,8 +31,16 @@ extern const unsigned char phase_of[OP_N];
 /* Roofline of one cache-side slot on the device that runs it. */
 struct plan_slot_rate {
 	double ic, im, ovh; /* s per FLOP, s per byte, s per instance */
+	double ef, eb;      /* J per FLOP, J per byte on that device (0: none given) */
 	int on_gpu;         /* unsupported on the memory device: the GPU runs it */
 };
+
+/* Per kind of layer (and the tail) in plan_gpu_phases' memo: the phase
+ * seconds, then the GPU's activity energy (J, all but the all-to-all) and
+ * the all-to-all bytes leaving it. */
+#define PLAN_PH_ENERGY PH_N
+#define PLAN_PH_A2A (PH_N + 1)
+#define PLAN_PH_STRIDE (PH_N + 2)
 
 struct plan_vmap {
 	int f, b; /* index of a slot's FLOPs and bytes among the packed values */
@@ -85,7 +93,7 @@ struct plan {
 	double kind_layers[PIPE_MAX_CLASSES];
 	unsigned char layer_kind[PIPE_MAX_LAYERS];
 	/* GPU phase seconds for n requests per GPU in a micro-batch: one layer
-	 * of each kind, then the tail ((nkinds + 1) x PH_N per n) */
+	 * of each kind, then the tail ((nkinds + 1) x PLAN_PH_STRIDE per n) */
 	double *memo;
 	unsigned char *memo_ok;
 	long memo_cap;
@@ -126,6 +134,9 @@ struct plan {
 	struct step step;
 	struct pipe_in pin; /* the pipeline input of the batch being sampled */
 	struct kerr fail; /* why plan_sample or plan_gpu_phases failed */
+	int has_energy;      /* every device gives its activity energy */
+	double energy_last;  /* the last sample's activity energy, J (NaN: none) */
+	double *energy;      /* per sample */
 };
 
 
@@ -135,9 +146,10 @@ struct plan {
 double plan_slot_time(const struct plan_slot_rate *sd, const struct attn_slot *s, double f, double b);
 int plan_ensure_batch(struct plan *p, long B);
 int plan_ensure_memo(struct plan *p, long n);
-/* GPU-side seconds per phase for n requests per GPU (memoised): PH_N
- * values for one layer of each kind in turn, then PH_N for the tail; NULL
- * when a step cannot be built, with the reason in p->fail. */
+/* GPU-side seconds per phase for n requests per GPU (memoised):
+ * PLAN_PH_STRIDE values (the phases, the energy, the all-to-all bytes) for
+ * one layer of each kind in turn, then for the tail; NULL when a step
+ * cannot be built, with the reason in p->fail. */
 const double *plan_gpu_phases(struct plan *p, long n);
 void plan_side_values(const struct plan_side *sd, int unit_idx, int cnt, double *v);
 /* Seconds of the slots of lay that run on the GPU (want_gpu) or on the
@@ -146,6 +158,12 @@ void plan_side_values(const struct plan_side *sd, int unit_idx, int cnt, double 
 double plan_bucket_time(const struct plan *p, const struct attn_layout *lay,
 			const struct plan_slot_rate *sd, const struct plan_vmap *map,
 			const double *v, int want_gpu, double *per_class);
+
+/* Activity energy (J) of the slots of lay a bucket with sums v runs on the
+ * GPU (want_gpu) or on the memory device. */
+double plan_bucket_energy(const struct plan *p, const struct attn_layout *lay,
+			  const struct plan_slot_rate *sd, const struct plan_vmap *map,
+			  const double *v, int want_gpu);
 
 /* place.c */
 /* The requests of a batch in longest-first order (pool rank), into out

@@ -268,7 +268,7 @@ static int price(struct plan *p, long B, int m, struct pipe_in *in)
 		for (int k = 0; k < nk; k++) {
 			int cl = p->kinds[k].cls;
 			double lc = p->layout.cls_layers[cl];
-			const double *pk = ph + k * PH_N;
+			const double *pk = ph + k * PLAN_PH_STRIDE;
 			double *du = k ? in->cdur[k][mi] : in->dur[mi];
 			du[T_PRE] = pk[PH_PRE] + fb[cl] / lc;
 			du[T_ATTN] = attn[cl] / lc;
@@ -294,13 +294,78 @@ static int price(struct plan *p, long B, int m, struct pipe_in *in)
 				in->dur[mi][t] = sum / layers;
 			}
 		double *du = in->dur[mi];
-		du[T_TAIL_G] = ph[nk * PH_N + PH_TAIL] + fbm * d->mtp;
+		du[T_TAIL_G] = ph[nk * PLAN_PH_STRIDE + PH_TAIL] + fbm * d->mtp;
 		du[T_TAIL_M] = attn_m * d->mtp;
 		double mtp = p->layout_mtp.out_bytes + p->layout_mtp.back_bytes;
 		du[T_TAIL_L] = links && d->mtp > 0
 				       ? d->mtp * 2 * transfer(ml, port, c * mtp / 2, n_port * mtp / 2)
 				       : 0;
 	}
+	return 0;
+}
+
+/* Activity energy of one sampled step (DESIGN.md section 3): every GPU's
+ * operators at its own request count in each micro-batch, every device's
+ * cache-side work from its buckets, the bits each link carries, and every
+ * device's static power over the makespan.  NaN when a device gives no
+ * [energy]; -1 when a GPU step cannot be built. */
+static int step_energy(struct plan *p, long B, int m, double makespan, double *out)
+{
+	const struct design *d = &p->d;
+	int G = p->gpus, D = p->devs, nk = p->nkinds;
+	*out = NAN;
+	if (!p->has_energy)
+		return 0;
+	double gpn = d->sys->gpus_per_node, inside = G > 1 ? fmin(gpn - 1, G - 1) / (G - 1) : 1;
+	double e_a2a = 8 * (inside * d->up->energy_bit + (1 - inside) * d->out->energy_bit);
+	double e = makespan * (G * d->gpu->e_static + (p->has_mem ? D * d->mem->e_static : 0));
+	for (int i = 0; i < m; i++) {
+		for (int g = 0; g < G; g++) {
+			int n = p->gpu_count[i * G + g];
+			if (!n)
+				continue;
+			const double *ph = plan_gpu_phases(p, n);
+			if (!ph)
+				return -1;
+			for (int k = 0; k <= nk; k++) {
+				const double *row = ph + k * PLAN_PH_STRIDE;
+				e += (k < nk ? p->kind_layers[k] : 1) *
+				     (row[PLAN_PH_ENERGY] + row[PLAN_PH_A2A] * e_a2a);
+			}
+		}
+		const struct plan_side *sm = &p->mem_side, *sg = &p->gpu_side;
+		for (int u = 0; u < D; u++) {
+			int c = p->dev_count[i * D + u];
+			if (!c)
+				continue;
+			double v[PLAN_MAX_VALUES];
+			plan_side_values(sm, i * D + u, c, v);
+			e += plan_bucket_energy(p, &p->layout, p->slot_dev, p->slot_map, v, 0) +
+			     d->mtp * plan_bucket_energy(p, &p->layout_mtp, p->slot_dev_mtp,
+							 p->slot_map_mtp, v, 0);
+		}
+		for (int u = 0; p->has_mem && sg->k && u < G; u++) {
+			int c = p->gpu_count[i * G + u];
+			if (!c)
+				continue;
+			double v[PLAN_MAX_VALUES];
+			plan_side_values(sg, i * G + u, c, v);
+			e += plan_bucket_energy(p, &p->layout, p->slot_dev, p->slot_map, v, 1) +
+			     d->mtp * plan_bucket_energy(p, &p->layout_mtp, p->slot_dev_mtp,
+							 p->slot_map_mtp, v, 1);
+		}
+	}
+	/* links: queries, new rows and outputs of every request, and the
+	 * caches ingested (into the devices, or from the prefill side) */
+	double ing = plan_ingest_bytes(p, B);
+	if (p->has_mem) {
+		double per = p->layout.out_bytes + p->layout.back_bytes +
+			     d->mtp * (p->layout_mtp.out_bytes + p->layout_mtp.back_bytes);
+		e += ((double)B * per + ing) * 8 * d->mlink->energy_bit;
+	} else {
+		e += ing * 8 * d->out->energy_bit;
+	}
+	*out = e;
 	return 0;
 }
 
@@ -355,6 +420,8 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 			 "micro-batches, %d layers, or a negative duration)", in->m, in->layers);
 		return NAN;
 	}
+	if (step_energy(p, B, m, po->makespan, &p->energy_last) != 0)
+		return NAN; /* p->fail says why */
 	return po->makespan;
 }
 

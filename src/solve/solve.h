@@ -65,6 +65,10 @@ struct result {
 	double clipped;                /* share of drawn contexts cut to the model maximum */
 	double sharded;                /* mean share of requests split over devices */
 	double ingest;                 /* cache-ingest bytes per step, whole system */
+	/* activity-based energy (NaN where a device gives no [energy]) */
+	double energy_act;             /* J per step, mean over samples */
+	double power_act;              /* W: energy_act / tbt_mean */
+	double j_per_tok_act, tok_per_w_act;
 };
 
 struct plan;

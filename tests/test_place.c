@@ -8,6 +8,7 @@
 
 #include "helpers.h"
 #include "karat.h"
+#include "solve/plan.h" /* internal: the link bytes a plan prices */
 #include "solve_helpers.h"
 
 /* Issue 11: memory-aware admission.  A slow reference replays the rule on
@@ -248,3 +249,26 @@ Test(place, cache_ingest_by_hand)
 	}
 }
 
+
+/* Issue 12: where the GPU runs the scan and the top-k (AttAcc and Duplex
+ * have no scan class), the index keys stay in HBM: the device link carries
+ * the selected indices out instead of the indexer's query and key rows.
+ * DeepSeek-V3.2, q = 2: per layer and request the link gains 2 x 2048 x
+ * 4 B of indices and loses 2 x (132 B of key + 64 x 128 x 1 B of query +
+ * 64 x 4 B of head weights); 61 layers. */
+Test(place, a_gpu_selection_sends_indices_not_index_rows)
+{
+	static struct setup s;
+	load(&s, "deepseek-v3.2", "gpu-duplex", 0, "agentic");
+	struct plan *p = plan(&s);
+	cr_assert(p->keys_on_gpu);
+	double want = p->layout.cls_out[LC_SPARSE] - 61 * 2 * (132 + 8192 + 256) + 61 * 2 * 2048 * 4.0;
+	cr_expect(near(p->cls_out[LC_SPARSE], want, 1e-12), "%.17g, by hand %.17g",
+		  p->cls_out[LC_SPARSE], want);
+	plan_free(p);
+	load(&s, "deepseek-v3.2", "gpu-karat", 0, "agentic");
+	p = plan(&s);
+	cr_assert(!p->keys_on_gpu);
+	cr_expect_eq(p->cls_out[LC_SPARSE], p->layout.cls_out[LC_SPARSE]);
+	plan_free(p);
+}

@@ -264,6 +264,7 @@ void attn_layout(const struct kmodel *m, const struct sparse_cfg *sp,
 		lay->out_bytes += out, lay->back_bytes += back;
 		lay->cls_layers[lc[i].cls] += lc[i].layers;
 		lay->cls_out[lc[i].cls] += out, lay->cls_back[lc[i].cls] += back;
+		lay->cls_index[lc[i].cls] += lc[i].layers * q * (idx_w + index_query_bytes(sp, lc[i].cls));
 	}
 }
 
@@ -290,4 +291,14 @@ void attn_request(const struct kmodel *m, const struct sparse_cfg *sp,
 			f[j] = fs[k], b[j] = bs[k];
 	}
 	assert(j == lay->n); /* lay was made by attn_layout for the same classes */
+}
+
+double attn_ids_bytes(const struct kmodel *m, const struct sparse_cfg *sp,
+		      const struct attn_layout *lay, enum lclass cls, double L, double q)
+{
+	struct attn_geo g;
+	struct attn_stage st;
+	geometry(m, &g);
+	stages(&g, sp, cls, L, q, m->mtp_overlap, &st);
+	return lay->cls_layers[cls] * st.ids_b;
 }

@@ -72,14 +72,22 @@ struct attn_layout {
 	struct attn_slot s[ATTN_MAX_SLOTS];
 	double out_bytes;  /* per request per step: query, new KV and index rows */
 	double back_bytes; /* per request per step: attention output */
-	/* per layer class: its layers, and out_bytes and back_bytes over them */
-	double cls_layers[LC_N], cls_out[LC_N], cls_back[LC_N];
+	/* per layer class: its layers, and out_bytes and back_bytes over them;
+	 * cls_index: of cls_out, the indexer query and index key rows (which
+	 * stay on the GPU when it runs the scan) */
+	double cls_layers[LC_N], cls_out[LC_N], cls_back[LC_N], cls_index[LC_N];
 };
 
 /* Slots of `layers` decoder layers (mtp = 1: the MTP layer) at q query
  * tokens per request. */
 void attn_layout(const struct kmodel *m, const struct sparse_cfg *sp,
 		 double layers, int mtp, double q, struct attn_layout *lay);
+
+/* Bytes of the indices a top-k selects, per request over the layers of
+ * class cls of lay at context L: what a GPU that runs the selection sends
+ * the device that gathers and attends. */
+double attn_ids_bytes(const struct kmodel *m, const struct sparse_cfg *sp,
+		      const struct attn_layout *lay, enum lclass cls, double L, double q);
 
 /* FLOPs and bytes per instance of each slot of lay for one request at
  * context L (arrays of lay->n). */

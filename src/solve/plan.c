@@ -191,6 +191,25 @@ void plan_free(struct plan *p)
 	free(p);
 }
 
+/* What the device links carry out per request (plan.h cls_out).  The
+ * selected indices depend on the context only below the top-k size; they
+ * are counted at the pool's mean context (approximation). */
+static void link_bytes(struct plan *p)
+{
+	const struct design *d = &p->d;
+	double mean = 0;
+	for (int i = 0; i < PLAN_POOL; i++)
+		mean += p->ctx[i] / PLAN_POOL;
+	p->out_bytes = 0;
+	for (int c = 0; c < LC_N; c++) {
+		p->cls_out[c] = p->layout.cls_out[c];
+		if (p->keys_on_gpu && p->layout.cls_layers[c] > 0)
+			p->cls_out[c] += attn_ids_bytes(d->m, d->sp, &p->layout, (enum lclass)c, mean,
+							p->q) - p->layout.cls_index[c];
+		p->out_bytes += p->cls_out[c];
+	}
+}
+
 static int check_design(const struct design *d, struct kerr *err)
 {
 	for (int k = 0; k < OP_N; k++)
@@ -299,8 +318,10 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 				     plan_ensure_batch(p, 256) != 0
 			     ? -1 : pool_fill(p, f, b);
 	free(f), free(b); /* the pool's costs are packed into p by now */
-	if (filled == 0)
+	if (filled == 0) {
+		link_bytes(p);
 		return p;
+	}
 	plan_free(p);
 	if (filled == -2)
 		kerr_set(err, 0, 0, "workload %s: a context length could not be drawn "

@@ -106,6 +106,10 @@ struct plan {
 	int *gpu_start;     /* G + 1: GPU g's requests are by_gpu[gpu_start[g] ..] */
 	int *heap;          /* placement: units ordered by free room */
 	int keys_on_gpu;    /* index keys stay in HBM (the GPU runs the scan) */
+	/* per request per step, by layer class: the bytes the device link
+	 * carries out (with the GPU running the scan and top-k: not the
+	 * indexer's rows and query, but the selected indices), and in all */
+	double cls_out[LC_N], out_bytes;
 	double cap_gpu, cap_mem; /* cache capacity of a GPU and a memory device
 				    (capacity less its reserve; cap_gpu before
 				    weights) */

@@ -279,7 +279,7 @@ static int price(struct plan *p, long B, int m, struct pipe_in *in)
 			du[T_EXP] = pk[PH_EXP];
 			du[T_COMB] = pk[PH_COMB];
 			if (links) {
-				double out = p->layout.cls_out[cl] / lc, back = p->layout.cls_back[cl] / lc;
+				double out = p->cls_out[cl] / lc, back = p->layout.cls_back[cl] / lc;
 				du[T_OUT] = transfer(ml, port, c * out + ing / D, n_port * out + ing / G);
 				du[T_BACK] = transfer(ml, port, c * back, n_port * back);
 			} else {
@@ -359,7 +359,7 @@ static int step_energy(struct plan *p, long B, int m, double makespan, double *o
 	 * caches ingested (into the devices, or from the prefill side) */
 	double ing = plan_ingest_bytes(p, B);
 	if (p->has_mem) {
-		double per = p->layout.out_bytes + p->layout.back_bytes +
+		double per = p->out_bytes + p->layout.back_bytes +
 			     d->mtp * (p->layout_mtp.out_bytes + p->layout_mtp.back_bytes);
 		e += ((double)B * per + ing) * 8 * d->mlink->energy_bit;
 	} else {

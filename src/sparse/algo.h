@@ -102,6 +102,7 @@ struct attn_geo {
 /* Cache-side work of one request on one layer. */
 struct attn_stage {
 	double scan_f, scan_b, topk_f, topk_b, gather_b, attn_f, attn_b;
+	double ids_b;       /* of topk_b: the selected indices it writes */
 };
 
 struct sparse_cfg;

@@ -25,6 +25,7 @@ void stage_topk(const struct sparse_cfg *sp, double units, double n, double k,
 {
 	s->topk_f += q * units * n;
 	s->topk_b += q * units * (n * sp->p[SP_SCORE_BYTES] + k * STAGE_ID_BYTES);
+	s->ids_b += q * units * k * STAGE_ID_BYTES;
 }
 
 void stage_indexer(const struct sparse_cfg *sp, double entries, double q,

@@ -51,6 +51,7 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 	/* p99 = s[k] + f (s[k+1] - s[k]), k = floor(0.99 (n - 1)): once n - k
 	 * samples exceed a limit, so does the P99. */
 	int over = 0, enough = ns - (int)floor(0.99 * (ns - 1));
+	p->skip_energy = early; /* an early-exit answer reports no energy */
 	if (early && p->weights > p->cap_gpu + PLAN_SLACK_BYTES)
 		return 1;
 	double busy[RES_N] = {0}, bubble[RES_N] = {0}, ctx_sum = 0, shards = 0, energy = 0;

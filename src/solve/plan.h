@@ -139,6 +139,7 @@ struct plan {
 	struct pipe_in pin; /* the pipeline input of the batch being sampled */
 	struct kerr fail; /* why plan_sample or plan_gpu_phases failed */
 	int has_energy;      /* every device gives its activity energy */
+	int skip_energy;     /* the search's feasibility tests need none */
 	double energy_last;  /* the last sample's activity energy, J (NaN: none) */
 	double *energy;      /* per sample */
 };

@@ -314,7 +314,7 @@ static int step_energy(struct plan *p, long B, int m, double makespan, double *o
 	const struct design *d = &p->d;
 	int G = p->gpus, D = p->devs, nk = p->nkinds;
 	*out = NAN;
-	if (!p->has_energy)
+	if (!p->has_energy || p->skip_energy)
 		return 0;
 	double gpn = d->sys->gpus_per_node, inside = G > 1 ? fmin(gpn - 1, G - 1) / (G - 1) : 1;
 	double e_a2a = 8 * (inside * d->up->energy_bit + (1 - inside) * d->out->energy_bit);

@@ -534,6 +534,9 @@ Test(solve, activity_energy_by_hand)
 	plan_free(p);
 	/* a device without [energy] figures: no activity estimate, no guess */
 	load(&s, "deepseek-v3.2", "gpu-attacc", 32768, NULL);
+	cr_assert(device_has_energy(&s.mem));
+	memset(s.mem.e_flop, 0, sizeof s.mem.e_flop);
+	s.mem.e_bit = s.mem.e_static = 0;
 	p = plan(&s);
 	r = eval(p, 64, 1);
 	cr_expect(isnan(r.energy_act) && isnan(r.tok_per_w_act));

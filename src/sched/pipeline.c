@@ -84,16 +84,11 @@ static double all_work(const struct pipe_in *in)
 	return w;
 }
 
-/* fixed: the GPU serves micro-batches in round-robin order;
- * comm_on_gpu: communication holds the GPU stream. */
-static void sim_init(struct sim *s, const struct pipe_in *in, int fixed,
-		     int comm_on_gpu)
+/* Times closer than this are ties: a tie decided by rounding noise would
+ * make the schedule depend on where it sits in time.  Once per schedule
+ * call, not per variant tried. */
+static double tie_tol(const struct pipe_in *in)
 {
-	memset(s, 0, sizeof *s);
-	s->in = in;
-	s->serial = in->kind == SCHED_SERIAL;
-	s->naive = fixed;
-	s->last = (long)in->layers * T_LAYER + (T_ALL - T_LAYER);
 	double work = 0;
 	if (in->nclass > 1) {
 		work = all_work(in);
@@ -103,9 +98,20 @@ static void sim_init(struct sim *s, const struct pipe_in *in, int fixed,
 				work += in->dur[i][t];
 		work *= in->layers;
 	}
-	/* Ties decided by rounding noise would make the schedule depend on
-	 * where it sits in time; compare with a tolerance instead. */
-	s->tol = 1e-12 * work;
+	return 1e-12 * work;
+}
+
+/* fixed: the GPU serves micro-batches in round-robin order;
+ * comm_on_gpu: communication holds the GPU stream; tol: tie_tol(in). */
+static void sim_init(struct sim *s, const struct pipe_in *in, int fixed,
+		     int comm_on_gpu, double tol)
+{
+	memset(s, 0, sizeof *s);
+	s->in = in;
+	s->serial = in->kind == SCHED_SERIAL;
+	s->naive = fixed;
+	s->last = (long)in->layers * T_LAYER + (T_ALL - T_LAYER);
+	s->tol = tol;
 	for (int t = 0; t < T_ALL; t++) {
 		s->trest[t] = natural_res(in, t);
 		int x = s->trest[t];
@@ -230,11 +236,11 @@ static int variant_range(const struct pipe_in *in, int *lo, int *hi)
 	return 0;
 }
 
-static void run_list(const struct pipe_in *in, int v, struct pipe_out *out,
+static void run_list(const struct pipe_in *in, int v, double tol, struct pipe_out *out,
 		     struct pipe_event *ev, long nev)
 {
 	struct sim s;
-	sim_init(&s, in, variants[v].fixed, variants[v].comm_on_gpu);
+	sim_init(&s, in, variants[v].fixed, variants[v].comm_on_gpu, tol);
 	double start;
 	int i;
 	while ((i = pick(&s, &start)) >= 0)
@@ -249,15 +255,16 @@ int pipe_list(const struct pipe_in *in, struct pipe_out *out,
 		return -1;
 	_Static_assert(T_ALL == T_LAYER + 3, "the tail has three tasks");
 	int lo, hi, best = -1;
+	double tol = tie_tol(in);
 	variant_range(in, &lo, &hi);
 	for (int v = lo; v < hi; v++) {
 		struct pipe_out o;
-		run_list(in, v, &o, NULL, 0);
+		run_list(in, v, tol, &o, NULL, 0);
 		if (best < 0 || better(o.makespan, out->makespan))
 			*out = o, best = v;
 	}
 	if (ev)
-		run_list(in, best, out, ev, nev);
+		run_list(in, best, tol, out, ev, nev);
 	return 0;
 }
 
@@ -348,10 +355,10 @@ static long periodic_end(const struct pipe_in *in, long x0, long P)
 	return in->layers;
 }
 
-static void run_fast(const struct pipe_in *in, int v, struct pipe_out *out)
+static void run_fast(const struct pipe_in *in, int v, double tol, struct pipe_out *out)
 {
 	struct sim s;
-	sim_init(&s, in, variants[v].fixed, variants[v].comm_on_gpu);
+	sim_init(&s, in, variants[v].fixed, variants[v].comm_on_gpu, tol);
 	if (one_stream(&s, out))
 		return;
 	struct snap ring[NSNAP];
@@ -415,10 +422,11 @@ int pipe_fast(const struct pipe_in *in, struct pipe_out *out)
 		return -1;
 	int lo, hi;
 	long tasks = 0;
+	double tol = tie_tol(in);
 	variant_range(in, &lo, &hi);
 	for (int v = lo; v < hi; v++) {
 		struct pipe_out o;
-		run_fast(in, v, &o);
+		run_fast(in, v, tol, &o);
 		tasks += o.tasks;
 		if (v == lo || better(o.makespan, out->makespan))
 			*out = o;

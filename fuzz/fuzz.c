@@ -18,6 +18,7 @@
 #include "sparse/algo.h"
 #include "hw/system.h"
 #include "workload/workload.h"
+#include "zoo/override.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -107,6 +108,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct sparse_cfg cfg;
 		struct kerr err;
 		sparse_parse_spec(s, NULL, &cfg, &err);
+		free(s);
+	}
+#elif defined(FUZZ_override)
+	/* one --set item routed and applied to blank descriptions of its part */
+	char *s = as_string(data, size);
+	if (s) {
+		static struct kmodel m;
+		static struct kdevice d;
+		static struct klink l;
+		static struct ksystem sy;
+		struct sparse_cfg sp;
+		struct override o;
+		struct kerr err;
+		memset(&m, 0, sizeof m), memset(&d, 0, sizeof d), memset(&l, 0, sizeof l);
+		memset(&sy, 0, sizeof sy);
+		sparse_cfg_init(&sp, ALGO_DSA);
+		if (override_parse(s, &o, &err) == 0 && o.part != OV_WORKLOAD) {
+			void *obj = o.part == OV_MODEL ? (void *)&m : o.part == OV_SPARSE ? (void *)&sp
+				    : o.part == OV_SYSTEM ? (void *)&sy
+				    : o.part == OV_GPU || o.part == OV_MEMDEV || o.part == OV_HW ? (void *)&d
+													  : (void *)&l;
+			override_apply(&o, obj, &err);
+		}
 		free(s);
 	}
 #else

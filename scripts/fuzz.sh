@@ -21,6 +21,7 @@ seeds_for() {
 	trace) echo fuzz/seeds/trace ;;
 	units) echo fuzz/seeds/units ;;
 	algo) echo fuzz/seeds/algo ;;
+	override) echo fuzz/seeds/override ;;
 	esac
 }
 for t in "$@"; do

@@ -304,6 +304,25 @@ static int price(struct plan *p, long B, int m, struct pipe_in *in)
 	return 0;
 }
 
+/* Cache-side activity energy of one side's units in micro-batch i: the
+ * layers' slots and the MTP layer's, d times. */
+static double side_energy(const struct plan *p, const struct plan_side *sd, int i, int units,
+			  const int *cnt, int want_gpu)
+{
+	double e = 0;
+	for (int u = 0; u < units; u++) {
+		int c = cnt[i * units + u];
+		if (!c)
+			continue;
+		double v[PLAN_MAX_VALUES];
+		plan_side_values(sd, i * units + u, c, v);
+		e += plan_bucket_energy(p, &p->layout, p->slot_dev, p->slot_map, v, want_gpu) +
+		     p->d.mtp * plan_bucket_energy(p, &p->layout_mtp, p->slot_dev_mtp,
+						   p->slot_map_mtp, v, want_gpu);
+	}
+	return e;
+}
+
 /* Activity energy of one sampled step (DESIGN.md section 3): every GPU's
  * operators at its own request count in each micro-batch, every device's
  * cache-side work from its buckets, the bits each link carries, and every
@@ -333,27 +352,9 @@ static int step_energy(struct plan *p, long B, int m, double makespan, double *o
 				     (row[PLAN_PH_ENERGY] + row[PLAN_PH_A2A] * e_a2a);
 			}
 		}
-		const struct plan_side *sm = &p->mem_side, *sg = &p->gpu_side;
-		for (int u = 0; u < D; u++) {
-			int c = p->dev_count[i * D + u];
-			if (!c)
-				continue;
-			double v[PLAN_MAX_VALUES];
-			plan_side_values(sm, i * D + u, c, v);
-			e += plan_bucket_energy(p, &p->layout, p->slot_dev, p->slot_map, v, 0) +
-			     d->mtp * plan_bucket_energy(p, &p->layout_mtp, p->slot_dev_mtp,
-							 p->slot_map_mtp, v, 0);
-		}
-		for (int u = 0; p->has_mem && sg->k && u < G; u++) {
-			int c = p->gpu_count[i * G + u];
-			if (!c)
-				continue;
-			double v[PLAN_MAX_VALUES];
-			plan_side_values(sg, i * G + u, c, v);
-			e += plan_bucket_energy(p, &p->layout, p->slot_dev, p->slot_map, v, 1) +
-			     d->mtp * plan_bucket_energy(p, &p->layout_mtp, p->slot_dev_mtp,
-							 p->slot_map_mtp, v, 1);
-		}
+		e += side_energy(p, &p->mem_side, i, D, p->dev_count, 0);
+		if (p->has_mem && p->gpu_side.k)
+			e += side_energy(p, &p->gpu_side, i, G, p->gpu_count, 1);
 	}
 	/* links: queries, new rows and outputs of every request, and the
 	 * caches ingested (into the devices, or from the prefill side) */

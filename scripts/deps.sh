@@ -5,7 +5,7 @@
 # fuzz clang and its libFuzzer runtime)
 set -eu
 pkgs="build-essential pkg-config libgsl-dev libcsv-dev libinih-dev gnuplot-nox"
-[ "${1:-build}" = test ] && pkgs="$pkgs libcriterion-dev"
+[ "${1:-build}" = test ] && pkgs="$pkgs libcriterion-dev parallel"
 [ "${1:-build}" = fuzz ] && pkgs="$pkgs clang libclang-rt-14-dev"
 missing=""
 for p in $pkgs; do

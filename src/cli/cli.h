@@ -21,7 +21,7 @@ struct optdef {
 
 #define MAX_OPTS 24
 #define MAX_MANY 64
-#define MAX_POS 8
+#define MAX_POS 4096 /* positional arguments (merge takes a shard per file) */
 
 struct args {
 	const char *val[MAX_OPTS]; /* by index into the command's optdefs */
@@ -115,6 +115,7 @@ int cmd_calibrate(const struct args *a);
 int cmd_query(const struct args *a);
 int cmd_solve(const struct args *a);
 int cmd_sweep(const struct args *a);
+int cmd_merge(const struct args *a);
 int cmd_quantiles(const struct args *a);
 
 #endif

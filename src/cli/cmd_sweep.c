@@ -1,7 +1,10 @@
 /* cmd_sweep.c: `karat sweep FILE.ini`: every key of [sweep] and [set] may
  * hold a comma-separated list; the Cartesian product of the lists is
  * evaluated (the last key varies fastest) and written as one CSV row per
- * point, in that order, whatever the number of worker threads. */
+ * point, in that order, whatever the number of worker threads.  With
+ * --shard K/N it evaluates the points i with i % N == K - 1 alone and
+ * writes them with their index first (column `point`), for `karat merge`
+ * to join into exactly the unsharded output. */
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -28,7 +31,14 @@ struct sweep {
 	long total;
 	const char *fixed_sets[MAX_MANY]; /* --set on the command line */
 	int nfixed;
+	long shard, nshards;              /* this shard (0-based) of nshards; 1 shard: all */
 };
+
+/* The index in the whole sweep of a shard's local point. */
+static long global_point(const struct sweep *sw, long local)
+{
+	return sw->shard + local * sw->nshards;
+}
 
 static const char *const sweep_keys[] = {
 	"model", "algo", "system", "workload", "context", "batch", "microbatches",
@@ -173,10 +183,11 @@ static int load_sweep(struct sweep *sw, const char **output, char *outbuf,
 
 /* The spec of point idx (mixed radix, last key fastest); strings point into
  * sw and into sets[] (caller storage). */
-static void point_spec_of(const void *ctx, long idx, struct point_spec *ps,
+static void point_spec_of(const void *ctx, long local, struct point_spec *ps,
 			  char sets[][POOL_SET_LEN])
 {
 	const struct sweep *sw = ctx;
+	long idx = global_point(sw, local);
 	memset(ps, 0, sizeof *ps);
 	for (int i = 0; i < sw->nfixed; i++)
 		ps->sets[ps->nsets++] = sw->fixed_sets[i];
@@ -302,6 +313,17 @@ int cmd_sweep(const struct args *a)
 		return EXIT_USAGE;
 	for (int i = 0; i < a->nmany; i++)
 		sw.fixed_sets[sw.nfixed++] = a->many[i];
+	sw.shard = 0, sw.nshards = 1;
+	const char *shard = arg_get(c, a, "shard");
+	if (shard) {
+		char tail;
+		long k, n;
+		if (sscanf(shard, "%ld/%ld%c", &k, &n, &tail) != 2 || n < 1 || k < 1 || k > n ||
+		    n > 1000000)
+			return usage_error(c, "--shard: '%.40s' is not K/N with 1 <= K <= N <= 1000000",
+					   shard);
+		sw.shard = k - 1, sw.nshards = n;
+	}
 	const char *output = arg_get(c, a, "output");
 	static char outbuf[2 * INI_VALUE + 1100];
 	const char *file_output = NULL;
@@ -316,7 +338,11 @@ int cmd_sweep(const struct args *a)
 	if (!output) { /* results/NAME.csv beside the current folder's results */
 		char name[256];
 		arg_label(sw.path, name, sizeof name);
-		snprintf(defpath, sizeof defpath, "results/%s.csv", name);
+		if (shard)
+			snprintf(defpath, sizeof defpath, "results/%s.shard-%ld-of-%ld.csv", name,
+				 sw.shard + 1, sw.nshards);
+		else
+			snprintf(defpath, sizeof defpath, "results/%s.csv", name);
 		output = defpath;
 	}
 	if (strcmp(output, "-") == 0)
@@ -330,14 +356,17 @@ int cmd_sweep(const struct args *a)
 		die_msg("%s", err.msg);
 		return 1;
 	}
+	long mine = sw.total > sw.shard ? (sw.total - sw.shard + sw.nshards - 1) / sw.nshards : 0;
 	if (arg_get(c, a, "dry-run")) {
-		printf("karat sweep: %s: %ld points, %s loaded and checked; output %s\n",
-		       sw.path, sw.total, all ? "every one" : "every value of every key",
-		       output ? output : "standard output");
+		printf("karat sweep: %s: %ld points, %s loaded and checked", sw.path, sw.total,
+		       all ? "every one" : "every value of every key");
+		if (shard)
+			printf("; shard %ld of %ld evaluates %ld of them", sw.shard + 1, sw.nshards, mine);
+		printf("; output %s\n", output ? output : "standard output");
 		return 0;
 	}
 	static struct pool pl;
-	pl = (struct pool){.make = point_spec_of, .ctx = &sw, .total = sw.total,
+	pl = (struct pool){.make = point_spec_of, .ctx = &sw, .total = mine,
 			   .progress = isatty(2), .what = sw.path};
 	int rc = pool_run(&pl, (int)jobs);
 	if (rc) {
@@ -348,9 +377,17 @@ int cmd_sweep(const struct args *a)
 		char *text = NULL;
 		size_t len = 0;
 		FILE *fp = open_memstream(&text, &len);
-		rc = !fp || csv_write_row(fp, point_ncols, point_head) != 0;
-		for (long i = 0; i < sw.total && !rc; i++)
-			rc = fputs(pl.rows[i], fp) < 0;
+		if (shard) { /* the point's index first, for karat merge */
+			const char *head[OUT_MAX_COLS + 1] = {"point"};
+			for (int k = 0; k < point_ncols; k++)
+				head[k + 1] = point_head[k];
+			rc = !fp || csv_write_row(fp, point_ncols + 1, head) != 0;
+		} else {
+			rc = !fp || csv_write_row(fp, point_ncols, point_head) != 0;
+		}
+		for (long i = 0; i < mine && !rc; i++)
+			rc = (shard && fprintf(fp, "%ld,", global_point(&sw, i)) < 0) ||
+			     fputs(pl.rows[i], fp) < 0;
 		if (fp && fclose(fp) != 0)
 			rc = 1;
 		if (rc)
@@ -360,7 +397,7 @@ int cmd_sweep(const struct args *a)
 		else
 			rc = fputs(text, stdout) < 0;
 		if (!rc && output)
-			fprintf(stderr, "karat sweep: %ld points -> %s\n", sw.total, output);
+			fprintf(stderr, "karat sweep: %ld points -> %s\n", mine, output);
 		free(text);
 		rc = rc ? 1 : 0;
 	}

@@ -66,6 +66,10 @@ static const struct optdef sweep_opts[] = {
 	{"output", 1, "CSV file to write, - for stdout (default: [sweep] output, else results/NAME.csv)", 0, 0},
 	{"set", 1, "override section.key=value for every point (repeatable)", 1, 0},
 	{"dry-run", 0, "load and check every point, print the count, evaluate nothing", 0, 0},
+	{"shard", 1, "K/N: evaluate the points i with i % N = K-1 alone, for karat merge", 0, 0},
+	{0, 0, 0, 0, 0}};
+static const struct optdef merge_opts[] = {
+	{"output", 1, "CSV file to write, - for stdout (the default)", 0, 0},
 	{0, 0, 0, 0, 0}};
 static const struct optdef quantiles_opts[] = {
 	{"input-column", 1, "column of input (context) lengths", 0, 0},
@@ -99,9 +103,12 @@ const struct command commands[] = {
 	{"solve", cmd_solve, "--model M --system S (--workload W | --context L) [options]",
 	 "the largest batch that fits and meets the P99 TBT SLO (best micro-batch count with auto)",
 	 solve_opts, 0, 0},
-	{"sweep", cmd_sweep, "FILE.ini [--jobs N] [--output FILE.csv] [--set k=v] [--dry-run]",
+	{"sweep", cmd_sweep, "FILE.ini [--jobs N] [--output FILE.csv] [--set k=v] [--dry-run] [--shard K/N]",
 	 "evaluate the Cartesian product of a sweep file's lists; one CSV row per point",
 	 sweep_opts, 1, 1},
+	{"merge", cmd_merge, "SHARD.csv... [--output FILE.csv]",
+	 "join the CSVs of sweep --shard K/N into exactly the unsharded sweep's output",
+	 merge_opts, 1, MAX_POS},
 	{"quantiles", cmd_quantiles, "TRACE.csv --input-column C --output-column C",
 	 "percentile tables of a trace's lengths, as [input] and [output] workload sections",
 	 quantiles_opts, 1, 1},

@@ -1,0 +1,168 @@
+/* test_shard.c: `karat sweep --shard K/N` and `karat merge` (issue 15):
+ * N = 1, 2, 3 and 7 shards merged are the plain sweep byte for byte; the
+ * merge refuses a missing shard, a point twice, a file that is not a shard
+ * and shards of different sweeps; the Slurm and GNU parallel example
+ * scripts produce the plain sweep too. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+static char out[1 << 16], err[1 << 14];
+
+static const char *const SWEEP = "[sweep]\n"
+				 "model = deepseek-v3.2, glm-5.2\n"
+				 "system = gpu-only, gpu-karat\n"
+				 "workload = agentic\n"
+				 "batch = 8, 16\n"
+				 "samples = 16\n";
+
+/* The whole of file path (at most n - 1 bytes) into buf. */
+static void slurp_file(const char *path, char *buf, size_t n)
+{
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f, "%s", path);
+	size_t len = fread(buf, 1, n - 1, f);
+	buf[len] = '\0';
+	fclose(f);
+}
+
+static char dir[64];
+
+/* The binary the CLI tests run (make sanitize sets KARAT_BIN). */
+static const char *bin(void)
+{
+	const char *b = getenv("KARAT_BIN");
+	return b ? b : KARAT_DATADIR "/build/karat";
+}
+
+static void setup_dir(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/karat-shard-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	char path[128], cmd[256];
+	snprintf(path, sizeof path, "%s/s.ini", dir);
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(SWEEP, f);
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "sweep %s/s.ini --output %s/plain.csv", dir, dir);
+	cr_assert_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+}
+
+static void remove_dir(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	cr_expect_eq(system(cmd), 0);
+}
+
+static void expect_plain(const char *path)
+{
+	static char a[1 << 16], b[1 << 16];
+	char p[128];
+	snprintf(p, sizeof p, "%s/plain.csv", dir);
+	slurp_file(p, a, sizeof a);
+	slurp_file(path, b, sizeof b);
+	cr_expect(strlen(a) > 500, "the plain sweep is empty");
+	cr_expect_str_eq(b, a, "%s differs from the plain sweep", path);
+}
+
+Test(shard, shards_merged_are_the_plain_sweep, .init = setup_dir, .fini = remove_dir)
+{
+	const int ns[] = {1, 2, 3, 7};
+	for (int t = 0; t < 4; t++) {
+		int n = ns[t];
+		char cmd[4096];
+		size_t used = (size_t)snprintf(cmd, sizeof cmd, "merge --output %s/m%d.csv", dir, n);
+		for (int k = 1; k <= n; k++) {
+			char sh[512];
+			snprintf(sh, sizeof sh, "sweep %s/s.ini --shard %d/%d --output %s/s%d-%d.csv -j 2",
+				 dir, k, n, dir, k, n);
+			cr_assert_eq(run_karat(sh, out, sizeof out, err, sizeof err), 0, "%s", err);
+			used += (size_t)snprintf(cmd + used, sizeof cmd - used, " %s/s%d-%d.csv", dir, k, n);
+		}
+		cr_assert_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+		char m[128];
+		snprintf(m, sizeof m, "%s/m%d.csv", dir, n);
+		expect_plain(m);
+	}
+	/* a shard's rows carry their point: shard 2 of 3 holds points 1, 4, 7 */
+	static char s[1 << 16];
+	char p[128];
+	snprintf(p, sizeof p, "%s/s2-3.csv", dir);
+	slurp_file(p, s, sizeof s);
+	cr_expect(strncmp(s, "point,model,", 12) == 0, "%.40s", s);
+	cr_expect(strstr(s, "\n1,") && strstr(s, "\n4,") && strstr(s, "\n7,") && !strstr(s, "\n2,"),
+		  "%s", s);
+}
+
+Test(shard, merge_refuses_what_is_not_one_sweep, .init = setup_dir, .fini = remove_dir)
+{
+	char cmd[1024];
+	for (int k = 1; k <= 3; k++) {
+		snprintf(cmd, sizeof cmd, "sweep %s/s.ini --shard %d/3 --output %s/s%d.csv", dir, k, dir, k);
+		cr_assert_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+	}
+	snprintf(cmd, sizeof cmd, "merge %s/s1.csv %s/s3.csv", dir, dir);
+	cr_expect_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 1);
+	cr_expect(strstr(err, "a shard is missing"), "%s", err);
+	snprintf(cmd, sizeof cmd, "merge %s/s1.csv %s/s2.csv %s/s3.csv %s/s2.csv", dir, dir, dir, dir);
+	cr_expect_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 1);
+	cr_expect(strstr(err, "in two shards"), "%s", err);
+	snprintf(cmd, sizeof cmd, "merge %s/plain.csv", dir);
+	cr_expect_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 1);
+	cr_expect(strstr(err, "plain.csv:1: not a shard file"), "%s", err);
+	snprintf(cmd, sizeof cmd, "ops --model deepseek-v3.2 --hw h200 --batch 1 --context 1K --format csv "
+		 "| sed 's/^/point,/' > %s/other.csv", dir);
+	char full[2048];
+	snprintf(full, sizeof full, "%s %s", bin(), cmd);
+	cr_assert_eq(system(full), 0);
+	snprintf(cmd, sizeof cmd, "merge %s/s1.csv %s/other.csv", dir, dir);
+	cr_expect_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 1);
+	cr_expect(strstr(err, "header differs"), "%s", err);
+	cr_expect_eq(run_karat("sweep x.ini --shard 0/3", out, sizeof out, err, sizeof err), 2);
+	cr_expect(strstr(err, "--shard: '0/3' is not K/N"), "%s", err);
+	cr_expect_eq(run_karat("merge", out, sizeof out, err, sizeof err), 2);
+}
+
+/* The Slurm array script, run as an array's tasks would run it. */
+Test(shard, slurm_example_script, .init = setup_dir, .fini = remove_dir)
+{
+	char cmd[2048];
+	for (int k = 1; k <= 3; k++) {
+		snprintf(cmd, sizeof cmd, "cd %s && SLURM_ARRAY_TASK_COUNT=3 SLURM_ARRAY_TASK_ID=%d "
+			 "KARAT=%s scripts/sweep-slurm.sh %s/s.ini %s/out 2>/dev/null",
+			 KARAT_DATADIR, k, bin(), dir, dir);
+		cr_assert_eq(system(cmd), 0, "%s", cmd);
+	}
+	snprintf(cmd, sizeof cmd, "merge %s/out/shard-1.csv %s/out/shard-2.csv %s/out/shard-3.csv "
+		 "--output %s/slurm.csv", dir, dir, dir, dir);
+	cr_assert_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+	char m[128];
+	snprintf(m, sizeof m, "%s/slurm.csv", dir);
+	expect_plain(m);
+	/* outside an array it says so */
+	snprintf(cmd, sizeof cmd, "cd %s && env -u SLURM_ARRAY_TASK_COUNT scripts/sweep-slurm.sh "
+		 "%s/s.ini %s/out 2>/dev/null", KARAT_DATADIR, dir, dir);
+	cr_expect_neq(system(cmd), 0);
+}
+
+/* The GNU parallel example, on this machine. */
+Test(shard, gnu_parallel_example_script, .init = setup_dir, .fini = remove_dir)
+{
+	if (system("parallel --version 2>/dev/null | grep -q 'GNU parallel'") != 0) {
+		fprintf(stderr, "gnu_parallel_example_script: skipped: GNU parallel is not installed\n");
+		return;
+	}
+	char cmd[2048];
+	snprintf(cmd, sizeof cmd, "cd %s && KARAT=%s JOBS=2 scripts/sweep-parallel.sh "
+		 "%s/s.ini 4 %s/par.csv 2>/dev/null", KARAT_DATADIR, bin(), dir, dir);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	char m[128];
+	snprintf(m, sizeof m, "%s/par.csv", dir);
+	expect_plain(m);
+}

@@ -45,26 +45,11 @@ static double ops_rate(const struct kmodel *m, const struct kdevice *d,
 	return ops / t;
 }
 
-static double process_time(const char *bin, const char *model)
+static double ops_time(const char *bin, const char *model)
 {
-	fflush(stdout); /* or the child re-emits our buffered output */
-	pid_t pid = fork();
-	if (pid == 0) {
-		if (!freopen("/dev/null", "w", stdout))
-			_exit(126);
-		execl(bin, bin, "ops", "--model", model, "--hw", "h200", "--batch", "64",
-		      "--context", "128K", "--format", "csv", (char *)NULL);
-		_exit(127);
-	}
-	int st;
-	struct rusage ru;
-	wait4(pid, &st, 0, &ru);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		fprintf(stderr, "bench: karat ops --model %s failed\n", model);
-		exit(1);
-	}
-	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-	       1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+	char *argv[] = {(char *)bin, "ops", "--model", (char *)model, "--hw", "h200", "--batch",
+			"64", "--context", "128K", "--format", "csv", NULL};
+	return process_time(argv);
 }
 
 int main(int argc, char **argv)
@@ -103,9 +88,9 @@ int main(int argc, char **argv)
 	int n = zoo_list(ZOO_MODEL, names, 64, &err);
 	for (int i = 0; i < n; i++) {
 		double t[21];
-		process_time(bin, names[i]);
+		ops_time(bin, names[i]);
 		for (int k = 0; k < 21; k++)
-			t[k] = process_time(bin, names[i]);
+			t[k] = ops_time(bin, names[i]);
 		double med = median(t, 21); /* sorts t */
 		printf("  %-16s %6.2f ms (max %.2f ms)\n", names[i], 1e3 * med, 1e3 * t[20]);
 	}

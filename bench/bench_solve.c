@@ -1,8 +1,10 @@
 /* bench_solve.c: `make bench`, the system layer.  (1) One design point
  * solved on one core: largest batch by exponential search and bisection,
  * P99 over 256 sampled batches, at m = 1, 4, 16 and auto (1-16), for
- * several models and systems.  (2) Cost of one sampled batch.  (3) A sweep
- * with -j 1 and -j 2 (wall clock).  Medians of repeated runs; conditions
+ * several models and systems.  (2) Cost of one sampled batch.  (3) What-if
+ * queries at batches of 64 to 65,536 (process time; the InferSim point of
+ * issue 15).  (4) A sweep with -j 1 and -j 2 (wall clock) and its points
+ * per second per core.  Medians of repeated runs; conditions
  * printed with the numbers. */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -95,6 +97,24 @@ int main(int argc, char **argv)
 		}
 		workload_free(&s.wl);
 	}
+	/* what-if queries at production batches: process time (user + system),
+	 * median of 7; the point InferSim computes for DeepSeek-V3 on 128 H800s
+	 * (issue 15) */
+	printf("\nquery process time: DeepSeek-V3, GPU-only, 128 H800s, context 4989, "
+	       "2 micro-batches, ofms, no MTP\n");
+	static const char *const batches[] = {"64", "1024", "16384", "65536"};
+	for (int k = 0; k < 4; k++) {
+		char *cmd[] = {(char *)bin, "query", "--model", "deepseek-v3", "--system", "gpu-only",
+				"--set", "system.gpu=h800", "--set", "system.gpus=128", "--context",
+				"4989", "--batch", (char *)batches[k], "--microbatches", "2",
+				"--schedule", "ofms", "--mtp", "0", "--format", "csv", NULL};
+		double t[7];
+		int reps = 0;
+		do /* 7 runs, or 3 of a slow one */
+			t[reps++] = process_time(cmd);
+		while (reps < (t[0] > 1 ? 3 : 7));
+		printf("  batch %6s: %9.2f ms (median of %d)\n", batches[k], 1e3 * median(t, reps), reps);
+	}
 	/* sweep scaling: 48 solves (auto micro-batches) */
 	const char *ini = "/tmp/karat-bench-sweep.ini";
 	FILE *f = fopen(ini, "w");
@@ -114,7 +134,8 @@ int main(int argc, char **argv)
 	int same = system("cmp -s /tmp/karat-bench-1.csv /tmp/karat-bench-2.csv") == 0;
 	printf("\nsweep of 48 points (3 models x 4 systems x 2 GPU counts x 2 device counts, "
 	       "auto micro-batches): -j 1 %.2f s, -j 2 %.2f s, speed-up %.2fx (median of 3); "
-	       "outputs %s\n", a, b, a / b, same ? "identical" : "DIFFER");
+	       "outputs %s; %.2f points solved per second per core\n", a, b, a / b,
+	       same ? "identical" : "DIFFER", 48 / a);
 	unlink(ini);
 	unlink("/tmp/karat-bench-1.csv");
 	unlink("/tmp/karat-bench-2.csv");

@@ -5,6 +5,7 @@
  * them.  Part of solve/ (plan.h). */
 #include "solve/plan.h"
 
+#include <math.h>
 #include <string.h>
 
 void plan_order_longest(struct plan *p, long B, int *out)
@@ -229,6 +230,11 @@ static int place_memory(struct plan *p, long B)
 	memset(cnt, 0, sizeof(int) * (size_t)p->gpus);
 	for (int u = 0; u < D; u++) /* sorted by rank: a valid heap */
 		p->heap[p->dev_rank[u]] = u;
+	/* Rooms only shrink during a placement, so a split that failed for
+	 * caches of (s, sg) fails for any as large; and none succeeds when even
+	 * the roomiest device cannot take one slice.  Both skip shard()'s scan
+	 * of every node, which an overfull batch would pay per request. */
+	double fail_s = INFINITY, fail_sg = INFINITY;
 	for (long t = 0; t < B; t++) {
 		long j = p->req_order[t];
 		int r = p->req_pool[j], dev;
@@ -245,10 +251,17 @@ static int place_memory(struct plan *p, long B)
 			dev = best >= 0 ? best : roomy;
 		}
 		int g = gpu_for(p, dev, cnt);
-		if (!fits(p, dev, g, r) && p->d.sys->kv_shard == SHARD_ON && shard(p, j, r, cnt)) {
-			for (int i = D / 2 - 1; !scan && i >= 0; i--) /* several rooms shrank */
-				sift_down(p, D, i);
-			continue;
+		double need = p->store[r], need_g = p->store_gpu[r];
+		int may_split = p->d.sys->kv_shard == SHARD_ON &&
+				!(need >= fail_s && need_g >= fail_sg) &&
+				(scan || need / PLAN_MAX_SHARDS <= room_of(p, p->heap[0]) + PLAN_SLACK_BYTES);
+		if (!fits(p, dev, g, r) && may_split) {
+			if (shard(p, j, r, cnt)) {
+				for (int i = D / 2 - 1; !scan && i >= 0; i--) /* several rooms shrank */
+					sift_down(p, D, i);
+				continue;
+			}
+			fail_s = need, fail_sg = need_g;
 		}
 		ok &= fits(p, dev, g, r);
 		int root = dev == p->heap[0];

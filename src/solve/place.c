@@ -112,8 +112,26 @@ static void sift_down(struct plan *p, int n, int i)
 			return;
 		int x = h[i];
 		h[i] = h[t], h[t] = x;
+		p->heap_pos[h[i]] = i, p->heap_pos[h[t]] = t;
 		i = t;
 	}
+}
+
+/* Restores the heap after the rooms of units u[0..n) shrank: each sinks
+ * from where it is, deepest first, so every subtree below is a heap when
+ * its root is sifted.  `before` is a strict order, so the root (all the
+ * placement reads) is the one a full rebuild would give. */
+static void resift(struct plan *p, int D, const int *u, int n)
+{
+	int pos[PLAN_MAX_SHARDS];
+	for (int k = 0; k < n; k++) {
+		int x = p->heap_pos[u[k]], i = k;
+		for (; i > 0 && pos[i - 1] < x; i--) /* descending */
+			pos[i] = pos[i - 1];
+		pos[i] = x;
+	}
+	for (int k = 0; k < n; k++)
+		sift_down(p, D, pos[k]);
 }
 
 /* The GPU a request on device dev goes to: the device's own GPU, or
@@ -229,7 +247,7 @@ static int place_memory(struct plan *p, long B)
 	int *cnt = p->n_big; /* requests per GPU so far (group_by_gpu reuses it) */
 	memset(cnt, 0, sizeof(int) * (size_t)p->gpus);
 	for (int u = 0; u < D; u++) /* sorted by rank: a valid heap */
-		p->heap[p->dev_rank[u]] = u;
+		p->heap[p->dev_rank[u]] = u, p->heap_pos[u] = p->dev_rank[u];
 	/* Rooms only shrink during a placement, so a split that failed for
 	 * caches of (s, sg) fails for any as large; and none succeeds when even
 	 * the roomiest device cannot take one slice.  Both skip shard()'s scan
@@ -257,20 +275,18 @@ static int place_memory(struct plan *p, long B)
 				(scan || need / PLAN_MAX_SHARDS <= room_of(p, p->heap[0]) + PLAN_SLACK_BYTES);
 		if (!fits(p, dev, g, r) && may_split) {
 			if (shard(p, j, r, cnt)) {
-				for (int i = D / 2 - 1; !scan && i >= 0; i--) /* several rooms shrank */
-					sift_down(p, D, i);
+				if (!scan) /* its slices' devices have less room */
+					resift(p, D, &p->shard_dev[j * PLAN_MAX_SHARDS], p->nshard[j]);
 				continue;
 			}
 			fail_s = need, fail_sg = need_g;
 		}
 		ok &= fits(p, dev, g, r);
-		int root = dev == p->heap[0];
 		put(p, j, g, dev);
 		cnt[g]++;
-		if (!scan && root) /* its room shrank */
-			sift_down(p, D, 0);
-		for (int i = D / 2 - 1; !scan && !root && i >= 0; i--)
-			sift_down(p, D, i); /* the GPU's room sent it elsewhere */
+		if (!scan) /* its room shrank (the root's, or another's where the GPU's
+			    * room sent it elsewhere) */
+			resift(p, D, &dev, 1);
 	}
 	return ok;
 }

@@ -179,7 +179,7 @@ void plan_free(struct plan *p)
 	free(p->gpu_side.pool), free(p->gpu_side.acc), free(p->gpu_side.suml);
 	free(p->store), free(p->store_gpu), free(p->memo), free(p->memo_ok);
 	free(p->req_pool), free(p->req_gpu), free(p->req_dev), free(p->req_mb), free(p->req_order), free(p->scratch);
-	free(p->by_gpu), free(p->gpu_start), free(p->heap), free(p->dev_rank);
+	free(p->by_gpu), free(p->gpu_start), free(p->heap), free(p->heap_pos), free(p->dev_rank);
 	free(p->nshard), free(p->shard_dev);
 	free(p->lctx_view);
 	free(p->dev_load), free(p->dev_store), free(p->gpu_store);
@@ -286,6 +286,7 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	for (int dev = 0; !fail && dev < D; dev++)
 		p->dev_rank[dev] = p->has_mem && D >= G ? (dev % p->devs_per_gpu) * G + dev / p->devs_per_gpu : dev;
 	p->heap = grab((size_t)(D > G ? D : G), sizeof(int), &fail);
+	p->heap_pos = grab((size_t)(D > G ? D : G), sizeof(int), &fail);
 	p->cap_gpu = device_cache_capacity(d->gpu);
 	p->cap_mem = p->has_mem ? device_cache_capacity(d->mem) : 0;
 	p->free_gpu = p->cap_gpu - p->weights;

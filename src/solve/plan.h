@@ -105,6 +105,7 @@ struct plan {
 	int *by_gpu;        /* requests grouped by GPU, ascending within a GPU */
 	int *gpu_start;     /* G + 1: GPU g's requests are by_gpu[gpu_start[g] ..] */
 	int *heap;          /* placement: units ordered by free room */
+	int *heap_pos;      /* where each unit sits in the heap */
 	int keys_on_gpu;    /* index keys stay in HBM (the GPU runs the scan) */
 	/* per request per step, by layer class: the bytes the device link
 	 * carries out (with the GPU running the scan and top-k: not the

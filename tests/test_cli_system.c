@@ -229,3 +229,24 @@ Test(cli_system, ops_takes_set_too)
 	cr_expect_eq(run("ops --model deepseek-v3.2 --hw h200 --batch 64 --context 128K "
 			 "--set hw.ops=gemm"), 2);
 }
+
+Test(cli_system, query_writes_its_timeline)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/tmp/karat-timeline-%d.csv", (int)getpid());
+	char cmd[256];
+	snprintf(cmd, sizeof cmd, "query --model deepseek-v3.2 --system gpu-karat --workload "
+		 "agentic --batch 32 --microbatches 2 --timeline %s", path);
+	cr_assert_eq(run(cmd), 0, "%s", err);
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f);
+	char line[256];
+	cr_assert_not_null(fgets(line, sizeof line, f));
+	cr_expect_str_eq(line, "sample,microbatch,layer,task,resource,start_s,end_s\n");
+	long rows = 0;
+	while (fgets(line, sizeof line, f))
+		rows++;
+	fclose(f);
+	unlink(path);
+	cr_expect_eq(rows, 2 * (61 * 8 + 3), "%ld rows", rows);
+}

@@ -542,3 +542,43 @@ Test(solve, activity_energy_by_hand)
 	cr_expect(isnan(r.energy_act) && isnan(r.tok_per_w_act));
 	plan_free(p);
 }
+
+/* Issue 14 item 8: the timeline of one sampled batch is pipe_list's
+ * schedule of exactly the tasks plan_sample priced: its makespan is the
+ * sample's step time, every task runs once, after the one before it in its
+ * micro-batch's chain, and no resource runs two tasks at once. */
+Test(solve, timeline_is_the_sampled_schedule)
+{
+	static struct setup s;
+	load(&s, "glm-5.2", "gpu-karat", 0, "agentic");
+	struct plan *p = plan(&s);
+	struct kerr err;
+	const int m = 3;
+	long nev = m * ((long)s.m.layers * T_LAYER + (T_ALL - T_LAYER)), n;
+	struct pipe_event *ev = malloc(sizeof *ev * (size_t)nev);
+	double span;
+	cr_assert_eq(plan_timeline(p, 96, m, 2, ev, nev, &n, &span, &err), 0, "%s", err.msg);
+	cr_expect_eq(n, nev);
+	struct sample_view v;
+	cr_assert_eq(plan_inspect(p, 96, m, 2, &v, &err), 0, "%s", err.msg);
+	cr_expect(near(span, v.tbt, 1e-9), "timeline %.12g, sample %.12g", span, v.tbt);
+	double last_end[PIPE_MAX_MB] = {0}, busy_until[RES_N] = {0}, top = 0;
+	for (long i = 0; i < n; i++) {
+		const struct pipe_event *e = &ev[i];
+		cr_assert(e->mb >= 0 && e->mb < m && e->res >= 0 && e->res < RES_N);
+		cr_expect_geq(e->start, last_end[e->mb] - 1e-15, "event %ld starts before its chain's "
+			      "last task ends", i);
+		cr_expect_geq(e->start, busy_until[e->res] - 1e-15, "event %ld overlaps on %s", i,
+			      pipe_res_names[e->res]);
+		last_end[e->mb] = e->end;
+		if (e->end > e->start) /* a zero-length task holds nothing */
+			busy_until[e->res] = e->end;
+		top = fmax(top, e->end);
+		if (i)
+			cr_expect_geq(e->start, ev[i - 1].start, "events in start order");
+	}
+	cr_expect(near(top, span, 1e-12));
+	cr_expect_eq(plan_timeline(p, 96, m, 0, ev, nev - 1, &n, &span, &err), -1);
+	free(ev);
+	plan_free(p);
+}

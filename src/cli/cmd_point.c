@@ -1,5 +1,6 @@
 /* cmd_point.c: `karat query` (one design point at a given batch) and
  * `karat solve` (the largest batch under the SLO). */
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -71,6 +72,50 @@ static void show_progress(void *ctx, int m, double batch)
 	pg->shown = 1;
 }
 
+/* The schedule of sampled batch 0 as a CSV (query --timeline): one row per
+ * task, `sample,microbatch,layer,task,resource,start_s,end_s`. */
+static int write_timeline(struct plan *p, const struct result *r, const char *path)
+{
+	if (strcmp(path, "-") != 0 && out_check(path) != 0)
+		return 1;
+	const struct design *d = plan_design(p);
+	long nev = (long)r->mb * ((long)d->m->layers * T_LAYER + (T_ALL - T_LAYER)), n;
+	struct pipe_event *ev = malloc(sizeof *ev * (size_t)nev);
+	double span;
+	struct kerr err;
+	if (!ev)
+		return die_msg("out of memory for the timeline"), 1;
+	if (plan_timeline(p, r->batch, r->mb, 0, ev, nev, &n, &span, &err) != 0) {
+		free(ev);
+		return die_msg("--timeline: %s", err.msg), 1;
+	}
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&text, &len);
+	static const char *const head[] = {"sample", "microbatch", "layer", "task", "resource",
+					   "start_s", "end_s"};
+	int rc = !fp || csv_write_row(fp, 7, head) != 0;
+	for (long i = 0; i < n && !rc; i++) {
+		char c[4][32];
+		snprintf(c[0], sizeof c[0], "%d", ev[i].mb);
+		snprintf(c[1], sizeof c[1], "%d", ev[i].layer);
+		snprintf(c[2], sizeof c[2], "%.9g", ev[i].start);
+		snprintf(c[3], sizeof c[3], "%.9g", ev[i].end);
+		const char *row[7] = {"0", c[0], c[1], pipe_task_names[ev[i].task],
+				      pipe_res_names[ev[i].res], c[2], c[3]};
+		rc = csv_write_row(fp, 7, row) != 0;
+	}
+	if ((fp && fclose(fp) != 0) || rc)
+		rc = (die_msg("out of memory writing the timeline"), 1);
+	else if (strcmp(path, "-") == 0)
+		rc = fputs(text, stdout) < 0;
+	else
+		rc = write_text_atomic(path, text) != 0;
+	free(text);
+	free(ev);
+	return rc;
+}
+
 static int run_point(const char *name, const struct args *a, int solve)
 {
 	const struct command *c = command_find(name);
@@ -107,6 +152,9 @@ static int run_point(const char *name, const struct args *a, int solve)
 		die_msg("%s", err.msg);
 	else
 		rc = print_result(&ld, &r, csv);
+	const char *timeline = solve ? NULL : arg_get(c, a, "timeline");
+	if (!rc && timeline)
+		rc = write_timeline(p, &r, timeline);
 	plan_free(p);
 	point_free(&ld);
 	return rc;

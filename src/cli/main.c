@@ -59,6 +59,7 @@ static const struct optdef calibrate_opts[] = {
 static const struct optdef query_opts[] = {
 	POINT_OPTS,
 	{"batch", 1, "requests in the batch, all GPUs together", 0, 0},
+	{"timeline", 1, "also write the reference schedule of sampled batch 0 to this CSV", 0, 0},
 	{0, 0, 0, 0, 0}};
 static const struct optdef solve_opts[] = {POINT_OPTS, {0, 0, 0, 0, 0}};
 static const struct optdef sweep_opts[] = {

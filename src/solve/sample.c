@@ -450,3 +450,30 @@ int plan_inspect(struct plan *p, double batch, int m, int sample,
 	v->nshard = p->nshard;
 	return 0;
 }
+
+int plan_timeline(struct plan *p, double batch, int m, int sample, struct pipe_event *ev,
+		  long nev, long *n, double *makespan, struct kerr *err)
+{
+	struct sample_view v;
+	if (plan_inspect(p, batch, m, sample, &v, err) != 0)
+		return -1;
+	if (!isfinite(v.tbt))
+		return kerr_set(err, 0, 0, "batch %.0f: a stage runs on no device, so there is no "
+				"schedule to show", batch);
+	const struct pipe_in *in = &p->pin; /* as plan_sample left it */
+	long need = (long)in->m * ((long)in->layers * T_LAYER + (T_ALL - T_LAYER));
+	if (need > nev)
+		return kerr_set(err, 0, 0, "the schedule has %ld tasks, more than the %ld asked for",
+				need, nev);
+	struct pipe_out po;
+	if (pipe_list(in, &po, ev, nev) != 0)
+		return kerr_set(err, 0, 0, "the pipeline schedule refused its input");
+	*n = need;
+	*makespan = po.makespan;
+	return 0;
+}
+
+const struct design *plan_design(const struct plan *p)
+{
+	return &p->d;
+}

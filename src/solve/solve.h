@@ -108,5 +108,16 @@ struct sample_view {
 int plan_inspect(struct plan *p, double batch, int m, int sample,
 		 struct sample_view *v, struct kerr *err);
 
+/* The reference schedule (pipe_list) of sample `sample` of a batch of B
+ * at m micro-batches: up to nev events in start order into ev, how many in
+ * *n (every task of every micro-batch: m x (layers x 8 + 3) with m
+ * non-empty micro-batches), the makespan in *makespan.  Returns 0, or -1
+ * with err (bad arguments, nev too small, a stage no device runs). */
+/* The design a plan was made for. */
+const struct design *plan_design(const struct plan *p);
+
+int plan_timeline(struct plan *p, double batch, int m, int sample, struct pipe_event *ev,
+		  long nev, long *n, double *makespan, struct kerr *err);
+
 
 #endif

@@ -90,7 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	double *in = NULL, *out = NULL;
 	long n;
 	struct kerr err;
-	if (workload_parse_trace("fuzz.csv", (const char *)data, size, "in", "out", &in, &out,
+	if (workload_parse_trace("fuzz.csv", (const char *)data, size, "in", "out", NULL, &in, &out,
 				 &n, &err) == 0)
 		free(in), free(out);
 #elif defined(FUZZ_units)

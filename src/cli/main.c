@@ -75,6 +75,8 @@ static const struct optdef merge_opts[] = {
 static const struct optdef quantiles_opts[] = {
 	{"input-column", 1, "column of input (context) lengths", 0, 0},
 	{"output-column", 1, "column of output lengths", 0, 0},
+	{"filter-column", 1, "keep only the rows whose this column ...", 0, 0},
+	{"filter-prefix", 1, "... starts with this text", 0, 0},
 	{0, 0, 0, 0, 0}};
 static const struct optdef run_opts[] = {
 	{"jobs", 1, "worker threads, also -j N (default: the online CPUs)", 0, 'j'},

@@ -16,7 +16,8 @@
 
 struct trace_rd {
 	const char *path, *in_col, *out_col;
-	int col_in, col_out, field, header_done, failed;
+	const struct trace_filter *keep;
+	int col_in, col_out, col_keep, kept_row, field, header_done, failed;
 	long row;          /* data rows seen */
 	int line;          /* line being parsed (a row is named by its last) */
 	double vin, vout;
@@ -66,6 +67,8 @@ static void on_header(struct trace_rd *t, const char *s, size_t len, int f)
 		t->col_in = f;
 	if (len == strlen(t->out_col) && memcmp(s, t->out_col, len) == 0)
 		t->col_out = f;
+	if (t->keep && len == strlen(t->keep->column) && memcmp(s, t->keep->column, len) == 0)
+		t->col_keep = f;
 }
 
 /* A whole token count: decimal digits only (no sign, exponent, hex,
@@ -96,6 +99,10 @@ static void on_field(void *s, size_t len, void *data)
 		on_header(t, s, len, f);
 		return;
 	}
+	if (t->keep && f == t->col_keep) {
+		size_t pl = strlen(t->keep->prefix);
+		t->kept_row = len >= pl && memcmp(s, t->keep->prefix, pl) == 0;
+	}
 	if (f != t->col_in && f != t->col_out)
 		return;
 	double v;
@@ -124,6 +131,8 @@ static void on_row(int c, void *data)
 		if (t->col_in < 0 || t->col_out < 0)
 			trace_fail(t, "header has no column '%s'",
 				   t->col_in < 0 ? t->in_col : t->out_col);
+		else if (t->keep && t->col_keep < 0)
+			trace_fail(t, "header has no column '%s' (the row filter's)", t->keep->column);
 		return;
 	}
 	t->row++;
@@ -137,6 +146,10 @@ static void on_row(int c, void *data)
 		trace_fail(t, "input length must be >= 1");
 		return;
 	}
+	int kept = !t->keep || t->kept_row;
+	t->kept_row = 0;
+	if (!kept)
+		return; /* checked, not kept */
 	if (t->n == TRACE_MAX_ROWS) {
 		trace_fail(t, "more than %ld rows", (long)TRACE_MAX_ROWS);
 		return;
@@ -165,11 +178,12 @@ static const char *csv_why(struct csv_parser *p)
 }
 
 int workload_parse_trace(const char *name, const char *buf, size_t len,
-			 const char *in_col, const char *out_col, double **in,
+			 const char *in_col, const char *out_col,
+			 const struct trace_filter *keep, double **in,
 			 double **out, long *n, struct kerr *err)
 {
-	struct trace_rd t = {.path = name, .in_col = in_col, .out_col = out_col,
-			     .col_in = -1, .col_out = -1, .err = err, .line = 1};
+	struct trace_rd t = {.path = name, .in_col = in_col, .out_col = out_col, .keep = keep,
+			     .col_in = -1, .col_out = -1, .col_keep = -1, .err = err, .line = 1};
 	if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
 		buf += 3, len -= 3; /* a UTF-8 byte-order mark: not part of the header */
 	const char *nul = memchr(buf, '\0', len);
@@ -203,6 +217,9 @@ int workload_parse_trace(const char *name, const char *buf, size_t len,
 	t.line = 0;
 	if (!t.failed && !t.header_done)
 		trace_fail(&t, "empty trace");
+	if (!t.failed && t.n == 0 && t.row > 0 && keep)
+		trace_fail(&t, "no row's %s starts with '%.60s' (the row filter)", keep->column,
+			   keep->prefix);
 	if (!t.failed && t.n == 0)
 		trace_fail(&t, "trace has a header but no rows");
 	if (t.failed) {
@@ -215,8 +232,8 @@ int workload_parse_trace(const char *name, const char *buf, size_t len,
 }
 
 int workload_read_trace(const char *path, const char *in_col,
-			const char *out_col, double **in, double **out,
-			long *n, struct kerr *err)
+			const char *out_col, const struct trace_filter *keep,
+			double **in, double **out, long *n, struct kerr *err)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -247,7 +264,7 @@ int workload_read_trace(const char *path, const char *in_col,
 		got += (size_t)r;
 	}
 	close(fd);
-	int rc = got == size ? workload_parse_trace(path, buf, size, in_col, out_col, in,
+	int rc = got == size ? workload_parse_trace(path, buf, size, in_col, out_col, keep, in,
 						    out, n, err)
 			     : kerr_set(err, path, 0, "read error");
 	free(buf);

@@ -44,6 +44,8 @@ static const struct field workload_fields[] = {
 	WSTR("trace", trace, "trace CSV, relative to this file's folder"),
 	WSTR("input_column", in_col, "the trace's column of input lengths"),
 	WSTR("output_column", out_col, "the trace's column of output lengths"),
+	WSTR("filter_column", filter_col, "keep the trace's rows whose column this ..."),
+	WSTR("filter_prefix", filter_prefix, "... starts with this (with filter_column)"),
 	{"workload", "prefix_reuse", FK_NUM, U_REAL, OFF(prefix_reuse), 0, 0, 0, 1, 0, 0,
 	 "share of a new request's context already resident from its session (0..1)"},
 	DIST_FIELDS("input", in),
@@ -179,7 +181,13 @@ static int finish(struct kworkload *w, const struct ini_doc *doc, const char *pa
 			return kerr_set(err, path, line_of(doc, "workload", "trace"),
 					"a trace needs workload.input_column and "
 					"workload.output_column");
-		if (workload_read_trace(w->trace, w->in_col, w->out_col, &w->trace_in,
+		if (!w->filter_col[0] != !w->filter_prefix[0])
+			return kerr_set(err, path, line_of(doc, "workload", w->filter_col[0] ?
+							  "filter_column" : "filter_prefix"),
+					"workload.filter_column and workload.filter_prefix go together");
+		struct trace_filter keep = {w->filter_col, w->filter_prefix};
+		if (workload_read_trace(w->trace, w->in_col, w->out_col,
+					w->filter_col[0] ? &keep : NULL, &w->trace_in,
 					&w->trace_out, &w->n_trace, err) != 0)
 			return -1;
 		double sum = 0;
@@ -286,8 +294,9 @@ int workload_set(struct kworkload *w, const char *section, const char *key,
 	if (d && !key_applies(d->kind, key))
 		return not_applies(d, section, key, NULL, -1, err);
 	if (strcmp(section, "workload") == 0 &&
-	    (!strcmp(key, "trace") || (w->trace[0] && (!strcmp(key, "input_column") ||
-						       !strcmp(key, "output_column")))))
+	    (!strcmp(key, "trace") ||
+	     (w->trace[0] && (!strcmp(key, "input_column") || !strcmp(key, "output_column") ||
+			      !strcmp(key, "filter_column") || !strcmp(key, "filter_prefix")))))
 		return finish(w, NULL, NULL, err); /* (re)read the trace */
 	if (!w->trace[0] && d)
 		return wl_dist_check(d, section, NULL, -1, err);

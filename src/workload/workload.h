@@ -49,6 +49,8 @@ struct kworkload {
 	int origin;               /* enum wl_origin: what the lengths are */
 	char trace[512];          /* CSV path (resolved), or "" */
 	char in_col[64], out_col[64];
+	char filter_col[64], filter_prefix[128]; /* keep the trace rows whose
+						    filter_col starts so ("": all) */
 	struct wl_dist in, out;   /* used when there is no trace */
 	double *trace_in, *trace_out; /* owned; n_trace rows */
 	double prefix_reuse;      /* share of a new request's context already
@@ -80,18 +82,26 @@ void workload_fixed(struct kworkload *w, double context);
 void workload_free(struct kworkload *w);
 
 
+/* Rows a trace reader keeps: those whose `column` starts with `prefix`
+ * (e.g. model = claude-sonnet-4...).  Every row is still checked. */
+struct trace_filter {
+	const char *column, *prefix;
+};
+
 /* Reads columns in_col and out_col of a CSV trace (header row first): a
- * regular file of at most TRACE_MAX_BYTES.  Allocates *in and *out
- * (free()).  Strict: a missing or repeated header name, a short row, a
- * value that is not decimal digits, a NUL byte or bad quoting is an error
+ * regular file of at most TRACE_MAX_BYTES; with keep (NULL: every row),
+ * the rows it keeps.  Allocates *in and *out (free()).  Strict: a missing
+ * or repeated header name, a short row, a value that is not decimal
+ * digits, a NUL byte, bad quoting or no row kept is an error
  * "FILE:LINE: reason"; a UTF-8 byte-order mark is skipped. */
 int workload_read_trace(const char *path, const char *in_col,
-			const char *out_col, double **in, double **out,
-			long *n, struct kerr *err);
+			const char *out_col, const struct trace_filter *keep,
+			double **in, double **out, long *n, struct kerr *err);
 
 /* The same on a buffer (name for messages); the fuzzing entry point. */
 int workload_parse_trace(const char *name, const char *buf, size_t len,
-			 const char *in_col, const char *out_col, double **in,
+			 const char *in_col, const char *out_col,
+			 const struct trace_filter *keep, double **in,
 			 double **out, long *n, struct kerr *err);
 
 /* One decode-batch request's context: a request drawn in proportion to

@@ -67,20 +67,28 @@ static double dur_of(const struct sim *s, int i, long k)
 	return c ? in->cdur[c][i][t] : in->dur[i][t];
 }
 
-/* All the work of the chains: the tails, and each class's layers counted
- * once (not layer by layer: this runs for every schedule tried). */
-static double all_work(const struct pipe_in *in)
+/* Layers of each class. */
+static void class_layers(const struct pipe_in *in, double n[PIPE_MAX_CLASSES])
 {
-	double n[PIPE_MAX_CLASSES] = {0}, w = 0;
-	for (long l = 0; l < in->layers; l++)
-		n[class_of(in, l)]++;
-	for (int i = 0; i < in->m; i++) {
-		for (int t = T_LAYER; t < T_ALL; t++)
-			w += in->dur[i][t];
-		for (int c = 0; c < (in->nclass > 1 ? in->nclass : 1); c++)
-			for (int t = 0; t < T_LAYER; t++)
-				w += n[c] * (c ? in->cdur[c][i][t] : in->dur[i][t]);
+	memset(n, 0, sizeof(double) * PIPE_MAX_CLASSES);
+	if (in->nclass <= 1) {
+		n[0] = in->layers;
+		return;
 	}
+	for (long l = 0; l < in->layers; l++)
+		n[in->layer_class[l]]++;
+}
+
+/* The work of task t of micro-batch i over the whole chain (n: the layers
+ * of each class; a tail task runs once): each class's layers counted once,
+ * not layer by layer. */
+static double task_work(const struct pipe_in *in, const double *n, int i, int t)
+{
+	if (t >= T_LAYER)
+		return in->dur[i][t];
+	double w = n[0] * in->dur[i][t];
+	for (int c = 1; c < in->nclass; c++)
+		w += n[c] * in->cdur[c][i][t];
 	return w;
 }
 
@@ -91,7 +99,11 @@ static double tie_tol(const struct pipe_in *in)
 {
 	double work = 0;
 	if (in->nclass > 1) {
-		work = all_work(in);
+		double n[PIPE_MAX_CLASSES];
+		class_layers(in, n);
+		for (int i = 0; i < in->m; i++)
+			for (int t = 0; t < T_ALL; t++)
+				work += task_work(in, n, i, t);
 	} else {
 		for (int i = 0; i < in->m; i++)
 			for (int t = 0; t < T_ALL; t++)
@@ -322,16 +334,11 @@ static int one_stream(const struct sim *s, struct pipe_out *out)
 			return 0;
 	memset(out, 0, sizeof *out);
 	const struct pipe_in *in = s->in;
+	double n[PIPE_MAX_CLASSES];
+	class_layers(in, n);
 	for (int i = 0; i < in->m; i++)
 		for (int t = 0; t < T_ALL; t++) {
-			double d = in->dur[i][t] * (t < T_LAYER && in->nclass <= 1 ? in->layers : 1);
-			if (t < T_LAYER && in->nclass > 1) {
-				d = 0;
-				for (long l = 0; l < in->layers; l++) {
-					int c = in->layer_class[l];
-					d += c ? in->cdur[c][i][t] : in->dur[i][t];
-				}
-			}
+			double d = task_work(in, n, i, t);
 			out->busy[s->trest[t]] += d;
 			if (s->trest[t] != s->tres[t])
 				out->busy[s->tres[t]] += d;

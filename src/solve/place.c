@@ -269,11 +269,10 @@ static int place_memory(struct plan *p, long B)
 			dev = best >= 0 ? best : roomy;
 		}
 		int g = gpu_for(p, dev, cnt);
+		int fit = fits(p, dev, g, r);
 		double need = p->store[r], need_g = p->store_gpu[r];
-		int may_split = p->d.sys->kv_shard == SHARD_ON &&
-				!(need >= fail_s && need_g >= fail_sg) &&
-				(scan || need / PLAN_MAX_SHARDS <= room_of(p, p->heap[0]) + PLAN_SLACK_BYTES);
-		if (!fits(p, dev, g, r) && may_split) {
+		if (!fit && p->d.sys->kv_shard == SHARD_ON && !(need >= fail_s && need_g >= fail_sg) &&
+		    (scan || need / PLAN_MAX_SHARDS <= room_of(p, p->heap[0]) + PLAN_SLACK_BYTES)) {
 			if (shard(p, j, r, cnt)) {
 				if (!scan) /* its slices' devices have less room */
 					resift(p, D, &p->shard_dev[j * PLAN_MAX_SHARDS], p->nshard[j]);
@@ -281,7 +280,7 @@ static int place_memory(struct plan *p, long B)
 			}
 			fail_s = need, fail_sg = need_g;
 		}
-		ok &= fits(p, dev, g, r);
+		ok &= fit;
 		put(p, j, g, dev);
 		cnt[g]++;
 		if (!scan) /* its room shrank (the root's, or another's where the GPU's

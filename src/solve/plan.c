@@ -200,13 +200,11 @@ static void link_bytes(struct plan *p)
 	double mean = 0;
 	for (int i = 0; i < PLAN_POOL; i++)
 		mean += p->ctx[i] / PLAN_POOL;
-	p->out_bytes = 0;
 	for (int c = 0; c < LC_N; c++) {
 		p->cls_out[c] = p->layout.cls_out[c];
 		if (p->keys_on_gpu && p->layout.cls_layers[c] > 0)
 			p->cls_out[c] += attn_ids_bytes(d->m, d->sp, &p->layout, (enum lclass)c, mean,
 							p->q) - p->layout.cls_index[c];
-		p->out_bytes += p->cls_out[c];
 	}
 }
 

@@ -109,8 +109,8 @@ struct plan {
 	int keys_on_gpu;    /* index keys stay in HBM (the GPU runs the scan) */
 	/* per request per step, by layer class: the bytes the device link
 	 * carries out (with the GPU running the scan and top-k: not the
-	 * indexer's rows and query, but the selected indices), and in all */
-	double cls_out[LC_N], out_bytes;
+	 * indexer's rows and query, but the selected indices) */
+	double cls_out[LC_N];
 	double cap_gpu, cap_mem; /* cache capacity of a GPU and a memory device
 				    (capacity less its reserve; cap_gpu before
 				    weights) */

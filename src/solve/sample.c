@@ -360,8 +360,10 @@ static int step_energy(struct plan *p, long B, int m, double makespan, double *o
 	 * caches ingested (into the devices, or from the prefill side) */
 	double ing = plan_ingest_bytes(p, B);
 	if (p->has_mem) {
-		double per = p->out_bytes + p->layout.back_bytes +
+		double per = p->layout.back_bytes +
 			     d->mtp * (p->layout_mtp.out_bytes + p->layout_mtp.back_bytes);
+		for (int c = 0; c < LC_N; c++)
+			per += p->cls_out[c];
 		e += ((double)B * per + ing) * 8 * d->mlink->energy_bit;
 	} else {
 		e += ing * 8 * d->out->energy_bit;

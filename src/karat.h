@@ -22,6 +22,7 @@
 #include "cost/step.h"      /* one decode step, operator by operator */
 #include "hw/device.h"
 #include "hw/link.h"
+#include "io/file.h"
 #include "io/ini_doc.h"
 #include "io/schema.h"
 #include "kernels/harness.h" /* the CPU validation kernels */

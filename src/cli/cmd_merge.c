@@ -6,11 +6,9 @@
  * without that column, quoted as the sweep quotes them.  Files are parsed
  * with libcsv; errors name the file and the row. */
 #include <csv.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "karat.h"
@@ -93,22 +91,11 @@ static void on_row(int c, void *data)
 /* Reads one shard file into rd; 0, or -1 with the reason printed. */
 static int read_shard(struct reader *rd)
 {
-	FILE *fp = fopen(rd->path, "rb");
-	if (!fp)
-		return die_msg("%s: cannot open: %s", rd->path, strerror(errno)), -1;
-	struct stat st;
-	if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > MERGE_MAX_BYTES) {
-		fclose(fp);
-		return die_msg("%s: not a regular file of at most 1 GiB", rd->path), -1;
-	}
-	char *buf = malloc((size_t)st.st_size + 1);
-	size_t len = buf ? fread(buf, 1, (size_t)st.st_size, fp) : 0;
-	int bad = !buf || ferror(fp);
-	fclose(fp);
-	if (bad) {
-		free(buf);
-		return die_msg("%s: read error", rd->path), -1;
-	}
+	char *buf;
+	size_t len;
+	struct kerr err;
+	if (file_read_all(rd->path, MERGE_MAX_BYTES, "shard file", "", &buf, &len, &err) != 0)
+		return die_msg("%s", err.msg), -1;
 	struct csv_parser p;
 	if (csv_init(&p, CSV_APPEND_NULL | CSV_STRICT | CSV_STRICT_FINI) != 0) {
 		free(buf);

@@ -3,15 +3,15 @@
  * Comments are stripped here, before inih sees the line. */
 #include "io/ini_doc.h"
 
+#include "io/file.h"
+
 #include <ctype.h>
 #include <stdarg.h>
-#include <errno.h>
 #include <pthread.h>
 #include <ini.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* inih (Debian build) reads lines into a 200-byte stack buffer. */
 #define INIH_LINE_ROOM 190
@@ -224,36 +224,11 @@ fail:
 
 struct ini_doc *ini_doc_load(const char *path, struct kerr *err)
 {
-	FILE *fp = fopen(path, "rb");
-	if (!fp) {
-		kerr_set(err, path, 0, "cannot open: %s", strerror(errno));
+	char *buf;
+	size_t len;
+	if (file_read_all(path, INI_MAX_BYTES, "file", "", &buf, &len, err) != 0)
 		return NULL;
-	}
-	struct stat st;
-	char *buf = NULL;
-	struct ini_doc *d = NULL;
-	if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode)) {
-		kerr_set(err, path, 0, "not a regular file");
-		goto done;
-	}
-	if (st.st_size > INI_MAX_BYTES) {
-		kerr_set(err, path, 0, "file too large (%lld bytes, at most %d)",
-			 (long long)st.st_size, INI_MAX_BYTES);
-		goto done;
-	}
-	size_t cap = (size_t)st.st_size + 1;
-	if (!(buf = malloc(cap))) {
-		kerr_set(err, path, 0, "out of memory");
-		goto done;
-	}
-	size_t len = fread(buf, 1, cap - 1, fp);
-	if (ferror(fp)) {
-		kerr_set(err, path, 0, "read error");
-		goto done;
-	}
-	d = ini_doc_parse(path, buf, len, err);
-done:
-	fclose(fp);
+	struct ini_doc *d = ini_doc_parse(path, buf, len, err);
 	free(buf);
 	return d;
 }

@@ -2,15 +2,13 @@
  * names its line), as strict as the INI reader. */
 #include "workload/workload.h"
 
+#include "io/file.h"
+
 #include <csv.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define MAX_TOKENS WL_MAX_TOKENS
 
@@ -235,38 +233,12 @@ int workload_read_trace(const char *path, const char *in_col,
 			const char *out_col, const struct trace_filter *keep,
 			double **in, double **out, long *n, struct kerr *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return kerr_set(err, path, 0, "cannot open trace: %s", strerror(errno));
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return kerr_set(err, path, 0, "not a regular file (a trace is a CSV file)");
-	}
-	if (st.st_size > TRACE_MAX_BYTES) {
-		close(fd);
-		return kerr_set(err, path, 0, "trace too large (%lld bytes, at most %lld)",
-				(long long)st.st_size, (long long)TRACE_MAX_BYTES);
-	}
-	size_t size = (size_t)st.st_size;
-	char *buf = malloc(size ? size : 1);
-	if (!buf) {
-		close(fd);
-		return kerr_set(err, path, 0, "out of memory for %zu bytes", size);
-	}
-	size_t got = 0;
-	while (got < size) {
-		ssize_t r = read(fd, buf + got, size - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	close(fd);
-	int rc = got == size ? workload_parse_trace(path, buf, size, in_col, out_col, keep, in,
-						    out, n, err)
-			     : kerr_set(err, path, 0, "read error");
+	char *buf;
+	size_t size;
+	if (file_read_all(path, TRACE_MAX_BYTES, "trace", " (a trace is a CSV file)", &buf, &size,
+			  err) != 0)
+		return -1;
+	int rc = workload_parse_trace(path, buf, size, in_col, out_col, keep, in, out, n, err);
 	free(buf);
 	return rc;
 }

@@ -23,16 +23,27 @@ void emit_op(struct emit *e, enum op_kind k, double count, double flops,
 	o->count = count;
 	o->flops = flops;
 	o->bytes = bytes;
+	o->gm = o->gn = o->gk = 0, o->groups = 1;
 	o->time = o->t_compute = o->t_memory = o->t_link = 0;
 	o->bound = BOUND_NONE;
+}
+
+void emit_shape(struct emit *e, int first, double groups, double m, double n, double k)
+{
+	for (int i = first; i < e->s->n; i++) {
+		struct op_cost *o = &e->s->op[i];
+		o->groups = groups, o->gm = m, o->gn = n, o->gk = k;
+	}
 }
 
 void emit_gemm(struct emit *e, enum op_kind k, double count, double tokens,
 	       double din, double dout, enum dtype wdt)
 {
 	double sa = dtype_bytes(e->m->act_dt);
+	int first = e->s->n;
 	emit_op(e, k, count, 2 * tokens * din * dout,
 		din * dout * dtype_bytes(wdt) + tokens * (din + dout) * sa, wdt);
+	emit_shape(e, first, 1, tokens, dout, din);
 }
 
 void emit_norm(struct emit *e, enum op_kind k, double count, double tokens,

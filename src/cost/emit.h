@@ -19,6 +19,10 @@ struct emit {
 void emit_op(struct emit *e, enum op_kind k, double count, double flops,
 	     double bytes, enum dtype dt);
 
+/* Gives the operators emitted since index `first` a GEMM shape: groups of
+ * [m x k] x [k x n]. */
+void emit_shape(struct emit *e, int first, double groups, double m, double n, double k);
+
 /* [tokens x din] x [din x dout] with weights of type wdt. */
 void emit_gemm(struct emit *e, enum op_kind k, double count, double tokens,
 	       double din, double dout, enum dtype wdt);

@@ -31,7 +31,16 @@ struct op_info {
 	const char *desc;
 	int selects;       /* ranks scores (its FLOPs count them): runs at a
 			      device's selection rate where it declares one */
+	/* As a GPU runs it (the reference kernels, DESIGN.md and
+	 * hw/README.md): kernels per instance (0 = 1), or the operator whose
+	 * kernel does its work too (it pays no launch of its own). */
+	int kernels;
+	const char *fused_into;
 };
+
+/* Kernels one instance of kind k launches on a GPU: 0 when fused into
+ * another operator's kernel. */
+int op_gpu_kernels(enum op_kind k);
 
 extern const struct op_info op_table[OP_N];
 
@@ -49,6 +58,9 @@ struct op_cost {
 	enum dtype dt;       /* compute data type */
 	double count;
 	double flops, bytes; /* per instance */
+	/* a GEMM's shape (gm = 0: not a GEMM): groups of [gm x gk] x [gk x
+	 * gn], flops = 2 gm gn gk groups */
+	double gm, gn, gk, groups;
 	/* filled by the roofline, per instance */
 	double t_compute, t_memory, t_link, time;
 	enum bound bound;

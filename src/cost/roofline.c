@@ -3,6 +3,36 @@
 
 #include <math.h>
 
+double roofline_join(const struct kdevice *d, double tc, double tm)
+{
+	double hi = tc > tm ? tc : tm;
+	if (!(d->overlap >= 1) || !(hi > 0))
+		return hi;
+	double p = d->overlap; /* scaled by the larger: no overflow */
+	return hi * pow(pow(tc / hi, p) + pow(tm / hi, p), 1 / p);
+}
+
+double roofline_fixed(const struct kdevice *d, enum op_kind k)
+{
+	const struct op_info *i = &op_table[k];
+	double one = device_fixed(d, i->cls, i->selects);
+	return d->kind == DEV_GPU ? one * op_gpu_kernels(k) : one;
+}
+
+double roofline_gemm_flops(const struct kdevice *d, const struct op_cost *o)
+{
+	if (!(d->sms > 0) || !(o->gm > 0) || o->cls != OC_GEMM)
+		return o->flops;
+	double bm = o->gm <= d->tile_m_small ? d->tile_m_small : d->tile_m;
+	double rows = ceil(o->gm / bm) * o->groups, best = INFINITY;
+	for (double bn = d->tile_n_step; bn <= d->tile_n_max; bn += d->tile_n_step) {
+		double w = ceil(rows * ceil(o->gn / bn) / d->sms) * d->sms * bm * bn;
+		best = w < best ? w : best;
+	}
+	double padded = best * 2 * (o->gk + d->tile_k0);
+	return padded > o->flops ? padded : o->flops;
+}
+
 void roofline_op(struct op_cost *o, const struct kdevice *d,
 		 const struct klink *l)
 {
@@ -20,13 +50,16 @@ void roofline_op(struct op_cost *o, const struct kdevice *d,
 		o->bound = BOUND_UNSUPPORTED;
 		return;
 	}
-	o->t_compute = o->flops * ic;
+	if (o->flops == 0 && o->bytes == 0) {
+		o->time = 0, o->bound = BOUND_NONE;
+		return;
+	}
+	o->t_compute = roofline_gemm_flops(d, o) * ic;
 	o->t_memory = o->bytes * im;
-	double t = o->t_compute > o->t_memory ? o->t_compute : o->t_memory;
-	o->time = t + d->overhead;
-	if (o->flops == 0 && o->bytes == 0)
-		o->bound = BOUND_NONE, o->time = 0;
-	else if (d->overhead > t)
+	double t = roofline_join(d, o->t_compute, o->t_memory);
+	double fixed = roofline_fixed(d, o->base);
+	o->time = t + fixed;
+	if (fixed > t)
 		o->bound = BOUND_OVERHEAD;
 	else
 		o->bound = o->t_compute >= o->t_memory ? BOUND_COMPUTE : BOUND_MEMORY;

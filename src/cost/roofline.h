@@ -1,6 +1,12 @@
 /* roofline.h: time of one operator on a device or link, and which bound
- * won: time = max(FLOPs / (peak * eff_c), bytes / (bw * eff_m)) + overhead;
- * an all-to-all on a link: bytes / (bw * eff) + max(latency, a2a_floor). */
+ * won: time = join(tc, tm) + fixed, where tc = FLOPs / (peak * eff_c) (a
+ * GEMM's FLOPs padded to whole tiles and waves where the device gives its
+ * tile model), tm = bytes / (bw * eff_m), join their max or, with
+ * kernel.overlap = p, their p-norm, and fixed the kernel's least time
+ * times the kernels it launches (device_fixed, op_gpu_kernels).  The fixed
+ * time makes achieved bandwidth grow with size: bytes / time reaches half
+ * of bw * eff_m at bytes = fixed * bw * eff_m.
+ * An all-to-all on a link: bytes / (bw * eff) + max(latency, a2a_floor). */
 #ifndef KARAT_COST_ROOFLINE_H
 #define KARAT_COST_ROOFLINE_H
 
@@ -11,6 +17,19 @@
 /* Fills o->t_compute, t_memory, t_link, time (per instance) and bound. */
 void roofline_op(struct op_cost *o, const struct kdevice *d,
 		 const struct klink *l);
+
+/* Compute and memory time joined: their max, or with d->overlap = p >= 1
+ * their p-norm (never below the max). */
+double roofline_join(const struct kdevice *d, double tc, double tm);
+
+/* Fixed seconds one instance of kind k pays on d: the kernel's least time
+ * times the kernels it launches on a GPU (0 when fused into another). */
+double roofline_fixed(const struct kdevice *d, enum op_kind k);
+
+/* The FLOPs a GEMM's tiles execute on d: whole tiles of the device's
+ * shape (the width of least padding), whole waves over its SMs, each tile
+ * tile_k0 deeper; o->flops when d has no tile model or o is no GEMM. */
+double roofline_gemm_flops(const struct kdevice *d, const struct op_cost *o);
 
 /* The rates of operator class c in data type t on d: seconds per FLOP and
  * per byte (INFINITY both when d cannot run it).  roofline_op and the

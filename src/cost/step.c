@@ -64,10 +64,16 @@ static void ffn_op(struct emit *e, enum op_kind k, double count, double tokens,
 {
 	const struct kmodel *m = e->m;
 	double h = m->hidden, sa = dtype_bytes(m->act_dt);
+	int first = e->s->n;
 	emit_op(e, k, count, 6 * tokens * h * inter,
 		weight_sets * 3 * h * inter * dtype_bytes(m->w_dt) +
 			tokens * (2 * h + 3 * inter) * sa,
 		m->w_dt);
+	/* for the tile model, one GEMM per weight set of width 3 x inter over
+	 * depth h: the gate-up [h -> 2 inter] and down [inter -> h] GEMMs'
+	 * FLOPs, their tiles approximated as one GEMM's */
+	if (weight_sets > 0)
+		emit_shape(e, first, weight_sets, tokens / weight_sets, 3 * inter, h);
 }
 
 /* The MoE block for `layers` layers.  T local tokens; `global` tokens over

@@ -41,6 +41,29 @@ static const struct field device_fields[] = {
 	EFF("gather_compute", eff_c[OC_GATHER], 0, "row gathers, compute (default 1)"),
 	EFF("elementwise_compute", eff_c[OC_ELEMENTWISE], 0, "elementwise, compute (default 1)"),
 	NUM("efficiency", "overhead", overhead, U_TIME, 1, 0, 1, 0, "fixed time per operator launch"),
+	NUM("kernel", "gemm_fixed", fixed[OC_GEMM], U_TIME, 0, 0, 1, 0,
+	    "least time of one GEMM kernel (default: efficiency.overhead)"),
+	NUM("kernel", "attention_fixed", fixed[OC_ATTENTION], U_TIME, 0, 0, 1, 0,
+	    "least time of one attention kernel (default: efficiency.overhead)"),
+	NUM("kernel", "scan_fixed", fixed[OC_SCAN], U_TIME, 0, 0, 1, 0,
+	    "least time of one index-scan kernel (default: efficiency.overhead)"),
+	NUM("kernel", "gather_fixed", fixed[OC_GATHER], U_TIME, 0, 0, 1, 0,
+	    "least time of one gather kernel (default: efficiency.overhead)"),
+	NUM("kernel", "elementwise_fixed", fixed[OC_ELEMENTWISE], U_TIME, 0, 0, 1, 0,
+	    "least time of one elementwise kernel (default: efficiency.overhead)"),
+	NUM("kernel", "overlap", overlap, U_REAL, 0, 1, 64, 0,
+	    "p of the p-norm joining compute and memory time (absent: their max)"),
+	NUM("kernel", "sms", sms, U_INT, 0, 1, 100000, 1, "streaming multiprocessors a GEMM's tiles spread over"),
+	NUM("kernel", "gemm_tile_m", tile_m, U_INT, 0, 1, 4096, 1, "GEMM tile rows"),
+	NUM("kernel", "gemm_tile_m_small", tile_m_small, U_INT, 0, 1, 4096, 1,
+	    "GEMM tile rows when the GEMM has no more rows than this"),
+	NUM("kernel", "gemm_tile_n_max", tile_n_max, U_INT, 0, 1, 4096, 1, "widest GEMM tile"),
+	NUM("kernel", "gemm_tile_n_step", tile_n_step, U_INT, 0, 1, 4096, 1,
+	    "GEMM tile widths are multiples of this"),
+	NUM("kernel", "gemm_tile_k0", tile_k0, U_INT, 0, 0, 1e6, 0,
+	    "extra depth each GEMM tile pays (prologue and epilogue), in columns of K"),
+	NUM("select", "fixed", select_fixed, U_TIME, 0, 0, 1, 0,
+	    "least time of one selection (top-k) kernel (default: its class's)"),
 	NUM("select", "cores", select_cores, U_INT, 0, 1, 1e6, 1,
 	    "general-purpose cores that run top-k selection (with select.core_rate)"),
 	NUM("select", "core_rate", select_core_rate, U_REAL, 0, 1, 1e15, 1,
@@ -113,6 +136,19 @@ int device_validate(struct kdevice *d, const struct ini_doc *doc,
 		return kerr_set(err, doc->path, unit->line,
 				"give select.unit_rate or select.cores with select.core_rate, "
 				"not both");
+	static const char *const tile_keys[] = {"sms", "gemm_tile_m", "gemm_tile_m_small",
+						 "gemm_tile_n_max", "gemm_tile_n_step"};
+	int ntile = 0;
+	for (size_t i = 0; i < sizeof tile_keys / sizeof tile_keys[0]; i++)
+		ntile += ini_doc_find(doc, "kernel", tile_keys[i]) != NULL;
+	if (ntile != 0 && ntile != 5)
+		return kerr_set(err, doc->path, ini_doc_section_line(doc, "kernel"),
+				"the GEMM tile model needs all of kernel.sms, gemm_tile_m, "
+				"gemm_tile_m_small, gemm_tile_n_max and gemm_tile_n_step");
+	if (ntile && (d->tile_m_small > d->tile_m || d->tile_n_step > d->tile_n_max))
+		return kerr_set(err, doc->path, ini_doc_section_line(doc, "kernel"),
+				"kernel.gemm_tile_m_small must be <= gemm_tile_m and "
+				"gemm_tile_n_step <= gemm_tile_n_max");
 	int sec = ini_doc_section_line(doc, "energy");
 	if (sec > 0 && (!ini_doc_find(doc, "energy", "memory") || !ini_doc_find(doc, "energy", "static") ||
 			!(device_energy_flop(d, DT_BF16) > 0)))
@@ -167,4 +203,11 @@ double device_energy_flop(const struct kdevice *d, enum dtype t)
 		if (d->e_flop[k] > 0)
 			return d->e_flop[k];
 	return 0;
+}
+
+double device_fixed(const struct kdevice *d, enum op_class c, int selects)
+{
+	if (selects && d->select_fixed > 0)
+		return d->select_fixed;
+	return d->fixed[c] > 0 ? d->fixed[c] : d->overhead;
 }

@@ -30,6 +30,19 @@ struct kdevice {
 	double mem_bw;          /* B/s */
 	double eff_c[OC_N], eff_m[OC_N];
 	double overhead;        /* s, fixed cost per operator launch */
+	/* Kernel-level detail ([kernel], optional; what a GPU's published
+	 * kernel timings show).  fixed[c]: the least time one kernel of class
+	 * c takes (launch, pipeline fill and drain), 0 = overhead.  overlap:
+	 * p of the p-norm joining compute and memory time, t = (tc^p +
+	 * tm^p)^(1/p) (0 = their max, perfect overlap).  A GEMM of M rows runs
+	 * in tiles of tile_m (tile_m_small when M <= tile_m_small) by a
+	 * width up to tile_n_max in steps of tile_n_step, ceil(tiles / sms)
+	 * waves, each tile paying tile_k0 extra columns of depth (prologue
+	 * and epilogue); sms 0 = no tile model. */
+	double fixed[OC_N];
+	double overlap;
+	double sms, tile_m, tile_m_small, tile_n_max, tile_n_step, tile_k0;
+	double select_fixed;    /* s, least time of one selection kernel */
 	/* Selection (top-k) as a throughput: cores x core_rate, or a hardware
 	 * unit's rate; select_rate 0: none declared, top-k runs at its
 	 * operator class's roofline */
@@ -60,6 +73,10 @@ int device_has_energy(const struct kdevice *d);
 double device_energy_flop(const struct kdevice *d, enum dtype t);
 
 double device_cache_capacity(const struct kdevice *d);
+
+/* Least seconds one kernel of class c takes on d: [kernel] CLASS_fixed,
+ * for a selection select.fixed, else efficiency.overhead. */
+double device_fixed(const struct kdevice *d, enum op_class c, int selects);
 
 /* Peak for data type t: the native one, else the next wider type the
  * device has (fp4 -> fp8 -> bf16 -> fp32), else the next narrower one

@@ -31,15 +31,15 @@ double plan_slot_time(const struct plan_slot_rate *sd, const struct attn_slot *s
 {
 	if (f <= 0 && b <= 0)
 		return 0;
-	double tc = f * sd->ic, tm = b * sd->im;
-	return s->layers * ((tc > tm ? tc : tm) + sd->ovh);
+	return s->layers * (roofline_join(sd->dev, f * sd->ic, b * sd->im) + sd->ovh);
 }
 
 static void slot_rates(const struct kdevice *dv, const struct attn_slot *s,
 		       struct plan_slot_rate *sd)
 {
 	roofline_op_rates(dv, s->kind, s->cls, s->dt, &sd->ic, &sd->im); /* as karat ops prices it */
-	sd->ovh = dv->overhead;
+	sd->ovh = roofline_fixed(dv, s->kind);
+	sd->dev = dv;
 	sd->ef = device_energy_flop(dv, s->dt);
 	sd->eb = 8 * dv->e_bit;
 }

@@ -35,5 +35,6 @@
 #include "zoo/design.h"     /* a whole design, assembled */
 #include "zoo/override.h"   /* PART.KEY=VALUE overrides */
 #include "zoo/zoo.h"        /* shipped files by name */
+#include "valid/valid.h"    /* the model against published kernel timings */
 
 #endif

@@ -202,3 +202,50 @@ Test(kernel, shipped_gpus_are_monotone_and_bounded)
 		}
 	}
 }
+
+/* A GPU whose sparse kernel takes a fixed-size index list attends to all
+ * 2048 slots even at context 1000: DeepSeek-V3.2's attention FLOPs per
+ * token slot are 2 x 128 x (576 + 512) = 278,528, so 4 requests cost
+ * 4 x 278,528 x 2048 FLOPs instead of x 1000; the rows read stay 1000. */
+Test(kernel, fixed_topk_kernels_attend_to_every_slot)
+{
+	static struct step s;
+	struct kmodel m;
+	struct kerr err;
+	cr_assert_eq(zoo_load_model("deepseek-v3.2", &m, NULL, &err), 0, "%s", err.msg);
+	double f[2] = {0}, g[2] = {0};
+	for (int pad = 0; pad < 2; pad++) {
+		struct kbatch b = {.requests = 4, .gpus = 1, .context = 1000, .pad_topk = pad};
+		cr_assert_eq(step_build(&m, &b, &s, &err), 0, "%s", err.msg);
+		for (int i = 0; i < s.n; i++) {
+			if (s.op[i].kind == OP_ATTENTION && s.op[i].flops > f[pad])
+				f[pad] = s.op[i].flops;
+			if (s.op[i].kind == OP_GATHER)
+				g[pad] = s.op[i].bytes;
+		}
+	}
+	cr_expect(near(f[0], 4 * 278528.0 * 1000, 1e-12), "%.17g", f[0]);
+	cr_expect(near(f[1], 4 * 278528.0 * 2048, 1e-12), "%.17g", f[1]);
+	cr_expect(g[0] > 0 && near(g[0], g[1], 1e-12));
+	/* the solver's per-request pricing pads the same way */
+	struct attn_layout lay;
+	attn_layout(&m, &m.sp, m.layers, 0, 1, &lay);
+	double fs[ATTN_MAX_SLOTS], bs[ATTN_MAX_SLOTS], fp[ATTN_MAX_SLOTS], bp[ATTN_MAX_SLOTS];
+	attn_request(&m, &m.sp, &lay, 0, 1000, 1, fs, bs);
+	lay.pad_topk = 1;
+	attn_request(&m, &m.sp, &lay, 0, 1000, 1, fp, bp);
+	int seen = 0;
+	for (int i = 0; i < lay.n; i++)
+		if (lay.s[i].kind == OP_ATTENTION && lay.s[i].lc == LC_SPARSE) {
+			cr_expect(near(fs[i], 278528.0 * 1000, 1e-12), "%.17g", fs[i]);
+			cr_expect(near(fp[i], 278528.0 * 2048, 1e-12), "%.17g", fp[i]);
+			seen++;
+		}
+	cr_expect_eq(seen, 1);
+	/* above the top-k nothing changes */
+	attn_request(&m, &m.sp, &lay, 0, 100000, 1, fp, bp);
+	lay.pad_topk = 0;
+	attn_request(&m, &m.sp, &lay, 0, 100000, 1, fs, bs);
+	for (int i = 0; i < lay.n; i++)
+		cr_expect(fs[i] == fp[i] && bs[i] == bp[i]);
+}

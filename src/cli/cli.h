@@ -117,5 +117,6 @@ int cmd_solve(const struct args *a);
 int cmd_sweep(const struct args *a);
 int cmd_merge(const struct args *a);
 int cmd_quantiles(const struct args *a);
+int cmd_validate(const struct args *a);
 
 #endif

@@ -95,6 +95,7 @@ int cmd_ops(const struct args *a)
 	}
 	if ((rc = apply_sets(a, NULL, NULL, &d, &l, &err)) != 0) /* hw.*, link.*: last */
 		return rc == 2 ? usage_error(c, "%s", err.msg) : (die_msg("%s", err.msg), 1);
+	o.b.pad_topk = d.kind == DEV_GPU && d.fixed_topk > 0;
 	char dev_label[64], link_label[64];
 	arg_label(hw, dev_label, sizeof dev_label);
 	snprintf(link_label, sizeof link_label, "%s", d.link);

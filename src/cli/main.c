@@ -78,6 +78,9 @@ static const struct optdef quantiles_opts[] = {
 	{"filter-column", 1, "keep only the rows whose this column ...", 0, 0},
 	{"filter-prefix", 1, "... starts with this text", 0, 0},
 	{0, 0, 0, 0, 0}};
+static const struct optdef validate_opts[] = {
+	{"out", 1, "folder for validation.csv and validation.png (default: the project's results/)", 0, 0},
+	{0, 0, 0, 0, 0}};
 static const struct optdef run_opts[] = {
 	{"jobs", 1, "worker threads, also -j N (default: the online CPUs)", 0, 'j'},
 	{"set", 1, "override section.key=value for every point (repeatable)", 1, 0},
@@ -115,6 +118,9 @@ const struct command commands[] = {
 	{"quantiles", cmd_quantiles, "TRACE.csv --input-column C --output-column C",
 	 "percentile tables of a trace's lengths, as [input] and [output] workload sections",
 	 quantiles_opts, 1, 1},
+	{"validate", cmd_validate, "[TABLE.csv...] [--out DIR]",
+	 "the model against the published kernel timings in validation/: error per row, table, kernel",
+	 validate_opts, 0, MAX_POS},
 	{"run", cmd_run, "[--jobs N] [--set k=v]",
 	 "the main job: the headline study (GPU + KARAT and the baselines under the SLO) to results/",
 	 run_opts, 0, 0},

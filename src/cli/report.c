@@ -9,8 +9,20 @@ static const char *const csv_head[] = {
 	"op", "device", "count", "flops", "bytes", "intensity_flop_per_byte",
 	"time_s", "bound"};
 static const char *const txt_head[] = {
-	"op", "device", "count", "GFLOP", "MB", "FLOP/B", "time_us", "share", "bound"};
-static const int txt_right[] = {0, 0, 1, 1, 1, 1, 1, 1, 0};
+	"op", "device", "count", "GFLOP", "MB", "FLOP/B", "time_us", "share", "bound", "kernels"};
+static const int txt_right[] = {0, 0, 1, 1, 1, 1, 1, 1, 0, 0};
+
+/* Kernels one instance launches on d: a count, "in OP" when fused into
+ * another operator's kernel (a GPU), "" for the all-to-all and the total. */
+static void kernels(char *buf, enum op_kind k, const struct kdevice *d, int is_total)
+{
+	if (is_total || op_table[k].side == SIDE_LINK)
+		buf[0] = 0;
+	else if (d->kind == DEV_GPU && op_table[k].fused_into)
+		snprintf(buf, OUT_CELL, "in %s", op_table[k].fused_into);
+	else
+		snprintf(buf, OUT_CELL, "%d", d->kind == DEV_GPU ? op_gpu_kernels(k) : 1);
+}
 
 static void num(char *buf, double v, int csv)
 {
@@ -20,10 +32,11 @@ static void num(char *buf, double v, int csv)
 		snprintf(buf, OUT_CELL, csv ? "%.15g" : "%.4g", v);
 }
 
-static void add_row(struct table *t, const char *op, const char *dev,
-		    const struct op_row *r, double total_time, int csv, int is_total)
+static void add_row(struct table *t, enum op_kind k, const char *op, const char *dev,
+		    const struct kdevice *d, const struct op_row *r, double total_time, int csv,
+		    int is_total)
 {
-	char c[9][OUT_CELL];
+	char c[10][OUT_CELL];
 	snprintf(c[0], OUT_CELL, "%s", op);
 	snprintf(c[1], OUT_CELL, "%s", dev);
 	snprintf(c[2], OUT_CELL, "%.15g", r->count);
@@ -34,8 +47,9 @@ static void add_row(struct table *t, const char *op, const char *dev,
 	snprintf(c[7], OUT_CELL, "%.1f%%",
 		 total_time > 0 && isfinite(total_time) ? 100 * r->time / total_time : 0);
 	const char *bound = is_total ? "" : bound_names[r->bound];
-	const char *cells[9] = {c[0], c[1], c[2], c[3], c[4], c[5], c[6],
-				csv ? bound : c[7], bound};
+	kernels(c[9], k, d, is_total);
+	const char *cells[10] = {c[0], c[1], c[2], c[3], c[4], c[5], c[6],
+				 csv ? bound : c[7], bound, c[9]}; /* CSV: the first 8 */
 	table_add(t, cells);
 }
 
@@ -50,13 +64,13 @@ int ops_table(const struct ops_setup *o, struct step *s, struct table *t,
 	step_time(s, o->d, o->l);
 	struct op_row rows[OP_N], total;
 	step_rows(s, rows, &total);
-	table_init(t, csv ? 8 : 9, csv ? csv_head : txt_head, csv ? NULL : txt_right);
+	table_init(t, csv ? 8 : 10, csv ? csv_head : txt_head, csv ? NULL : txt_right);
 	for (int k = 0; k < OP_N; k++)
 		if (rows[k].present)
-			add_row(t, op_table[k].name,
-				op_table[k].side == SIDE_LINK ? o->link_label : o->dev_label,
+			add_row(t, (enum op_kind)k, op_table[k].name,
+				op_table[k].side == SIDE_LINK ? o->link_label : o->dev_label, o->d,
 				&rows[k], total.time, csv, 0);
-	add_row(t, "total", "", &total, total.time, csv, 1);
+	add_row(t, OP_N, "total", "", o->d, &total, total.time, csv, 1);
 	return 0;
 }
 

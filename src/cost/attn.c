@@ -31,6 +31,7 @@ static void geometry(const struct kmodel *m, struct attn_geo *g)
 	g->G = g->H / g->Hkv;
 	g->ftok = 2 * g->H * (g->dk + g->dv);
 	g->act = g->H * (g->dk + g->dv) * sa;
+	g->pad_topk = 0;
 }
 
 /* Work of one request on one layer of class cls; dense layers are dense
@@ -150,6 +151,7 @@ void attn_emit_class(struct emit *e, const struct sparse_cfg *sp, enum lclass cl
 		return;
 	struct attn_geo g;
 	geometry(m, &g);
+	g.pad_topk = e->pad_topk;
 	index_proj(e, sp, cls, count, T);
 	double kv_w, idx_w;
 	writes(&g, sp, cls, &kv_w, &idx_w);
@@ -274,6 +276,7 @@ void attn_request(const struct kmodel *m, const struct sparse_cfg *sp,
 {
 	struct attn_geo g;
 	geometry(m, &g);
+	g.pad_topk = lay->pad_topk;
 	struct lcount lc[LC_N];
 	int nc = attn_classes(m, sp, lay->layers, mtp, lc);
 	int j = 0;

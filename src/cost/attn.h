@@ -69,6 +69,9 @@ struct attn_slot {
 struct attn_layout {
 	int n;
 	double layers;     /* decoder layers the layout covers */
+	int pad_topk;      /* attn_request prices the attention slots padded
+			      to top-k (set by the caller: the device that
+			      runs them pads, kernel.sparse_fixed_topk) */
 	struct attn_slot s[ATTN_MAX_SLOTS];
 	double out_bytes;  /* per request per step: query, new KV and index rows */
 	double back_bytes; /* per request per step: attention output */

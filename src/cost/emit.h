@@ -11,6 +11,7 @@ struct emit {
 	const struct kmodel *m;
 	int as_module;     /* emit everything as OP_MTP (draft module) */
 	int gpu_only;      /* drop the cache-side operators */
+	int pad_topk;      /* attn_geo.pad_topk for the attention stages */
 	int overflow;
 };
 

@@ -217,7 +217,7 @@ int step_build(const struct kmodel *m, const struct kbatch *b, struct step *s,
 	s->n = 0;
 	s->local = local;
 	s->q = q;
-	struct emit e = {.s = s, .m = m, .gpu_only = b->gpu_only};
+	struct emit e = {.s = s, .m = m, .gpu_only = b->gpu_only, .pad_topk = b->pad_topk};
 
 	if (b->part == STEP_LAYER) {
 		one_layer(&e, sp, b->kind, &r, q, T, b->requests * q, G);

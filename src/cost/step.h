@@ -37,6 +37,8 @@ struct kbatch {
 	const struct sparse_cfg *sp; /* attention algorithm; NULL: the model's */
 	int gpu_only;         /* GPU-side operators only (the cache side is
 			       * priced per request elsewhere) */
+	int pad_topk;         /* the device's sparse attention attends to all
+			       * top-k slots (kernel.sparse_fixed_topk) */
 	int part;             /* enum step_part (0: the whole step) */
 	struct layer_kind kind; /* STEP_LAYER: which */
 };

@@ -62,6 +62,8 @@ static const struct field device_fields[] = {
 	    "GEMM tile widths are multiples of this"),
 	NUM("kernel", "gemm_tile_k0", tile_k0, U_INT, 0, 0, 1e6, 0,
 	    "extra depth each GEMM tile pays (prologue and epilogue), in columns of K"),
+	NUM("kernel", "sparse_fixed_topk", fixed_topk, U_INT, 0, 0, 1, 0,
+	    "1: sparse attention attends to all top-k slots even when the context is shorter"),
 	NUM("select", "fixed", select_fixed, U_TIME, 0, 0, 1, 0,
 	    "least time of one selection (top-k) kernel (default: its class's)"),
 	NUM("select", "cores", select_cores, U_INT, 0, 1, 1e6, 1,

@@ -42,6 +42,9 @@ struct kdevice {
 	double fixed[OC_N];
 	double overlap;
 	double sms, tile_m, tile_m_small, tile_n_max, tile_n_step, tile_k0;
+	/* 1: its sparse attention kernel attends to all top-k slots of a
+	 * request whatever its context (a fixed-size index list) */
+	double fixed_topk;
 	double select_fixed;    /* s, least time of one selection kernel */
 	/* Selection (top-k) as a throughput: cores x core_rate, or a hardware
 	 * unit's rate; select_rate 0: none declared, top-k runs at its

@@ -61,6 +61,16 @@ static void place_slots(struct plan *p, const struct attn_layout *lay,
 	}
 }
 
+/* Whether the device that runs lay's attention is a GPU whose sparse
+ * kernel attends to all top-k slots (kernel.sparse_fixed_topk). */
+static int pads_topk(const struct attn_layout *lay, const struct plan_slot_rate *sd)
+{
+	for (int s = 0; s < lay->n; s++)
+		if (lay->s[s].kind == OP_ATTENTION)
+			return sd[s].dev->kind == DEV_GPU && sd[s].dev->fixed_topk > 0;
+	return 0;
+}
+
 /* All-to-all time of `bytes` leaving one GPU: scale-up inside the node,
  * scale-out across nodes. */
 static double a2a_time(const struct plan *p, double bytes)
@@ -265,6 +275,8 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	attn_layout(d->m, d->sp, 1, 1, p->q, &p->layout_mtp);
 	place_slots(p, &p->layout, p->slot_dev);
 	place_slots(p, &p->layout_mtp, p->slot_dev_mtp);
+	p->layout.pad_topk = pads_topk(&p->layout, p->slot_dev);
+	p->layout_mtp.pad_topk = pads_topk(&p->layout_mtp, p->slot_dev_mtp);
 	int S = p->layout.n, Sm = p->layout_mtp.n, D = p->devs, G = p->gpus;
 	double *f = grab((size_t)PLAN_POOL * (S + Sm), sizeof(double), &fail);
 	double *b = grab((size_t)PLAN_POOL * (S + Sm), sizeof(double), &fail);

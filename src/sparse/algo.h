@@ -97,6 +97,9 @@ struct attn_geo {
 	double row, krow;   /* bytes per token per layer: K+V, K only */
 	double ftok;        /* attention FLOPs per attended token per query */
 	double act;         /* bytes of q in and output out, per query token */
+	int pad_topk;       /* the attention kernel computes over all top-k
+			       slots whatever the context (a GPU's
+			       fixed-size index list) */
 };
 
 /* Cache-side work of one request on one layer. */

@@ -26,7 +26,8 @@ static void dsa_stages(const struct attn_geo *g, const struct sparse_cfg *sp,
 		stage_indexer(sp, L, q, s);
 		stage_topk(sp, 1, L, k, q, s);
 	}
-	stage_attend(g, k, k, q, s);
+	/* a padded kernel computes over every slot, reads the valid rows */
+	stage_attend(g, g->pad_topk ? sp->p[SP_TOPK] : k, k, q, s);
 }
 
 static double all_layers(const struct sparse_cfg *sp, double layers)

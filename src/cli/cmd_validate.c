@@ -1,0 +1,188 @@
+/* cmd_validate.c: `karat validate [TABLE.csv...] [--out DIR]`: the model
+ * against every published measurement in the validation folder (or the tables
+ * named): per table the model's time, the measured time and the error,
+ * the mean absolute error per table, per kernel and overall; writes
+ * DIR/validation.csv and DIR/validation.png (gnuplot). */
+#include <glob.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "karat.h"
+
+static void conditions(const struct vrow *r, char *buf, size_t n)
+{
+	if (r->kernel == VK_GEMM)
+		snprintf(buf, n, "%s m=%g n=%g k=%g", r->dtype, r->m, r->n, r->k);
+	else if (r->kernel == VK_GROUPED)
+		snprintf(buf, n, "%s %gx m=%g n=%g k=%g", r->dtype, r->groups, r->m, r->n, r->k);
+	else if (r->kernel == VK_SERVING)
+		snprintf(buf, n, "%s %g GPUs, %g req/GPU, L=%g, q=%g", r->model, r->gpus, r->batch,
+			 r->context, r->q_len);
+	else if (r->kernel == VK_TOPK)
+		snprintf(buf, n, "rows=%g scores=%g k=%g", r->batch, r->context, r->topk);
+	else {
+		char k[32] = "", h[32] = "";
+		if (!isnan(r->topk))
+			snprintf(k, sizeof k, " k=%g", r->topk);
+		if (!isnan(r->heads))
+			snprintf(h, sizeof h, " h=%g", r->heads);
+		snprintf(buf, n, "%s b=%g L=%g%s q=%g%s", r->model, r->batch, r->context, h,
+			 r->q_len, k);
+	}
+}
+
+static void cell_num(char *c, double v)
+{
+	if (isnan(v))
+		c[0] = 0;
+	else
+		snprintf(c, OUT_CELL, "%.6g", v);
+}
+
+static void plot(const char *dir, const char *csv)
+{
+	char png[1200], cmd[4000];
+	snprintf(png, sizeof png, "%s/validation.png", dir);
+	if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+		printf("gnuplot not found: skipped %s (apt-get install gnuplot-nox)\n", png);
+		return;
+	}
+	snprintf(cmd, sizeof cmd, "gnuplot -e \"datafile='%s'; outfile='%s'\" '%s/plots/validation.gp'",
+		 csv, png, zoo_home());
+	if (system(cmd) == 0)
+		printf("wrote %s\n", png);
+	else
+		die_msg("gnuplot failed drawing %s", png);
+}
+
+static int report(const struct command *c, const struct args *a, struct vtable *t, int nt)
+{
+	static const char *const head[] = {"table", "line", "kernel", "model", "device", "dtype",
+					   "batch", "context", "heads", "q_len", "topk", "m", "n",
+					   "k", "groups", "gpus", "predicted", "measured", "error_pct",
+					   "unit", "source"};
+	static const char *const shown[] = {"kernel", "device", "conditions", "predicted",
+					    "measured", "unit", "error"};
+	static const int right[21] = {[1] = 1, [6] = 1, [7] = 1, [8] = 1, [9] = 1, [10] = 1,
+				      [11] = 1, [12] = 1, [13] = 1, [14] = 1, [15] = 1, [16] = 1,
+				      [17] = 1, [18] = 1};
+	static const int sright[7] = {[3] = 1, [4] = 1, [6] = 1};
+	struct table csv;
+	table_init(&csv, 21, head, right);
+	double fam_sum[VK_N] = {0}, all_sum = 0;
+	int fam_n[VK_N] = {0}, all_n = 0, rc = 0;
+	for (int i = 0; i < nt && rc == 0; i++) {
+		struct table tab;
+		table_init(&tab, 7, shown, sright);
+		double sum = 0;
+		for (int j = 0; j < t[i].n; j++) {
+			const struct vrow *r = &t[i].rows[j];
+			double us;
+			struct kerr err;
+			if (valid_model(r, &us, &err) != 0) {
+				die_msg("%s:%d: %s", t[i].path, r->line, err.msg);
+				rc = 1;
+				break;
+			}
+			double e = (us - r->measured) / r->measured;
+			sum += fabs(e), fam_sum[r->kernel] += fabs(e), all_sum += fabs(e);
+			fam_n[r->kernel]++, all_n++;
+			char cells[21][OUT_CELL];
+			snprintf(cells[0], OUT_CELL, "%s", t[i].path);
+			snprintf(cells[1], OUT_CELL, "%d", r->line);
+			snprintf(cells[2], OUT_CELL, "%s", vkernel_names[r->kernel]);
+			snprintf(cells[3], OUT_CELL, "%s", r->model);
+			snprintf(cells[4], OUT_CELL, "%s", r->device);
+			snprintf(cells[5], OUT_CELL, "%s", r->dtype);
+			const double v[] = {r->batch, r->context, r->heads, r->q_len, r->topk,
+					    r->m, r->n, r->k, r->groups, r->gpus, us, r->measured,
+					    100 * e};
+			for (int k = 0; k < 13; k++)
+				cell_num(cells[6 + k], v[k]);
+			snprintf(cells[19], OUT_CELL, "%s", r->unit);
+			snprintf(cells[20], OUT_CELL, "%s", r->source);
+			const char *row[21];
+			for (int k = 0; k < 21; k++)
+				row[k] = cells[k];
+			char cond[OUT_CELL], mu[32], me[32], er[32];
+			conditions(r, cond, sizeof cond);
+			snprintf(mu, sizeof mu, "%.1f", us);
+			snprintf(me, sizeof me, "%.1f", r->measured);
+			snprintf(er, sizeof er, "%+.0f%%", 100 * e);
+			const char *srow[] = {vkernel_names[r->kernel], r->device, cond, mu, me, r->unit, er};
+			if (table_add(&csv, row) != 0 || table_add(&tab, srow) != 0) {
+				die_msg("out of memory");
+				rc = 1;
+				break;
+			}
+		}
+		if (rc == 0) {
+			printf("%s (%d rows): mean absolute error %.1f%%\n", t[i].path, t[i].n,
+			       100 * sum / t[i].n);
+			table_write(&tab, stdout, 0);
+			printf("\n");
+		}
+		table_free(&tab);
+	}
+	if (rc == 0) {
+		printf("mean absolute error by kernel:\n");
+		for (int k = 0; k < VK_N; k++)
+			if (fam_n[k])
+				printf("  %-18s %5.1f%%  (%d rows)\n", vkernel_names[k],
+				       100 * fam_sum[k] / fam_n[k], fam_n[k]);
+		printf("  %-18s %5.1f%%  (%d rows)\n", "all", 100 * all_sum / all_n, all_n);
+		const char *dir = arg_get(c, a, "out");
+		char def[1100], path[1200];
+		if (!dir) {
+			snprintf(def, sizeof def, "%s/results", zoo_home());
+			dir = def;
+		}
+		snprintf(path, sizeof path, "%s/validation.csv", dir);
+		if (write_atomic(path, &csv, 1) != 0) {
+			rc = 1;
+		} else {
+			printf("wrote %s\n", path);
+			plot(dir, path);
+		}
+	}
+	table_free(&csv);
+	return rc;
+}
+
+int cmd_validate(const struct args *a)
+{
+	const struct command *c = command_find("validate");
+	glob_t g = {0};
+	int n = a->npos;
+	char pattern[1100];
+	if (n == 0) {
+		snprintf(pattern, sizeof pattern, "%s/validation/*.csv", zoo_home());
+		if (glob(pattern, 0, NULL, &g) != 0 || g.gl_pathc == 0) {
+			globfree(&g);
+			die_msg("no validation tables in %s/validation/", zoo_home());
+			return 1;
+		}
+		n = (int)g.gl_pathc;
+	}
+	struct vtable *t = calloc((size_t)n, sizeof *t);
+	int rc = t ? 0 : 1;
+	if (!t)
+		die_msg("out of memory");
+	for (int i = 0; i < n && rc == 0; i++) {
+		struct kerr err;
+		if (vtable_read(a->npos ? a->pos[i] : g.gl_pathv[i], &t[i], &err) != 0) {
+			die_msg("%s", err.msg);
+			rc = 1;
+		}
+	}
+	if (rc == 0)
+		rc = report(c, a, t, n);
+	for (int i = 0; t && i < n; i++)
+		vtable_free(&t[i]);
+	free(t);
+	globfree(&g);
+	return rc;
+}

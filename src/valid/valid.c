@@ -1,0 +1,340 @@
+/* valid.c: validation tables (strict CSV through libcsv) and the model's
+ * time of each row, priced as `karat ops` prices the operator: GEMMs as
+ * one GEMM operator of the row's shape, attention kernels as the
+ * operators of one decoder layer of the row's model with the row's batch,
+ * context, heads, query length and top-k. */
+#include "valid/valid.h"
+
+#include <csv.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost/roofline.h"
+#include "cost/step.h"
+#include "io/file.h"
+#include "solve/solve.h"
+#include "zoo/design.h"
+#include "zoo/zoo.h"
+
+const char *const vkernel_names[VK_N + 1] = {"gemm", "grouped_gemm", "mla_decode",
+					     "sparse_mla_decode", "indexer", "topk",
+					     "serving", 0};
+const char *const valid_columns[VALID_COLUMNS] = {
+	"kernel", "model", "device", "dtype", "batch", "context", "heads", "q_len", "topk",
+	"m", "n", "k", "groups", "gpus", "measured", "unit", "source"};
+
+/* Which conditions each kernel needs (bit i: valid_columns[4 + i]). */
+enum { C_BATCH = 1, C_CTX = 2, C_HEADS = 4, C_Q = 8, C_TOPK = 16, C_M = 32, C_N = 64,
+       C_K = 128, C_G = 256, C_GPUS = 512 };
+static const unsigned needs[VK_N] = {
+	[VK_GEMM] = C_M | C_N | C_K,
+	[VK_GROUPED] = C_M | C_N | C_K | C_G,
+	[VK_MLA] = C_BATCH | C_CTX | C_HEADS | C_Q,
+	[VK_SPARSE_MLA] = C_BATCH | C_CTX | C_HEADS | C_Q | C_TOPK,
+	[VK_INDEXER] = C_BATCH | C_CTX | C_Q,
+	[VK_TOPK] = C_BATCH | C_CTX | C_TOPK,
+	[VK_SERVING] = C_BATCH | C_CTX | C_Q | C_GPUS,
+};
+
+const char *valid_unit(enum vkernel k)
+{
+	return k == VK_SERVING ? "tok_s_per_gpu" : "us";
+}
+
+struct reader {
+	struct vtable *t;
+	struct vrow row;
+	int field, line, failed, cap;
+	char msg[300];
+};
+
+static void rd_fail(struct reader *r, const char *fmt, ...)
+{
+	if (r->failed)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+	va_end(ap);
+	r->failed = 1;
+}
+
+static void copy(char *dst, size_t n, const char *s, size_t len, struct reader *r,
+		 const char *col)
+{
+	if (len >= n)
+		rd_fail(r, "%s is longer than %zu characters", col, n - 1);
+	else
+		memcpy(dst, s, len), dst[len] = 0;
+}
+
+static void on_field(void *s, size_t len, void *data)
+{
+	struct reader *r = data;
+	const char *txt = s;
+	int f = r->field++;
+	if (r->failed)
+		return;
+	if (r->line == 1) { /* the header */
+		if (f >= VALID_COLUMNS || strlen(valid_columns[f]) != len ||
+		    memcmp(valid_columns[f], txt, len) != 0)
+			rd_fail(r, "column %d must be '%s' (header: kernel,model,device,dtype,batch,"
+				"context,heads,q_len,topk,m,n,k,groups,gpus,measured,unit,source)",
+				f + 1, f < VALID_COLUMNS ? valid_columns[f] : "(none)");
+		return;
+	}
+	struct vrow *w = &r->row;
+	if (f >= VALID_COLUMNS) {
+		rd_fail(r, "more than %d fields", VALID_COLUMNS);
+	} else if (f == 0) {
+		int k = 0;
+		while (vkernel_names[k] && (strlen(vkernel_names[k]) != len ||
+					    memcmp(vkernel_names[k], txt, len) != 0))
+			k++;
+		if (!vkernel_names[k])
+			rd_fail(r, "unknown kernel '%.*s' (gemm, grouped_gemm, mla_decode, "
+				"sparse_mla_decode, indexer, topk, serving)", (int)len, txt);
+		w->kernel = (enum vkernel)k;
+	} else if (f == 1) {
+		copy(w->model, sizeof w->model, txt, len, r, "model");
+	} else if (f == 2) {
+		copy(w->device, sizeof w->device, txt, len, r, "device");
+	} else if (f == 3) {
+		copy(w->dtype, sizeof w->dtype, txt, len, r, "dtype");
+	} else if (f == 15) {
+		copy(w->unit, sizeof w->unit, txt, len, r, "unit");
+	} else if (f == 16) {
+		copy(w->source, sizeof w->source, txt, len, r, "source");
+	} else {
+		double *v[] = {&w->batch, &w->context, &w->heads, &w->q_len, &w->topk,
+			       &w->m, &w->n, &w->k, &w->groups, &w->gpus, &w->measured};
+		double *dst = v[f - 4];
+		if (len == 0) {
+			*dst = NAN;
+			return;
+		}
+		char buf[64], *end;
+		copy(buf, sizeof buf, txt, len, r, valid_columns[f]);
+		if (r->failed)
+			return;
+		*dst = strtod(buf, &end);
+		if (*end || !isfinite(*dst) || !(*dst > 0))
+			rd_fail(r, "%s: '%s' is not a number > 0", valid_columns[f], buf);
+	}
+}
+
+static int check_row(struct reader *r)
+{
+	struct vrow *w = &r->row;
+	if (r->field != VALID_COLUMNS)
+		return rd_fail(r, "%d fields, expected %d", r->field, VALID_COLUMNS), -1;
+	if (!w->device[0] || !w->source[0] || isnan(w->measured))
+		return rd_fail(r, "device, measured and source are required"), -1;
+	if (strcmp(w->unit, valid_unit(w->kernel)) != 0)
+		return rd_fail(r, "unit of %s must be %s (got '%s')", vkernel_names[w->kernel],
+			       valid_unit(w->kernel), w->unit), -1;
+	const double *v[] = {&w->batch, &w->context, &w->heads, &w->q_len, &w->topk,
+			     &w->m, &w->n, &w->k, &w->groups, &w->gpus};
+	for (int i = 0; i < 10; i++) {
+		int want = (needs[w->kernel] >> i) & 1;
+		if (want == !!isnan(*v[i]))
+			return rd_fail(r, "%s %s %s", vkernel_names[w->kernel],
+				       want ? "needs" : "does not take", valid_columns[4 + i]),
+			       -1;
+	}
+	int model_kernel = (w->kernel >= VK_MLA && w->kernel <= VK_INDEXER) ||
+			   w->kernel == VK_SERVING;
+	if (model_kernel != !!w->model[0])
+		return rd_fail(r, "%s %s a model", vkernel_names[w->kernel],
+			       model_kernel ? "needs" : "does not take"), -1;
+	if (w->kernel <= VK_GROUPED) {
+		int dt = 0;
+		while (dtype_names[dt] && strcmp(dtype_names[dt], w->dtype) != 0)
+			dt++;
+		if (!dtype_names[dt])
+			return rd_fail(r, "dtype '%s' is not fp4, fp8, bf16 or fp32", w->dtype), -1;
+	}
+	return 0;
+}
+
+static void on_row(int c, void *data)
+{
+	(void)c;
+	struct reader *r = data;
+	if (!r->failed && r->line > 1 && check_row(r) == 0) {
+		struct vtable *t = r->t;
+		if (t->n == r->cap) {
+			int cap = r->cap ? 2 * r->cap : 64;
+			struct vrow *g = realloc(t->rows, sizeof *g * (size_t)cap);
+			if (!g) {
+				rd_fail(r, "out of memory");
+				return;
+			}
+			t->rows = g, r->cap = cap;
+		}
+		r->row.line = r->line;
+		t->rows[t->n++] = r->row;
+	} else if (!r->failed && r->line == 1 && r->field != VALID_COLUMNS) {
+		rd_fail(r, "the header has %d columns, expected %d", r->field, VALID_COLUMNS);
+	}
+	if (!r->failed)
+		r->line++;
+	r->field = 0;
+	memset(&r->row, 0, sizeof r->row);
+}
+
+int vtable_read(const char *path, struct vtable *t, struct kerr *err)
+{
+	memset(t, 0, sizeof *t);
+	snprintf(t->path, sizeof t->path, "%s", path);
+	char *buf;
+	size_t len;
+	if (file_read_all(path, 64LL << 20, "validation table", " (a table is a CSV file)", &buf,
+			  &len, err) != 0)
+		return -1;
+	struct reader r = {.t = t, .line = 1};
+	struct csv_parser p;
+	int rc = -1;
+	if (csv_init(&p, CSV_APPEND_NULL | CSV_STRICT | CSV_STRICT_FINI) != 0) {
+		free(buf);
+		return kerr_set(err, path, 0, "cannot start the CSV parser");
+	}
+	if (csv_parse(&p, buf, len, on_field, on_row, &r) != len && !r.failed)
+		rd_fail(&r, "%s", csv_strerror(csv_error(&p)));
+	if (!r.failed && csv_fini(&p, on_field, on_row, &r) != 0)
+		rd_fail(&r, "%s", csv_strerror(csv_error(&p)));
+	csv_free(&p);
+	free(buf);
+	if (r.failed)
+		kerr_set(err, path, r.line, "%s", r.msg);
+	else if (t->n == 0)
+		kerr_set(err, path, 1, "no rows after the header");
+	else
+		rc = 0;
+	if (rc != 0)
+		vtable_free(t);
+	return rc;
+}
+
+void vtable_free(struct vtable *t)
+{
+	free(t->rows);
+	t->rows = NULL, t->n = 0;
+}
+
+static double instance_time(const struct step *s, enum op_kind k)
+{
+	for (int i = 0; i < s->n; i++)
+		if (s->op[i].kind == k)
+			return s->op[i].time;
+	return 0;
+}
+
+/* The attention kernels: the operators of one decoder layer of the row's
+ * model on one GPU, as `karat ops` builds them. */
+static int layer_kernel(const struct vrow *r, const struct kdevice *d, const struct klink *l,
+			double *t, struct kerr *err)
+{
+	static _Thread_local struct step s;
+	struct kmodel m;
+	if (zoo_load_model(r->model, &m, NULL, err) != 0)
+		return -1;
+	if (!isnan(r->heads))
+		m.heads = r->heads;
+	if (!isnan(r->topk))
+		m.sp.p[SP_TOPK] = r->topk;
+	unsigned char seq[PIPE_MAX_LAYERS];
+	struct layer_kind kinds[PIPE_MAX_CLASSES];
+	double counts[PIPE_MAX_CLASSES];
+	step_layer_kinds(&m, &m.sp, seq, kinds, counts);
+	struct kbatch b = {.requests = r->batch, .gpus = 1, .context = r->context,
+			   .mtp = r->q_len - 1, .part = STEP_LAYER, .kind = kinds[seq[0]],
+			   .pad_topk = d->kind == DEV_GPU && d->fixed_topk > 0};
+	if (b.mtp > 0 && m.mtp_layers == 0)
+		m.mtp_layers = 1; /* a query of several tokens, not a draft module */
+	if (step_build(&m, &b, &s, err) != 0)
+		return -1;
+	step_time(&s, d, l);
+	if (r->kernel == VK_INDEXER)
+		*t = instance_time(&s, OP_INDEX_SCAN);
+	else /* the gather is inside the sparse kernel */
+		*t = instance_time(&s, OP_ATTENTION) + instance_time(&s, OP_GATHER);
+	if (!(*t > 0))
+		return kerr_set(err, 0, 0, "model %s has no %s operator", r->model,
+				r->kernel == VK_INDEXER ? "index_scan" : "attention");
+	return 0;
+}
+
+/* A deployment as the solver sees it: the shipped GPU-only system with
+ * the row's GPU, its own scale-up link and GPU count, two micro-batches
+ * (as DeepSeek decodes: github.com/deepseek-ai/profile-data README) and
+ * OFMS, at batch x gpus requests of `context` tokens. */
+static int serving(const struct vrow *r, const struct kdevice *d, double *v, struct kerr *err)
+{
+	char gpu[80], gpus[48], up[80];
+	snprintf(gpu, sizeof gpu, "system.gpu=%s", r->device);
+	snprintf(gpus, sizeof gpus, "system.gpus=%.0f", r->gpus);
+	snprintf(up, sizeof up, "system.scaleup_link=%s", d->link);
+	const char *sets[] = {gpu, gpus, up};
+	struct design_spec s = DESIGN_SPEC_INIT;
+	s.model = r->model, s.system = "gpu-only", s.context = r->context;
+	s.sets = sets, s.nsets = 3, s.sched = SCHED_OFMS, s.mtp = r->q_len - 1;
+	struct design_parts *dp = calloc(1, sizeof *dp);
+	if (!dp)
+		return kerr_set(err, 0, 0, "out of memory");
+	int rc = design_assemble(&s, dp, err) == 0 ? 0 : -1;
+	struct plan *p = rc == 0 ? plan_new(&dp->d, err) : NULL;
+	struct result res;
+	if (rc == 0 && (!p || plan_eval(p, r->batch * r->gpus, 2, &res, err) != 0))
+		rc = -1;
+	if (rc == 0)
+		*v = res.throughput / r->gpus;
+	plan_free(p);
+	design_free(dp);
+	free(dp);
+	return rc;
+}
+
+int valid_model(const struct vrow *r, double *us, struct kerr *err)
+{
+	struct kdevice d;
+	struct klink l;
+	if (zoo_load_device(r->device, &d, NULL, err) != 0 ||
+	    zoo_load_link(d.link, &l, NULL, err) != 0)
+		return -1;
+	double t = 0;
+	if (r->kernel == VK_GEMM || r->kernel == VK_GROUPED) {
+		int dt = 0;
+		while (dtype_names[dt] && strcmp(dtype_names[dt], r->dtype) != 0)
+			dt++;
+		double g = r->kernel == VK_GROUPED ? r->groups : 1, e = dtype_bytes((enum dtype)dt);
+		/* weights and activations in dtype, BF16 out */
+		struct op_cost o = {.kind = OP_O_PROJ, .base = OP_O_PROJ, .cls = OC_GEMM,
+				    .side = SIDE_GPU, .dt = (enum dtype)dt, .count = 1,
+				    .flops = 2 * g * r->m * r->n * r->k,
+				    .bytes = g * ((r->n + r->m) * r->k * e + 2 * r->m * r->n),
+				    .gm = r->m, .gn = r->n, .gk = r->k, .groups = g};
+		roofline_op(&o, &d, &l);
+		t = o.time;
+	} else if (r->kernel == VK_TOPK) {
+		/* `batch` rows of `context` FP32 scores, each read once */
+		struct op_cost o = {.kind = OP_TOPK, .base = OP_TOPK, .cls = OC_SCAN,
+				    .side = SIDE_CACHE, .dt = DT_FP32, .count = 1,
+				    .flops = r->batch * r->context,
+				    .bytes = 4 * r->batch * r->context, .groups = 1};
+		roofline_op(&o, &d, &l);
+		t = o.time;
+	} else if (r->kernel == VK_SERVING) {
+		return serving(r, &d, us, err);
+	} else if (layer_kernel(r, &d, &l, &t, err) != 0) {
+		return -1;
+	}
+	if (!isfinite(t))
+		return kerr_set(err, 0, 0, "device %s cannot run %s", r->device,
+				vkernel_names[r->kernel]);
+	*us = t * 1e6;
+	return 0;
+}

@@ -1,0 +1,57 @@
+/* valid.h: the model against published kernel measurements.  A table is
+ * a CSV file (validation/NAME.csv) whose rows each name a kernel, the
+ * conditions it ran under, the measured time and its source; valid_model
+ * prices a row with the same code `karat ops` uses. */
+#ifndef KARAT_VALID_H
+#define KARAT_VALID_H
+
+#include "base/err.h"
+
+/* The kernels a row may name. */
+enum vkernel {
+	VK_GEMM,        /* FP8 GEMM [m x k] x [k x n], BF16 out (DeepGEMM) */
+	VK_GROUPED,     /* `groups` such GEMMs in one kernel (MoE experts) */
+	VK_MLA,         /* dense MLA decode (FlashMLA): the model's attention */
+	VK_SPARSE_MLA,  /* sparse MLA decode over top-k rows (gather inside) */
+	VK_INDEXER,     /* the DSA indexer's scoring (index_scan) */
+	VK_TOPK,        /* top-k of `context` FP32 scores per row, `batch` rows */
+	VK_SERVING,     /* a whole deployment: `batch` requests per GPU at
+			   `context` on `gpus` GPUs of `device` (GPU only,
+			   two micro-batches, OFMS), output tokens/s per GPU */
+	VK_N
+};
+extern const char *const vkernel_names[VK_N + 1];
+
+/* Column names of a validation CSV, in this order. */
+#define VALID_COLUMNS 17
+extern const char *const valid_columns[VALID_COLUMNS];
+
+struct vrow {
+	enum vkernel kernel;
+	char model[48], device[48], dtype[8], unit[16];
+	/* conditions; NAN where a kernel does not use them */
+	double batch, context, heads, q_len, topk, m, n, k, groups, gpus;
+	double measured;    /* in `unit`: us, or tok_s_per_gpu for serving */
+	char source[400];
+	int line;           /* in its file */
+};
+
+struct vtable {
+	char path[512];
+	int n;
+	struct vrow *rows;
+};
+
+/* Reads a validation CSV (libcsv, strict): the header must be exactly
+ * valid_columns; every row's kernel and conditions are checked.  0, or -1
+ * with err = FILE:LINE: what is wrong.  vtable_free releases it. */
+int vtable_read(const char *path, struct vtable *t, struct kerr *err);
+void vtable_free(struct vtable *t);
+
+/* The unit of a kernel's measurement: "us", or "tok_s_per_gpu". */
+const char *valid_unit(enum vkernel k);
+
+/* The model's value of row r in its unit; 0, or -1 with err. */
+int valid_model(const struct vrow *r, double *value, struct kerr *err);
+
+#endif

@@ -1,0 +1,170 @@
+/* test_valid.c: validation tables and `karat validate` (issue 13): strict
+ * reading with FILE:LINE errors, each kernel priced as `karat ops` prices
+ * it (a hand-computed GEMM, the attention operator of a step), the shipped
+ * tables all read and price, and the command on a small fixture. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "karat.h"
+
+#define HEAD "kernel,model,device,dtype,batch,context,heads,q_len,topk,m,n,k,groups,gpus,measured,unit,source\n"
+
+static const char *tmp_csv(int slot, const char *text)
+{
+	static char paths[4][64];
+	const char *ini = tmp_ini_str(slot, text);
+	cr_assert(ini);
+	char *p = paths[slot & 3];
+	snprintf(p, 64, "%.*s.csv", (int)(strlen(ini) - 4), ini);
+	cr_assert_eq(rename(ini, p), 0);
+	return p;
+}
+
+static void read_fails(const char *text, const char *want, int line)
+{
+	struct vtable t;
+	struct kerr err;
+	const char *p = tmp_csv(0, text);
+	cr_expect_eq(vtable_read(p, &t, &err), -1, "%s accepted", text);
+	cr_expect(strstr(err.msg, want), "'%s' not in: %s", want, err.msg);
+	char where[128];
+	snprintf(where, sizeof where, "%s:%d:", p, line);
+	cr_expect(strstr(err.msg, where), "'%s' not in: %s", where, err.msg);
+	unlink(p);
+}
+
+Test(valid, bad_tables_fail_with_file_and_line)
+{
+	read_fails("kernel,model\n", "the header has 2 columns, expected 17", 1);
+	read_fails("kernel,modle,device\n", "column 2 must be 'model'", 1);
+	read_fails(HEAD "conv,,h800,fp8,,,,,,64,64,64,,,1,us,x\n", "unknown kernel 'conv'", 2);
+	read_fails(HEAD "gemm,,h800,fp8,,,,,,64,64,,,,1,us,x\n", "gemm needs k", 2);
+	read_fails(HEAD "gemm,,h800,fp8,4,,,,,64,64,64,,,1,us,x\n", "gemm does not take batch", 2);
+	read_fails(HEAD "gemm,,h800,fp8,,,,,,64,64,64,,,1,tok_s_per_gpu,x\n", "unit of gemm must be us",
+		   2);
+	read_fails(HEAD "gemm,,h800,fp8,,,,,,64,64,6x,,,1,us,x\n", "k: '6x' is not a number", 2);
+	read_fails(HEAD "gemm,,h800,fp8,,,,,,64,64,64,,,1,us,\n", "source are required", 2);
+	read_fails(HEAD "gemm,,h800,fp9,,,,,,64,64,64,,,1,us,x\n", "dtype 'fp9'", 2);
+	read_fails(HEAD "mla_decode,,h100,bf16,1,4096,128,1,,,,,,,20,us,x\n", "needs a model", 2);
+	read_fails(HEAD, "no rows", 1);
+	read_fails(HEAD "gemm,,h800,fp8,,,,,,64,64,64,,,1,us,\"x\n", "", 2);
+}
+
+/* A made-up GPU: 100 TFLOPS BF16 (FP8 runs there), 1 TB/s, every
+ * efficiency 0.5, 1 us per kernel, no tile model.  An FP8 GEMM of
+ * 64 x 1024 x 1024: 134,217,728 FLOPs at 50 TFLOPS = 2.684 us; bytes
+ * (1024 + 64) x 1024 + 2 x 64 x 1024 = 1,245,184 at 0.5 TB/s = 2.490 us;
+ * the compute bound plus 1 us. */
+Test(valid, a_gemm_row_is_the_roofline_by_hand)
+{
+	const char *gpu =
+		"[device]\nname = g\nkind = gpu\nlink = nvlink4\ntdp = 100 W\n"
+		"[compute]\nbf16 = 100 TFLOPS\n[memory]\ncapacity = 10 GB\nbandwidth = 1 TB/s\n"
+		"[efficiency]\ngemm_compute = 0.5\ngemm_memory = 0.5\nattention_compute = 0.5\n"
+		"attention_memory = 0.5\nscan_compute = 0.5\nscan_memory = 0.5\n"
+		"gather_memory = 0.5\nelementwise_memory = 0.5\noverhead = 1 us\n";
+	struct vrow r = {.kernel = VK_GEMM, .dtype = "fp8", .m = 64, .n = 1024, .k = 1024,
+			 .batch = NAN, .context = NAN, .heads = NAN, .q_len = NAN, .topk = NAN,
+			 .groups = NAN, .gpus = NAN, .measured = 1};
+	snprintf(r.device, sizeof r.device, "%s", tmp_ini_str(1, gpu));
+	double us;
+	struct kerr err;
+	cr_assert_eq(valid_model(&r, &us, &err), 0, "%s", err.msg);
+	cr_expect(near(us, 2 * 64.0 * 1024 * 1024 / 50e12 * 1e6 + 1, 1e-12), "%.17g", us);
+	/* two groups: twice the work, one kernel */
+	r.kernel = VK_GROUPED, r.groups = 2;
+	cr_assert_eq(valid_model(&r, &us, &err), 0, "%s", err.msg);
+	cr_expect(near(us, 2 * 2 * 64.0 * 1024 * 1024 / 50e12 * 1e6 + 1, 1e-12), "%.17g", us);
+}
+
+/* An attention row is the attention operator of one layer of `karat ops`:
+ * DeepSeek-V3 on H800, 32 requests at 8K, 128 heads, one query token. */
+Test(valid, an_attention_row_is_the_ops_operator)
+{
+	struct vrow r = {.kernel = VK_MLA, .model = "deepseek-v3", .device = "h800",
+			 .batch = 32, .context = 8192, .heads = 128, .q_len = 1, .topk = NAN,
+			 .m = NAN, .n = NAN, .k = NAN, .groups = NAN, .gpus = NAN, .measured = 1};
+	double us;
+	struct kerr err;
+	cr_assert_eq(valid_model(&r, &us, &err), 0, "%s", err.msg);
+	struct kmodel m;
+	struct kdevice d;
+	struct klink l;
+	static struct step s;
+	cr_assert_eq(zoo_load_model("deepseek-v3", &m, NULL, &err), 0);
+	cr_assert_eq(zoo_load_device("h800", &d, NULL, &err), 0);
+	cr_assert_eq(zoo_load_link(d.link, &l, NULL, &err), 0);
+	struct kbatch b = {.requests = 32, .gpus = 1, .context = 8192};
+	cr_assert_eq(step_build(&m, &b, &s, &err), 0, "%s", err.msg);
+	step_time(&s, &d, &l);
+	double t = -1;
+	for (int i = 0; i < s.n; i++)
+		if (s.op[i].kind == OP_ATTENTION)
+			t = s.op[i].time;
+	cr_expect(near(us, t * 1e6, 1e-12), "%g against %g", us, t * 1e6);
+	/* at least the two kernels' fixed time */
+	cr_expect(us >= 2 * d.fixed[OC_ATTENTION] * 1e6);
+}
+
+/* Every shipped table reads and every row prices to a finite value. */
+Test(valid, shipped_tables_read_and_price)
+{
+	static const char *const tables[] = {"validation/deepgemm-h800.csv",
+					     "validation/flashmla-dense-h100.csv",
+					     "validation/flashmla-sparse-h800.csv",
+					     "validation/topk-b200.csv",
+					     "validation/deepseek-production-h800.csv"};
+	for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
+		struct vtable t;
+		struct kerr err;
+		cr_assert_eq(vtable_read(zoo_path(tables[i]), &t, &err), 0, "%s", err.msg);
+		for (int j = 0; j < t.n; j++) {
+			double v;
+			cr_expect_eq(valid_model(&t.rows[j], &v, &err), 0, "%s:%d: %s", tables[i],
+				     t.rows[j].line, err.msg);
+			cr_expect(isfinite(v) && v > 0);
+		}
+		vtable_free(&t);
+	}
+}
+
+static char out[1 << 16], errbuf[1 << 12];
+
+/* The command on a fixture: the error per row and overall, the CSV. */
+Test(valid, command_reports_and_writes_the_csv)
+{
+	const char *p = tmp_csv(2, HEAD "gemm,,h800,fp8,,,,,,64,2112,7168,,,10,us,fixture\n"
+					"gemm,,h800,fp8,,,,,,64,4096,7168,,,13.1,us,fixture\n");
+	char dir[] = "/tmp/karat-valid-XXXXXX", args[512];
+	cr_assert(mkdtemp(dir));
+	snprintf(args, sizeof args, "validate %s --out %s", p, dir);
+	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+	cr_expect(strstr(out, "mean absolute error"), "%s", out);
+	cr_expect(strstr(out, "gemm "), "%s", out);
+	char csv[600];
+	snprintf(csv, sizeof csv, "%s/validation.csv", dir);
+	FILE *f = fopen(csv, "r");
+	cr_assert(f, "no %s", csv);
+	char line[512];
+	cr_assert(fgets(line, sizeof line, f));
+	cr_expect_str_eq(line, "table,line,kernel,model,device,dtype,batch,context,heads,q_len,topk,"
+			       "m,n,k,groups,gpus,predicted,measured,error_pct,unit,source\n");
+	int rows = 0;
+	while (fgets(line, sizeof line, f))
+		rows++;
+	fclose(f);
+	cr_expect_eq(rows, 2);
+	/* a missing table is an error naming it */
+	snprintf(args, sizeof args, "validate /nonexistent/t.csv --out %s", dir);
+	cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 1);
+	cr_expect(strstr(errbuf, "/nonexistent/t.csv"), "%s", errbuf);
+	char cmd[700];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	cr_expect_eq(system(cmd), 0);
+	unlink(p);
+}

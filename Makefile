@@ -88,6 +88,7 @@ $(B)/bench_ops: bench/bench_ops.c bench/bench_util.h $(B)/libkarat.a $(HDRS)
 # The main job: the headline study (results/headline*.csv, .png).
 run: $(B)/karat
 	$(B)/karat run
+	$(B)/karat validate
 
 test: $(B)/karat $(B)/karat-tests
 	KARAT_BIN=$(CURDIR)/$(B)/karat $(B)/karat-tests -j2
@@ -133,10 +134,10 @@ build-fuzz/fuzz-%: fuzz/fuzz.c $(FUZZ_OBJ) $(HDRS)
 fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz-%)
 	@scripts/fuzz.sh $(FUZZ_TIME) $(FUZZ_TARGETS)
 
-# karat in $(PREFIX)/bin, its data (models, hw, workloads, plots) in
+# karat in $(PREFIX)/bin, its data (models, hw, workloads, plots, validation) in
 # $(PREFIX)/share/karat, where the installed binary looks for it
 # (KARAT_HOME overrides).  DESTDIR stages a package.
-DATA_DIRS := models hw workloads plots
+DATA_DIRS := models hw workloads plots validation
 install: $(B)/karat
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/karat
 	install -m 755 $(B)/karat $(DESTDIR)$(PREFIX)/bin/karat

@@ -115,7 +115,7 @@ sanitize:
 # project's own files (scripts/fuzz.sh), then build-fuzz/fuzz-report.txt
 # says what was found.
 FUZZ_TIME    ?= 60
-FUZZ_TARGETS := ini model device link system workload trace units algo override
+FUZZ_TARGETS := ini model device link system workload trace units algo override valid
 FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
                 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Isrc -DKARAT_DATADIR='"$(CURDIR)"'
 FUZZ_OBJ     := $(filter-out build-fuzz/src/kernels/%,$(LIB_SRC:%.c=build-fuzz/%.o))

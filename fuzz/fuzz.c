@@ -19,6 +19,7 @@
 #include "hw/system.h"
 #include "workload/workload.h"
 #include "zoo/override.h"
+#include "valid/valid.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -95,6 +96,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (workload_parse_trace("fuzz.csv", (const char *)data, size, "in", "out",
 					 k ? &keep : NULL, &in, &out, &n, &err) == 0)
 			free(in), free(out);
+#elif defined(FUZZ_valid)
+	struct vtable t;
+	struct kerr err;
+	if (vtable_parse("fuzz.csv", (const char *)data, size, &t, &err) == 0)
+		vtable_free(&t);
 #elif defined(FUZZ_units)
 	char *s = as_string(data, size);
 	if (s) {

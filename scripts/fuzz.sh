@@ -22,6 +22,7 @@ seeds_for() {
 	units) echo fuzz/seeds/units ;;
 	algo) echo fuzz/seeds/algo ;;
 	override) echo fuzz/seeds/override ;;
+	valid) echo validation ;;
 	esac
 }
 for t in "$@"; do

@@ -188,26 +188,32 @@ static void on_row(int c, void *data)
 
 int vtable_read(const char *path, struct vtable *t, struct kerr *err)
 {
-	memset(t, 0, sizeof *t);
-	snprintf(t->path, sizeof t->path, "%s", path);
 	char *buf;
 	size_t len;
+	memset(t, 0, sizeof *t);
 	if (file_read_all(path, 64LL << 20, "validation table", " (a table is a CSV file)", &buf,
 			  &len, err) != 0)
 		return -1;
+	int rc = vtable_parse(path, buf, len, t, err);
+	free(buf);
+	return rc;
+}
+
+int vtable_parse(const char *path, const char *buf, size_t len, struct vtable *t,
+		 struct kerr *err)
+{
+	memset(t, 0, sizeof *t);
+	snprintf(t->path, sizeof t->path, "%s", path);
 	struct reader r = {.t = t, .line = 1};
 	struct csv_parser p;
 	int rc = -1;
-	if (csv_init(&p, CSV_APPEND_NULL | CSV_STRICT | CSV_STRICT_FINI) != 0) {
-		free(buf);
+	if (csv_init(&p, CSV_APPEND_NULL | CSV_STRICT | CSV_STRICT_FINI) != 0)
 		return kerr_set(err, path, 0, "cannot start the CSV parser");
-	}
 	if (csv_parse(&p, buf, len, on_field, on_row, &r) != len && !r.failed)
 		rd_fail(&r, "%s", csv_strerror(csv_error(&p)));
 	if (!r.failed && csv_fini(&p, on_field, on_row, &r) != 0)
 		rd_fail(&r, "%s", csv_strerror(csv_error(&p)));
 	csv_free(&p);
-	free(buf);
 	if (r.failed)
 		kerr_set(err, path, r.line, "%s", r.msg);
 	else if (t->n == 0)

@@ -46,6 +46,9 @@ struct vtable {
  * valid_columns; every row's kernel and conditions are checked.  0, or -1
  * with err = FILE:LINE: what is wrong.  vtable_free releases it. */
 int vtable_read(const char *path, struct vtable *t, struct kerr *err);
+/* The same from a buffer, `path` naming it in messages. */
+int vtable_parse(const char *path, const char *buf, size_t len, struct vtable *t,
+		 struct kerr *err);
 void vtable_free(struct vtable *t);
 
 /* The unit of a kernel's measurement: "us", or "tok_s_per_gpu". */

@@ -249,3 +249,39 @@ Test(kernel, fixed_topk_kernels_attend_to_every_slot)
 	for (int i = 0; i < lay.n; i++)
 		cr_expect(fs[i] == fp[i] && bs[i] == bp[i]);
 }
+
+/* A floor is a least time, not an added one: attention_floor = 20 us.
+ * 1e6 B (2 us) plus two kernels of 1 us = 4 us: the floor, 20 us.  1e9 B
+ * (2 ms) plus 2 us: 2.002 ms, the floor not added.  The gather inside the
+ * attention kernel has no floor of its own. */
+Test(kernel, a_floor_is_a_least_time)
+{
+	struct kdevice d;
+	load_gpu("[kernel]\nattention_floor = 20 us\n", &d);
+	struct op_cost s = op(OP_ATTENTION, 0, 1e6);
+	roofline_op(&s, &d, NULL);
+	cr_expect(near(s.time, 20e-6, 1e-12), "%.17g", s.time);
+	cr_expect_eq(s.bound, BOUND_OVERHEAD);
+	struct op_cost b = op(OP_ATTENTION, 0, 1e9);
+	roofline_op(&b, &d, NULL);
+	cr_expect(near(b.time, 2e-3 + 2e-6, 1e-12), "%.17g", b.time);
+	cr_expect_eq(b.bound, BOUND_MEMORY);
+	cr_expect_eq(roofline_floor(&d, OP_GATHER), 0);
+	struct op_cost g = op(OP_GATHER, 0, 1e3);
+	roofline_op(&g, &d, NULL);
+	cr_expect(near(g.time, 1e3 / 0.5e12, 1e-12), "%.17g", g.time);
+}
+
+/* The p = 3 join's cube root against libm's on a grid of ratios. */
+Test(kernel, the_p3_join_matches_cbrt)
+{
+	struct kdevice d;
+	load_gpu("[kernel]\noverlap = 3\n", &d);
+	for (int i = 0; i <= 10000; i++) {
+		double lo = i / 10000.0;
+		double want = cbrt(1 + lo * lo * lo);
+		cr_assert(near(roofline_join(&d, 1, lo), want, 2e-15), "lo %g: %.17g vs %.17g", lo,
+			  roofline_join(&d, 1, lo), want);
+		cr_assert(near(roofline_join(&d, 7 * lo, 7), 7 * want, 2e-15));
+	}
+}

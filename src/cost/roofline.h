@@ -3,7 +3,8 @@
  * GEMM's FLOPs padded to whole tiles and waves where the device gives its
  * tile model), tm = bytes / (bw * eff_m), join their max or, with
  * kernel.overlap = p, their p-norm, and fixed the kernel's least time
- * times the kernels it launches (device_fixed, op_gpu_kernels).  The fixed
+ * times the kernels it launches (device_fixed, op_gpu_kernels), and time
+ * at least the operator's floor where the device gives one.  The fixed
  * time makes achieved bandwidth grow with size: bytes / time reaches half
  * of bw * eff_m at bytes = fixed * bw * eff_m.
  * An all-to-all on a link: bytes / (bw * eff) + max(latency, a2a_floor). */
@@ -25,6 +26,11 @@ double roofline_join(const struct kdevice *d, double tc, double tm);
 /* Fixed seconds one instance of kind k pays on d: the kernel's least time
  * times the kernels it launches on a GPU (0 when fused into another). */
 double roofline_fixed(const struct kdevice *d, enum op_kind k);
+
+/* The least seconds one instance of kind k takes on d whatever its size
+ * (kernel.CLASS_floor; 0 for none, and for an operator fused into
+ * another's kernel on a GPU).  time = max(floor, join + fixed). */
+double roofline_floor(const struct kdevice *d, enum op_kind k);
 
 /* The FLOPs a GEMM's tiles execute on d: whole tiles of the device's
  * shape (the width of least padding), whole waves over its SMs, each tile

@@ -40,6 +40,11 @@ struct kdevice {
 	 * waves, each tile paying tile_k0 extra columns of depth (prologue
 	 * and epilogue); sms 0 = no tile model. */
 	double fixed[OC_N];
+	/* floor[c]: the least time of one operator of class c, its kernels
+	 * together, whatever its size (0: none): a persistent kernel whose
+	 * one wave of work takes that long at the smallest sizes and then
+	 * pipelines, time = max(floor, join + fixed) */
+	double floor[OC_N];
 	double overlap;
 	double sms, tile_m, tile_m_small, tile_n_max, tile_n_step, tile_k0;
 	/* 1: its sparse attention kernel attends to all top-k slots of a

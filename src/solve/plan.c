@@ -31,7 +31,8 @@ double plan_slot_time(const struct plan_slot_rate *sd, const struct attn_slot *s
 {
 	if (f <= 0 && b <= 0)
 		return 0;
-	return s->layers * (roofline_join(sd->dev, f * sd->ic, b * sd->im) + sd->ovh);
+	double t = roofline_join(sd->dev, f * sd->ic, b * sd->im) + sd->ovh;
+	return s->layers * (t > sd->floor ? t : sd->floor);
 }
 
 static void slot_rates(const struct kdevice *dv, const struct attn_slot *s,
@@ -39,6 +40,7 @@ static void slot_rates(const struct kdevice *dv, const struct attn_slot *s,
 {
 	roofline_op_rates(dv, s->kind, s->cls, s->dt, &sd->ic, &sd->im); /* as karat ops prices it */
 	sd->ovh = roofline_fixed(dv, s->kind);
+	sd->floor = roofline_floor(dv, s->kind);
 	sd->dev = dv;
 	sd->ef = device_energy_flop(dv, s->dt);
 	sd->eb = 8 * dv->e_bit;

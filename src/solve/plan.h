@@ -31,6 +31,7 @@ extern const unsigned char phase_of[OP_N];
 /* Roofline of one cache-side slot on the device that runs it. */
 struct plan_slot_rate {
 	double ic, im, ovh; /* s per FLOP, s per byte, s per instance */
+	double floor;       /* s, the least time of an instance */
 	const struct kdevice *dev; /* the device that runs it (its overlap) */
 	double ef, eb;      /* J per FLOP, J per byte on that device (0: none given) */
 	int on_gpu;         /* unsupported on the memory device: the GPU runs it */

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cli/load.h"
+#include "cli/study.h"
 #include "karat.h"
 
 #define MAX_NAMES 256
@@ -212,6 +213,35 @@ static int list_workloads(void)
 	return rc;
 }
 
+static int list_studies(void)
+{
+	static char names[MAX_NAMES][64];
+	static struct study_def sd;
+	struct kerr err;
+	int n = zoo_list(ZOO_STUDY, names, MAX_NAMES, &err);
+	if (n < 0)
+		return die_msg("%s", err.msg), 1;
+	static const char *const head[] = {"study", "title"};
+	struct table t;
+	table_init(&t, 2, head, NULL);
+	int rc = 0;
+	for (int i = 0; i < n; i++) {
+		char path[1100];
+		if (zoo_resolve(ZOO_STUDY, names[i], path, sizeof path, &err) != 0 ||
+		    study_load(path, &sd, &err) != 0) {
+			die_msg("%s", err.msg);
+			rc = 1;
+			continue;
+		}
+		const char *cells[2] = {names[i], sd.title};
+		table_add(&t, cells);
+	}
+	rc |= table_write(&t, stdout, 0) != 0;
+	table_free(&t);
+	printf("\n'karat run NAME' runs one; 'karat run' runs them all.\n");
+	return rc;
+}
+
 int cmd_list(const struct args *a)
 {
 	const char *what = a->pos[0];
@@ -225,6 +255,8 @@ int cmd_list(const struct args *a)
 		return list_systems();
 	if (strcmp(what, "workloads") == 0)
 		return list_workloads();
+	if (strcmp(what, "studies") == 0)
+		return list_studies();
 	const struct command *c = command_find("list");
 	return usage_error(c, "cannot list '%.40s'", what);
 }

@@ -1,57 +1,50 @@
-/* cmd_run.c: `karat run`, the main job: the headline study (DESIGN.md
- * section 7; issue 5 item 7).
+/* cmd_run.c: `karat run [STUDY...] [--out DIR]`, the main job: the studies
+ * in studies/ (its INI files) (or those named), each a grid of models, algorithms,
+ * workloads, systems, GPU counts and memory devices per GPU (cli/study.h).
  *
- * Part A: DeepSeek-V3.2, GLM-5.2 and MiniMax-M3 on the agentic workload.
- * Every system uses the same GPUs: the smallest count of H200s (8, 16 or
- * 32) at which GPU-only serves at least one request under the SLO.  The
- * baselines keep their files' memory devices per GPU; KARAT tries 1 to 4
- * devices per GPU.  Each point is solved (largest batch under the 100 ms
- * P99 SLO, best micro-batch count, OFMS+CMR) and the best throughput per
- * TDP of each system is compared with GPU-only.
- * Part B: the training-free algorithms on a dense-attention model
- * (Qwen3-235B-A22B, GQA) on agentic-128k, GPU-only vs GPU + KARAT.
- * Writes results/headline-points.csv (every point), results/headline.csv
- * (the summary) and results/headline.png (gnuplot). */
+ * Every point is solved (largest batch under the P99 TBT SLO, best
+ * micro-batch count, OFMS+CMR).  Per model, algorithm and workload, each
+ * system is shown at its best configuration (the highest throughput per
+ * TDP over the grid) against the baseline in three views:
+ * - best: the baseline at its own best GPU count;
+ * - same-gpus: the baseline at the system's GPU count;
+ * - iso-tdp: the baseline at the GPU count whose TDP is the system's,
+ *   rounded up to whole GPUs (whole nodes above one node): the baseline
+ *   gets at least the same power.
+ * Writes DIR/STUDY-points.csv (every point), DIR/STUDY.csv (one row per
+ * model, algorithm, workload, system and view) and DIR/STUDY.png. */
 #include <errno.h>
+#include <glob.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/pool.h"
+#include "cli/study.h"
 
-static const char *const a_models[] = {"deepseek-v3.2", "glm-5.2", "minimax-m3"};
-#define NA (int)(sizeof a_models / sizeof *a_models)
-static const char *const a_systems[] = {"gpu-only", "gpu-host-offload", "gpu-attacc",
-					"gpu-duplex", "gpu-cxl-pnm", "gpu-karat"};
-#define NS (int)(sizeof a_systems / sizeof *a_systems)
-static const char *const b_model = "qwen3-235b-a22b";
-static const char *const b_algos[] = {"gqa", "quest", "sparq", "magicpig",
-				      "streamingllm", "h2o", "snapkv"};
-#define NB (int)(sizeof b_algos / sizeof *b_algos)
-static const int gpu_counts[] = {8, 16, 32};
-#define NG (int)(sizeof gpu_counts / sizeof *gpu_counts)
-#define KARAT_MAX_PER_GPU 4
-#define MAX_POINTS 256
-
-/* One study point. */
-struct spt {
-	const char *model, *algo, *system, *workload;
+/* One point of the grid. */
+struct rpt {
+	const char *model, *algo, *workload, *system; /* algo NULL: the model's */
 	int gpus, memdevs;
 };
 
-struct study {
-	struct spt pt[MAX_POINTS];
-	int n;
+struct grid {
+	struct rpt *pt;
+	int n, cap;
 	const char *const *user_sets; /* --set, applied to every point */
 	int nuser;
 };
 
+enum view { V_BEST, V_SAME, V_ISO, V_N };
+static const char *const view_names[V_N] = {"best", "same-gpus", "iso-tdp"};
+
 static void make(const void *ctx, long idx, struct point_spec *ps,
 		 char sets[][POOL_SET_LEN])
 {
-	const struct study *st = ctx;
-	const struct spt *p = &st->pt[idx];
+	const struct grid *g = ctx;
+	const struct rpt *p = &g->pt[idx];
 	memset(ps, 0, sizeof *ps);
 	ps->model = p->model, ps->algo = p->algo, ps->system = p->system;
 	ps->workload = p->workload, ps->schedule = DESIGN_DEFAULT_SCHED_NAME, ps->mb = "auto";
@@ -61,51 +54,63 @@ static void make(const void *ctx, long idx, struct point_spec *ps,
 		snprintf(sets[1], POOL_SET_LEN, "system.memdevs=%d", p->memdevs);
 		ps->sets[ps->nsets] = sets[ps->nsets], ps->nsets++;
 	}
-	for (int i = 0; i < st->nuser; i++) /* cmd_run bounds nuser */
-		ps->sets[ps->nsets++] = st->user_sets[i];
+	for (int i = 0; i < g->nuser; i++) /* cmd_run bounds nuser */
+		ps->sets[ps->nsets++] = g->user_sets[i];
 }
 
-static int add(struct study *st, const char *model, const char *algo,
-	       const char *system, const char *workload, int gpus, int memdevs)
+static int add(struct grid *g, struct rpt p)
 {
-	if (st->n == MAX_POINTS)
-		return -1;
-	st->pt[st->n++] = (struct spt){model, algo, system, workload, gpus, memdevs};
+	if (g->n == g->cap) {
+		int cap = g->cap ? 2 * g->cap : 256;
+		struct rpt *x = realloc(g->pt, sizeof *x * (size_t)cap);
+		if (!x)
+			return -1;
+		g->pt = x, g->cap = cap;
+	}
+	g->pt[g->n++] = p;
 	return 0;
 }
 
-/* Points with more memory devices hold bigger batches and take longest:
- * start them first so the threads finish together. */
-static int heavier(const void *a, const void *b, const struct study *st)
+/* Heaviest first (more devices per GPU, more GPUs) so threads finish
+ * together; results stay by index. */
+static long *order_of(const struct grid *g)
 {
-	const struct spt *x = &st->pt[*(const long *)a], *y = &st->pt[*(const long *)b];
-	int kx = x->memdevs / x->gpus, ky = y->memdevs / y->gpus;
-	if (kx != ky)
-		return ky - kx;
-	return *(const long *)a < *(const long *)b ? -1 : 1;
+	long *o = malloc(sizeof *o * (size_t)(g->n ? g->n : 1));
+	if (!o)
+		return NULL;
+	for (long i = 0; i < g->n; i++)
+		o[i] = i;
+	for (long i = 1; i < g->n; i++)
+		for (long j = i; j > 0; j--) {
+			const struct rpt *x = &g->pt[o[j - 1]], *y = &g->pt[o[j]];
+			long wx = (long)x->gpus + 8L * x->memdevs, wy = (long)y->gpus + 8L * y->memdevs;
+			if (wx >= wy)
+				break;
+			long t = o[j];
+			o[j] = o[j - 1], o[j - 1] = t;
+		}
+	return o;
 }
 
-static int run_pool(struct study *st, struct pool *pl, int jobs, const char *what)
+static int run_pool(const struct grid *g, struct pool *pl, int jobs, const char *what)
 {
-	static long order[MAX_POINTS];
-	for (long i = 0; i < st->n; i++)
-		order[i] = i;
-	for (long i = 1; i < st->n; i++) /* insertion sort: a few dozen points */
-		for (long j = i; j > 0 && heavier(&order[j - 1], &order[j], st) > 0; j--) {
-			long t = order[j];
-			order[j] = order[j - 1], order[j - 1] = t;
-		}
-	*pl = (struct pool){.make = make, .ctx = st, .total = st->n,
+	long *order = order_of(g);
+	if (!order) {
+		die_msg("out of memory");
+		return 1;
+	}
+	*pl = (struct pool){.make = make, .ctx = g, .total = g->n,
 			    .progress = isatty(2), .what = what, .order = order};
 	int rc = pool_run(pl, jobs);
+	free(order);
 	if (rc)
 		die_msg("%s", pl->err.msg);
 	return rc;
 }
 
-/* Memory devices per GPU in a system file (a host may serve several GPUs;
- * 0: none), or -1 when the file does not load (the message is printed). */
-static double memdev_ratio(const char *system)
+/* Memory devices per GPU in a system file (0: none; a host may serve
+ * several GPUs), its GPUs per node; -1 when it does not load. */
+static double system_ratio(const char *system, double *per_node)
 {
 	struct ksystem s;
 	struct kerr err;
@@ -113,98 +118,312 @@ static double memdev_ratio(const char *system)
 		die_msg("%s", err.msg);
 		return -1;
 	}
+	if (per_node)
+		*per_node = s.gpus_per_node;
 	return system_has_memdev(&s) ? s.memdevs / s.gpus : 0;
 }
 
-/* Index of the best feasible result among points [lo, hi), or -1. */
+/* Index of the best feasible point in [lo, hi) by throughput per TDP. */
 static int best_of(const struct pool *pl, int lo, int hi)
 {
 	int b = -1;
 	for (int i = lo; i < hi; i++)
-		if (pl->res[i].feasible &&
-		    (b < 0 || pl->res[i].tok_per_w > pl->res[b].tok_per_w))
+		if (pl->res[i].feasible && (b < 0 || pl->res[i].tok_per_w > pl->res[b].tok_per_w))
 			b = i;
 	return b;
 }
 
-struct summary {
-	struct table t;
-	double lo, hi; /* range of improvements over GPU-only */
-	int have;
+/* A study's grid: per group (model, algo, workload) and system, the range
+ * of its points. */
+struct layout {
+	int ngroup;
+	int *start; /* [group * nsystem + system], and one past the last */
 };
 
-static void sum_row(struct summary *s, const char *part, const struct spt *p,
-		    const struct result *r, double base)
+static int build(const struct study_def *sd, struct grid *g, struct layout *lay)
 {
-	char c[12][OUT_CELL];
-	snprintf(c[0], OUT_CELL, "%s", part);
-	snprintf(c[1], OUT_CELL, "%s", p->model);
-	snprintf(c[2], OUT_CELL, "%s", p->algo ? p->algo : "native");
-	snprintf(c[3], OUT_CELL, "%s", p->system);
-	snprintf(c[4], OUT_CELL, "%d", p->gpus);
-	snprintf(c[5], OUT_CELL, "%d", p->memdevs);
-	if (r && r->feasible) {
-		snprintf(c[6], OUT_CELL, "%d", r->mb);
-		snprintf(c[7], OUT_CELL, "%.0f", r->batch);
-		snprintf(c[8], OUT_CELL, "%.1f", 1e3 * r->tbt_p99);
-		snprintf(c[9], OUT_CELL, "%.0f", r->throughput);
-		snprintf(c[10], OUT_CELL, "%.4f", r->tok_per_w);
-		if (base > 0) {
-			double x = r->tok_per_w / base;
-			snprintf(c[11], OUT_CELL, "%.2f", x);
-			if (strcmp(p->system, "gpu-only") != 0 && strstr(p->system, "karat")) {
-				s->lo = s->have && s->lo < x ? s->lo : x;
-				s->hi = s->have && s->hi > x ? s->hi : x;
-				s->have = 1;
-			}
-		} else {
-			snprintf(c[11], OUT_CELL, "-");
-		}
-	} else {
-		for (int k = 6; k < 11; k++)
-			snprintf(c[k], OUT_CELL, "-");
-		snprintf(c[11], OUT_CELL, "infeasible");
-	}
-	const char *cells[12];
-	for (int k = 0; k < 12; k++)
-		cells[k] = c[k];
-	table_add(&s->t, cells);
-}
-
-static void init_summary(struct summary *s)
-{
-	static const char *const head[] = {"part", "model", "algo", "system", "gpus",
-					   "memdevs", "microbatches", "batch", "tbt_p99_ms",
-					   "throughput_tok_s", "tok_s_per_w", "vs_gpu_only"};
-	static const int right[] = {0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
-	memset(s, 0, sizeof *s);
-	table_init(&s->t, 12, head, right);
-}
-
-/* Appends the rows of pl to the text buffer (all points CSV). */
-static int append_rows(FILE *fp, const struct pool *pl)
-{
-	for (long i = 0; i < pl->total; i++)
-		if (fputs(pl->rows[i], fp) < 0)
-			return -1;
+	int ns = sd->nsystem;
+	lay->ngroup = sd->nmodel * sd->nalgo * sd->nworkload;
+	lay->start = malloc(sizeof(int) * (size_t)(lay->ngroup * ns + 1));
+	if (!lay->start)
+		return die_msg("out of memory"), 1;
+	int gi = 0;
+	for (int m = 0; m < sd->nmodel; m++)
+		for (int a = 0; a < sd->nalgo; a++)
+			for (int w = 0; w < sd->nworkload; w++, gi++)
+				for (int s = 0; s < ns; s++) {
+					lay->start[gi * ns + s] = g->n;
+					double r = system_ratio(sd->system[s], NULL);
+					if (r < 0)
+						return 1;
+					const char *algo = strcmp(sd->algo[a], "native") ? sd->algo[a] : NULL;
+					int nG = r > 0 ? sd->nmgpus : sd->ngpus;
+					for (int k = 0; k < nG; k++) {
+						int G = r > 0 ? sd->mgpus[k] : sd->gpus[k];
+						struct rpt p = {sd->model[m], algo, sd->workload[w],
+								sd->system[s], G, 0};
+						int nd = r > 0 && !study_fixed(sd, sd->system[s]) ? sd->nper : 1;
+						for (int d = 0; d < nd; d++) {
+							if (r > 0)
+								p.memdevs = nd > 1 || !study_fixed(sd, sd->system[s])
+										    ? G * sd->per_gpu[d]
+										    : (int)fmax(1, G * r + 0.5);
+							if (add(g, p) != 0)
+								return die_msg("out of memory"), 1;
+						}
+					}
+				}
+	lay->start[lay->ngroup * ns] = g->n;
 	return 0;
 }
 
-static void plot(const char *dir, const char *csv)
+/* The baseline's GPU count at the TDP of x: whole GPUs, whole nodes above
+ * one node, never below x's TDP. */
+static int iso_gpus(double tdp_x, double tdp_gpu, double per_node)
+{
+	int G = (int)ceil(tdp_x / tdp_gpu - 1e-9);
+	if (G < 1)
+		G = 1;
+	if (G > per_node)
+		G = (int)(ceil(G / per_node) * per_node);
+	return G;
+}
+
+struct out {
+	struct table csv, shown;
+	double lo[V_N], hi[V_N]; /* the focus system's range of ratios */
+	int have[V_N];
+};
+
+static void out_init(struct out *o)
+{
+	static const char *const head[] = {
+		"study", "model", "algo", "workload", "system", "view", "gpus", "memdevs",
+		"microbatches", "batch", "tbt_p99_s", "throughput_tok_s", "tdp_w", "tok_s_per_w",
+		"baseline_gpus", "baseline_tok_s_per_w", "vs_gpu_only", "reason"};
+	static const int right[18] = {[6] = 1, [7] = 1, [8] = 1, [9] = 1, [10] = 1, [11] = 1,
+				      [12] = 1, [13] = 1, [14] = 1, [15] = 1, [16] = 1};
+	static const char *const shead[] = {"model", "algo", "workload", "system", "view",
+					    "gpus", "memdevs", "batch", "tok_s_per_w",
+					    "baseline_gpus", "baseline_tok_s_per_w", "vs_gpu_only"};
+	static const int sright[12] = {[5] = 1, [6] = 1, [7] = 1, [8] = 1, [9] = 1, [10] = 1,
+				       [11] = 1};
+	memset(o, 0, sizeof *o);
+	table_init(&o->csv, 18, head, right);
+	table_init(&o->shown, 12, shead, sright);
+}
+
+/* One summary row: x (NULL: nothing feasible) against the baseline b
+ * (NULL: infeasible there) in view v. */
+static void row(struct out *o, const struct study_def *sd, const struct rpt *p,
+		const struct result *x, int bg, const struct result *b, enum view v, int focus)
+{
+	char c[18][OUT_CELL];
+	const char *txt[] = {sd->name, p->model, p->algo ? p->algo : "native", p->workload,
+			     p->system, view_names[v]};
+	for (int k = 0; k < 6; k++)
+		snprintf(c[k], OUT_CELL, "%s", txt[k]);
+	for (int k = 6; k < 18; k++)
+		c[k][0] = 0;
+	if (x) {
+		snprintf(c[6], OUT_CELL, "%d", p->gpus);
+		snprintf(c[7], OUT_CELL, "%d", p->memdevs);
+		snprintf(c[8], OUT_CELL, "%d", x->mb);
+		snprintf(c[9], OUT_CELL, "%.0f", x->batch);
+		snprintf(c[10], OUT_CELL, "%.6g", x->tbt_p99);
+		snprintf(c[11], OUT_CELL, "%.6g", x->throughput);
+		snprintf(c[12], OUT_CELL, "%.6g", x->tdp);
+		snprintf(c[13], OUT_CELL, "%.6g", x->tok_per_w);
+	} else {
+		snprintf(c[17], OUT_CELL, "infeasible at every configuration");
+	}
+	snprintf(c[14], OUT_CELL, "%d", bg);
+	if (b)
+		snprintf(c[15], OUT_CELL, "%.6g", b->tok_per_w);
+	if (x && b) {
+		double r = x->tok_per_w / b->tok_per_w;
+		snprintf(c[16], OUT_CELL, "%.4g", r);
+		if (focus) {
+			o->lo[v] = o->have[v] && o->lo[v] < r ? o->lo[v] : r;
+			o->hi[v] = o->have[v] && o->hi[v] > r ? o->hi[v] : r;
+			o->have[v] = 1;
+		}
+	} else if (x) {
+		snprintf(c[17], OUT_CELL, "the baseline serves nothing at %d GPUs", bg);
+	}
+	const char *cells[18];
+	for (int k = 0; k < 18; k++)
+		cells[k] = c[k];
+	table_add(&o->csv, cells);
+	char sb[32] = "-", sx[32] = "-", sr[32] = "infeasible";
+	if (b)
+		snprintf(sb, sizeof sb, "%.3f", b->tok_per_w);
+	if (x)
+		snprintf(sx, sizeof sx, "%.3f", x->tok_per_w);
+	if (x && b)
+		snprintf(sr, sizeof sr, "%.2fx", x->tok_per_w / b->tok_per_w);
+	else if (x)
+		snprintf(sr, sizeof sr, "-");
+	const char *shown[] = {c[1], c[2], c[3], c[4], c[5], x ? c[6] : "-", x ? c[7] : "-",
+			       x ? c[9] : "-", sx, c[14], sb, sr};
+	table_add(&o->shown, shown);
+}
+
+static void plot(const char *dir, const char *name, const char *csv)
 {
 	char png[1200], cmd[4000];
-	snprintf(png, sizeof png, "%s/headline.png", dir);
+	snprintf(png, sizeof png, "%s/%s.png", dir, name);
 	if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
 		printf("gnuplot not found: skipped %s (apt-get install gnuplot-nox)\n", png);
 		return;
 	}
 	snprintf(cmd, sizeof cmd,
-		 "gnuplot -e \"datafile='%s'; outfile='%s'\" '%s/plots/headline.gp'", csv,
-		 png, zoo_home());
+		 "gnuplot -e \"datafile='%s'; outfile='%s'\" '%s/plots/headline.gp'", csv, png,
+		 zoo_home());
 	if (system(cmd) == 0)
 		printf("wrote %s\n", png);
 	else
 		die_msg("gnuplot failed drawing %s", png);
+}
+
+static int write_points(const char *path, const struct pool *p1, const struct pool *p2)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&text, &len);
+	int rc = !fp || csv_write_row(fp, point_ncols, point_head) != 0;
+	for (int k = 0; k < 2 && !rc; k++) {
+		const struct pool *p = k ? p2 : p1;
+		for (long i = 0; i < p->total && !rc; i++)
+			rc = fputs(p->rows[i], fp) < 0;
+	}
+	if (fp && fclose(fp) != 0)
+		rc = 1;
+	if (!rc)
+		rc = write_text_atomic(path, text) != 0;
+	free(text);
+	return rc;
+}
+
+/* The baseline's point at G GPUs for group gi: in the grid, or among the
+ * extra points. */
+static int baseline_at(const struct grid *g, const struct layout *lay, int gi, int bs, int ns,
+		       const struct grid *extra, int G, const struct pool *p1, const struct pool *p2,
+		       const struct result **r)
+{
+	*r = NULL; /* p1 NULL: whether the point exists, nothing else */
+	for (int i = lay->start[gi * ns + bs]; i < lay->start[gi * ns + bs + 1]; i++)
+		if (g->pt[i].gpus == G) {
+			*r = p1 && p1->res[i].feasible ? &p1->res[i] : NULL;
+			return 0;
+		}
+	const struct rpt *q = &g->pt[lay->start[gi * ns + bs]];
+	for (int i = 0; extra && i < extra->n; i++)
+		if (extra->pt[i].gpus == G && extra->pt[i].model == q->model &&
+		    extra->pt[i].algo == q->algo && extra->pt[i].workload == q->workload) {
+			*r = p2 && p2->res[i].feasible ? &p2->res[i] : NULL;
+			return 0;
+		}
+	return -1;
+}
+
+static int run_study(const struct study_def *sd, const struct args *a, int jobs,
+		     const char *dir)
+{
+	char path[1200], spath[1200];
+	snprintf(path, sizeof path, "%s/%s-points.csv", dir, sd->name);
+	snprintf(spath, sizeof spath, "%s/%s.csv", dir, sd->name);
+	if (out_check(path) != 0 || out_check(spath) != 0) /* before the long work */
+		return 1;
+	struct grid g = {.user_sets = a->many, .nuser = a->nmany};
+	struct grid extra = {.user_sets = a->many, .nuser = a->nmany};
+	struct layout lay = {0};
+	struct pool p1 = {0}, p2 = {0};
+	struct out o;
+	out_init(&o);
+	int ns = sd->nsystem, bs = 0, rc = build(sd, &g, &lay);
+	while (strcmp(sd->system[bs], sd->baseline))
+		bs++;
+	double per_node = 0;
+	if (!rc && system_ratio(sd->baseline, &per_node) < 0)
+		rc = 1;
+	if (!rc && (rc = run_pool(&g, &p1, jobs, sd->name)) != 0)
+		rc = rc == 2 ? EXIT_USAGE : 1;
+	/* each system's best, and the baseline counts its views need */
+	int nbest = lay.ngroup * ns, *best = rc ? NULL : malloc(sizeof(int) * (size_t)nbest);
+	int *iso = rc ? NULL : malloc(sizeof(int) * (size_t)nbest);
+	if (!rc && (!best || !iso))
+		rc = (die_msg("out of memory"), 1);
+	for (int gi = 0; !rc && gi < lay.ngroup; gi++) {
+		int b0 = lay.start[gi * ns + bs];
+		double tdp_gpu = p1.res[b0].tdp / g.pt[b0].gpus;
+		for (int s = 0; s < ns && !rc; s++) {
+			int k = gi * ns + s;
+			best[k] = best_of(&p1, lay.start[k], lay.start[k + 1]);
+			iso[k] = 0;
+			if (best[k] < 0 || s == bs)
+				continue;
+			iso[k] = iso_gpus(p1.res[best[k]].tdp, tdp_gpu, per_node);
+			const struct result *r;
+			if (baseline_at(&g, &lay, gi, bs, ns, &extra, iso[k], NULL, NULL, &r) != 0) {
+				struct rpt q = g.pt[b0];
+				q.gpus = iso[k];
+				if (add(&extra, q) != 0)
+					rc = (die_msg("out of memory"), 1);
+			}
+		}
+	}
+	if (!rc && extra.n > 0 && (rc = run_pool(&extra, &p2, jobs, sd->name)) != 0)
+		rc = rc == 2 ? EXIT_USAGE : 1;
+	for (int gi = 0; !rc && gi < lay.ngroup; gi++) {
+		int kb = gi * ns + bs, b = best[kb];
+		const struct result *rb = b >= 0 ? &p1.res[b] : NULL;
+		const struct rpt *pb = &g.pt[b >= 0 ? b : lay.start[kb]];
+		row(&o, sd, pb, rb, rb ? pb->gpus : 0, rb, V_BEST, 0);
+		for (int s = 0; s < ns; s++) {
+			int k = gi * ns + s;
+			if (s == bs)
+				continue;
+			const struct rpt *px = &g.pt[best[k] >= 0 ? best[k] : lay.start[k]];
+			const struct result *rx = best[k] >= 0 ? &p1.res[best[k]] : NULL;
+			int focus = strcmp(sd->system[s], sd->system[ns - 1]) == 0;
+			row(&o, sd, px, rx, rb ? pb->gpus : 0, rb, V_BEST, focus);
+			const struct result *same = NULL, *isor = NULL;
+			if (rx)
+				baseline_at(&g, &lay, gi, bs, ns, &extra, px->gpus, &p1, &p2, &same);
+			row(&o, sd, px, rx, px->gpus, same, V_SAME, focus);
+			if (rx)
+				baseline_at(&g, &lay, gi, bs, ns, &extra, iso[k], &p1, &p2, &isor);
+			row(&o, sd, px, rx, iso[k], isor, V_ISO, focus);
+		}
+	}
+	if (!rc) {
+		printf("%s (%s): %s\n", sd->name, sd->path, sd->title);
+		printf("each system at its best configuration over the study's GPU counts and "
+		       "memory devices per GPU, against %s at its best GPU count, at the same "
+		       "GPUs and at the same TDP\n\n", sd->baseline);
+		table_write(&o.shown, stdout, 0);
+		printf("\n%s over %s, throughput per TDP:", sd->system[ns - 1], sd->baseline);
+		for (int v = 0; v < V_N; v++)
+			if (o.have[v])
+				printf("  %s %.2f-%.2fx", view_names[v], o.lo[v], o.hi[v]);
+		if (sd->paper_lo > 0)
+			printf("   paper: %.2f-%.2fx", sd->paper_lo, sd->paper_hi);
+		printf("\n");
+		rc = write_points(path, &p1, &p2) != 0 || write_atomic(spath, &o.csv, 1) != 0;
+	}
+	if (!rc) {
+		printf("wrote %s and %s\n", path, spath);
+		plot(dir, sd->name, spath);
+		printf("\n");
+	}
+	free(best), free(iso), free(lay.start), free(g.pt), free(extra.pt);
+	table_free(&o.csv), table_free(&o.shown);
+	if (p1.res)
+		pool_free(&p1);
+	if (p2.res)
+		pool_free(&p2);
+	return rc;
 }
 
 int cmd_run(const struct args *a)
@@ -216,171 +435,61 @@ int cmd_run(const struct args *a)
 	const char *j = arg_get(c, a, "jobs");
 	if (j && parse_count("jobs", j, 0, 1, 256, &jobs))
 		return EXIT_USAGE;
-	char dir[1100];
-	snprintf(dir, sizeof dir, "%s/results", zoo_home());
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-		die_msg("%s: cannot create: %s", dir, strerror(errno));
-		return 1;
-	}
-	char chk[1200];
-	snprintf(chk, sizeof chk, "%s/headline-points.csv", dir);
-	if (out_check(chk) != 0) /* before the long work */
-		return 1;
-	snprintf(chk, sizeof chk, "%s/headline.csv", dir);
-	if (out_check(chk) != 0)
-		return 1;
 	if (a->nmany > MAX_MANY - 2) /* two slots hold system.gpus and system.memdevs */
 		return usage_error(c, "%d --set options; karat run takes at most %d", a->nmany,
 				   MAX_MANY - 2);
-	static struct study probe, st;
-	probe.user_sets = st.user_sets = a->many;
-	probe.nuser = st.nuser = a->nmany;
-	/* 1: GPU-only at 8, 16 and 32 GPUs: each model's GPU count is the first
-	 * at which GPU-only serves; the others show how the baseline scales */
-	const char *pmodel[NA + 1];
-	const char *palgo[NA + 1];
-	const char *pwork[NA + 1];
-	for (int m = 0; m < NA; m++)
-		pmodel[m] = a_models[m], palgo[m] = NULL, pwork[m] = "agentic";
-	pmodel[NA] = b_model, palgo[NA] = "gqa", pwork[NA] = "agentic-128k";
-	static struct pool pp, pl;
-	for (int m = 0; m <= NA; m++)
-		for (int g = 0; g < NG; g++)
-			add(&probe, pmodel[m], palgo[m], "gpu-only", pwork[m], gpu_counts[g], 0);
-	int rc = run_pool(&probe, &pp, (int)jobs, "run (GPU counts)");
-	if (rc) {
-		pool_free(&pp);
-		return rc == 2 ? EXIT_USAGE : 1;
+	const char *out = arg_get(c, a, "out");
+	char dir[1100];
+	snprintf(dir, sizeof dir, "%s", out ? out : "");
+	if (!out)
+		snprintf(dir, sizeof dir, "%s/results", zoo_home());
+	if (!out && mkdir(dir, 0777) != 0 && errno != EEXIST) {
+		die_msg("%s: cannot create: %s", dir, strerror(errno));
+		return 1;
 	}
-	int G[NA + 1];
-	for (int m = 0; m <= NA; m++) {
-		G[m] = gpu_counts[NG - 1];
-		for (int g = NG - 1; g >= 0; g--)
-			if (pp.res[m * NG + g].feasible)
-				G[m] = gpu_counts[g];
-	}
-	/* 2: every system at that count */
-	int start[NA][NS];
-	for (int m = 0; m < NA; m++)
-		for (int s = 0; s < NS; s++) {
-			start[m][s] = st.n;
-			double r = memdev_ratio(a_systems[s]);
-			if (r < 0) {
-				pool_free(&pp);
-				return 1;
-			}
-			int karat = strcmp(a_systems[s], "gpu-karat") == 0;
-			for (int k = 1; k <= (karat ? KARAT_MAX_PER_GPU : 1); k++) {
-				int md = karat ? G[m] * k : (int)(G[m] * r + 0.5);
-				if (r > 0 && md < 1)
-					md = 1;
-				add(&st, a_models[m], NULL, a_systems[s], "agentic", G[m], md);
-			}
+	glob_t gl = {0};
+	int n = a->npos;
+	if (n == 0) {
+		char pattern[1100];
+		snprintf(pattern, sizeof pattern, "%s/studies/*.ini", zoo_home());
+		if (glob(pattern, 0, NULL, &gl) != 0 || gl.gl_pathc == 0) {
+			globfree(&gl);
+			die_msg("no studies in %s/studies/", zoo_home());
+			return 1;
 		}
-	int bstart[NB][2];
-	for (int b = 0; b < NB; b++) {
-		bstart[b][0] = st.n;
-		add(&st, b_model, b_algos[b], "gpu-only", "agentic-128k", G[NA], 0);
-		bstart[b][1] = st.n;
-		for (int k = 1; k <= KARAT_MAX_PER_GPU; k++)
-			add(&st, b_model, b_algos[b], "gpu-karat", "agentic-128k", G[NA], G[NA] * k);
+		n = (int)gl.gl_pathc;
 	}
-	int end = st.n;
-	if ((rc = run_pool(&st, &pl, (int)jobs, "run")) != 0) {
-		pool_free(&pp);
-		return rc == 2 ? EXIT_USAGE : 1;
-	}
-	/* summary */
-	struct summary A, B;
-	init_summary(&A);
-	init_summary(&B);
-	printf("karat run: the headline study (%s, micro-batches 1-%d, P99 TBT "
-	       "SLO %d ms, %d sampled batches, seed %d)\n\n", DESIGN_DEFAULT_SCHED_NAME,
+	printf("karat run: %d stud%s (%s, micro-batches 1-%d or auto, P99 TBT SLO %d ms, %d "
+	       "sampled batches, seed %d)\n", n, n == 1 ? "y" : "ies", DESIGN_DEFAULT_SCHED_NAME,
 	       PIPE_MAX_MB, DESIGN_DEFAULT_SLO_MS, DESIGN_DEFAULT_SAMPLES, DESIGN_DEFAULT_SEED);
-	printf("A. Sparse-attention models on the agentic workload (synthetic, scaled), "
-	       "same H200s for every system:\n\n");
-	for (int m = 0; m < NA; m++) {
-		int g0 = best_of(&pl, start[m][0], start[m][1]);
-		double base = g0 >= 0 ? pl.res[g0].tok_per_w : 0;
-		for (int s = 0; s < NS; s++) {
-			int hi = s + 1 < NS ? start[m][s + 1] : (m + 1 < NA ? start[m + 1][0] : bstart[0][0]);
-			int b = best_of(&pl, start[m][s], hi);
-			sum_row(&A, "A", &st.pt[b >= 0 ? b : start[m][s]], b >= 0 ? &pl.res[b] : NULL,
-				base);
-		}
+	if (a->nmany > 0) {
+		printf("overrides on every point (also in the points CSV's overrides column):");
+		for (int i = 0; i < a->nmany; i++)
+			printf(" %s", a->many[i]);
+		printf("\n");
 	}
-	table_write(&A.t, stdout, 0);
-	printf("\nB. Training-free algorithms on %s (dense GQA attention), agentic-128k:\n\n",
-	       b_model);
-	for (int b = 0; b < NB; b++) {
-		int g0 = best_of(&pl, bstart[b][0], bstart[b][1]);
-		double base = g0 >= 0 ? pl.res[g0].tok_per_w : 0;
-		sum_row(&B, "B", &st.pt[bstart[b][0]], g0 >= 0 ? &pl.res[g0] : NULL, base);
-		int hi = b + 1 < NB ? bstart[b + 1][0] : end;
-		int k = best_of(&pl, bstart[b][1], hi);
-		sum_row(&B, "B", &st.pt[k >= 0 ? k : bstart[b][1]], k >= 0 ? &pl.res[k] : NULL,
-			base);
-	}
-	table_write(&B.t, stdout, 0);
-	printf("\nGPU + KARAT over GPU-only, throughput per TDP:\n");
-	printf("  A (native sparse attention): %.2f-%.2fx   paper: 2.09-6.13x\n", A.lo, A.hi);
-	printf("  B (training-free, KARAT rows only, incl. dense gqa): %.2f-%.2fx   paper: 1.36-3.21x\n",
-	       B.lo, B.hi);
-	/* the baseline with more GPUs: KARAT (at the fixed count) over the best
-	 * GPU-only at any count */
-	printf("\nC. GPU-only with more GPUs (tok/s/W; KARAT at the study's count over the best of them):\n");
-	for (int m = 0; m < NA; m++) {
-		double best = 0;
-		printf("  %-14s", a_models[m]);
-		for (int g = 0; g < NG; g++) {
-			const struct result *r = &pp.res[m * NG + g];
-			if (r->feasible)
-				printf("  %2d GPUs %.3f", gpu_counts[g], r->tok_per_w);
+	printf("\n");
+	int rc = 0;
+	static struct study_def sd;
+	for (int i = 0; i < n && rc == 0; i++) {
+		struct kerr err;
+		char path[1100];
+		const char *name = a->npos ? a->pos[i] : gl.gl_pathv[i];
+		int r = zoo_resolve(ZOO_STUDY, name, path, sizeof path, &err);
+		if (r != 0) {
+			if (r == ZOO_BAD_NAME)
+				rc = usage_error(c, "%s", err.msg);
 			else
-				printf("  %2d GPUs   -  ", gpu_counts[g]);
-			if (r->feasible && r->tok_per_w > best)
-				best = r->tok_per_w;
+				rc = (die_msg("%s", err.msg), 1);
+			break;
 		}
-		int k = best_of(&pl, start[m][NS - 1], m + 1 < NA ? start[m + 1][0] : bstart[0][0]);
-		if (k >= 0 && best > 0)
-			printf("   KARAT %.2fx\n", pl.res[k].tok_per_w / best);
-		else
-			printf("\n");
+		if (study_load(path, &sd, &err) != 0) {
+			die_msg("%s", err.msg);
+			rc = 1;
+			break;
+		}
+		rc = run_study(&sd, a, (int)jobs, dir);
 	}
-	/* files */
-	char path[1200], spath[1200];
-	snprintf(path, sizeof path, "%s/headline-points.csv", dir);
-	snprintf(spath, sizeof spath, "%s/headline.csv", dir);
-	char *text = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&text, &len);
-	rc = !fp || csv_write_row(fp, point_ncols, point_head) != 0 ||
-	     append_rows(fp, &pp) != 0 || append_rows(fp, &pl) != 0;
-	if (fp && fclose(fp) != 0)
-		rc = 1;
-	if (!rc)
-		rc = write_text_atomic(path, text) != 0;
-	free(text);
-	struct summary S;
-	init_summary(&S); /* same header */
-	struct table all = S.t;
-	for (int i = 0; i < A.t.nrows + B.t.nrows; i++) {
-		const struct table *t = i < A.t.nrows ? &A.t : &B.t;
-		int r = i < A.t.nrows ? i : i - A.t.nrows;
-		const char *cells[12];
-		for (int k = 0; k < 12; k++)
-			cells[k] = t->cell[r][k];
-		table_add(&all, cells);
-	}
-	rc |= write_atomic(spath, &all, 1) != 0;
-	if (!rc) {
-		printf("\nwrote %s and %s\n", path, spath);
-		plot(dir, spath);
-	}
-	table_free(&all);
-	table_free(&A.t);
-	table_free(&B.t);
-	pool_free(&pp);
-	pool_free(&pl);
-	return rc ? 1 : 0;
+	globfree(&gl);
+	return rc;
 }

@@ -15,7 +15,7 @@ static int classify(const char *name, enum zoo_kind *k)
 {
 	char path[1024];
 	struct kerr err;
-	for (int i = 0; i < ZOO_NKIND; i++)
+	for (int i = 0; i < ZOO_STUDY; i++) /* a study is run, not shown */
 		if (zoo_resolve((enum zoo_kind)i, name, path, sizeof path, &err) == 0) {
 			if (!strchr(name, '/') && !strstr(name, ".ini")) {
 				*k = (enum zoo_kind)i;

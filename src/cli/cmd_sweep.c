@@ -13,6 +13,7 @@
 
 #include "cli/load.h"
 #include "cli/pool.h"
+#include "cli/study.h"
 
 #define MAX_DIMS 32
 #define MAX_VALS 64
@@ -44,46 +45,13 @@ static const char *const sweep_keys[] = {
 	"model", "algo", "system", "workload", "context", "batch", "microbatches",
 	"schedule", "mtp", "mtp_accept", "slo_ms", "samples", "seed", "force", 0};
 
-static void trim(char *s)
-{
-	size_t n = strlen(s);
-	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
-		s[--n] = '\0';
-	size_t i = 0;
-	while (s[i] == ' ' || s[i] == '\t')
-		i++;
-	memmove(s, s + i, n - i + 1);
-}
-
-/* Splits a list.  For algo, "dsa:topk=1024,index_heads=32" is one item: a
- * piece with '=' and no ':' continues the previous algorithm's parameters. */
+/* Splits a list (cli/study.h list_split) into d, naming d in errors. */
 static int split(const char *text, int algo, struct dim *d, const char *path,
 		 struct kerr *err)
 {
-	char buf[INI_VALUE];
-	snprintf(buf, sizeof buf, "%s", text);
-	d->n = 0;
-	for (char *next = buf, *tok; (tok = next) != NULL;) {
-		char *comma = strchr(tok, ',');
-		next = comma ? comma + 1 : NULL;
-		if (comma)
-			*comma = '\0';
-		trim(tok);
-		if (algo && d->n > 0 && strchr(tok, '=') && !strchr(tok, ':')) {
-			size_t l = strlen(d->val[d->n - 1]);
-			snprintf(d->val[d->n - 1] + l, sizeof d->val[0] - l, ",%s", tok);
-			continue;
-		}
-		if (!*tok)
-			return kerr_set(err, path, d->line, "%s.%s: empty item in the list",
-					d->section, d->key);
-		if (d->n == MAX_VALS)
-			return kerr_set(err, path, d->line, "%s.%s: more than %d values",
-					d->section, d->key, MAX_VALS);
-		snprintf(d->val[d->n++], sizeof d->val[0], "%s", tok);
-	}
-	if (d->n == 0)
-		return kerr_set(err, path, d->line, "%s.%s: no values", d->section, d->key);
+	char why[200];
+	if (list_split(text, algo, d->val, MAX_VALS, &d->n, why, sizeof why) != 0)
+		return kerr_set(err, path, d->line, "%s.%s: %s", d->section, d->key, why);
 	return 0;
 }
 

@@ -9,7 +9,7 @@ void load_hint(enum zoo_kind k, const char *name, struct kerr *err)
 {
 	static const char *const list[ZOO_NKIND] = {
 		[ZOO_MODEL] = "models", [ZOO_DEVICE] = "hw", [ZOO_LINK] = "hw",
-		[ZOO_SYSTEM] = "systems", [ZOO_WORKLOAD] = "workloads"};
+		[ZOO_SYSTEM] = "systems", [ZOO_WORKLOAD] = "workloads", [ZOO_STUDY] = "studies"};
 	size_t n = strlen(err->msg);
 	if (strncmp(err->msg, "unknown ", 8) == 0)
 		snprintf(err->msg + n, sizeof err->msg - n, " (see karat list %s)", list[k]);

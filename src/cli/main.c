@@ -83,13 +83,14 @@ static const struct optdef validate_opts[] = {
 	{0, 0, 0, 0, 0}};
 static const struct optdef run_opts[] = {
 	{"jobs", 1, "worker threads, also -j N (default: the online CPUs)", 0, 'j'},
+	{"out", 1, "folder for the results (default: the project's results/)", 0, 0},
 	{"set", 1, "override section.key=value for every point (repeatable)", 1, 0},
 	{0, 0, 0, 0, 0}};
 
 const struct command commands[] = {
 	{"help", cmd_help, "[COMMAND]", "show commands, or one command's options",
 	 no_opts, 0, 1},
-	{"list", cmd_list, "models|hw|systems|workloads|algos",
+	{"list", cmd_list, "models|hw|systems|workloads|algos|studies",
 	 "list the zoo: models, devices and links, systems, workloads, attention algorithms",
 	 no_opts, 1, 1},
 	{"show", cmd_show, "NAME|FILE.ini", "resolved values of a model, device, link, system, workload or algorithm with the source of each",
@@ -121,9 +122,9 @@ const struct command commands[] = {
 	{"validate", cmd_validate, "[TABLE.csv...] [--out DIR]",
 	 "the model against the published kernel timings in validation/: error per row, table, kernel",
 	 validate_opts, 0, MAX_POS},
-	{"run", cmd_run, "[--jobs N] [--set k=v]",
-	 "the main job: the headline study (GPU + KARAT and the baselines under the SLO) to results/",
-	 run_opts, 0, 0},
+	{"run", cmd_run, "[STUDY...] [--jobs N] [--out DIR] [--set k=v]",
+	 "the main job: the studies in studies/ (or those named), each system at its best, to results/",
+	 run_opts, 0, MAX_POS},
 	{0, 0, 0, 0, 0, 0, 0}};
 
 const struct command *command_find(const char *name)

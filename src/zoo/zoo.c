@@ -18,6 +18,7 @@ static const struct {
 	[ZOO_LINK] = {"hw/links", "link"},
 	[ZOO_SYSTEM] = {"hw/systems", "system"},
 	[ZOO_WORKLOAD] = {"workloads", "workload"},
+	[ZOO_STUDY] = {"studies", "study"},
 };
 
 static char home_dir[1024];

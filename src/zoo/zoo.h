@@ -14,7 +14,7 @@
 #include "hw/system.h"
 #include "workload/workload.h"
 
-enum zoo_kind { ZOO_MODEL, ZOO_DEVICE, ZOO_LINK, ZOO_SYSTEM, ZOO_WORKLOAD, ZOO_NKIND };
+enum zoo_kind { ZOO_MODEL, ZOO_DEVICE, ZOO_LINK, ZOO_SYSTEM, ZOO_WORKLOAD, ZOO_STUDY, ZOO_NKIND };
 
 /* Folder holding models/ and hw/: $KARAT_HOME, else the source tree. */
 const char *zoo_home(void);

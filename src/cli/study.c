@@ -1,0 +1,166 @@
+/* study.c (cli): reading study files (study.h). */
+#include "cli/study.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void trim(char *s)
+{
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+		s[--n] = '\0';
+	size_t i = 0;
+	while (s[i] == ' ' || s[i] == '\t')
+		i++;
+	memmove(s, s + i, n - i + 1);
+}
+
+int list_split(const char *text, int algo, char (*vals)[INI_VALUE], int max, int *n,
+	       char *why, size_t nwhy)
+{
+	char buf[INI_VALUE];
+	snprintf(buf, sizeof buf, "%s", text);
+	*n = 0;
+	for (char *next = buf, *tok; (tok = next) != NULL;) {
+		char *comma = strchr(tok, ',');
+		next = comma ? comma + 1 : NULL;
+		if (comma)
+			*comma = '\0';
+		trim(tok);
+		if (algo && *n > 0 && strchr(tok, '=') && !strchr(tok, ':')) {
+			size_t l = strlen(vals[*n - 1]);
+			snprintf(vals[*n - 1] + l, INI_VALUE - l, ",%s", tok);
+			continue;
+		}
+		if (!*tok)
+			return snprintf(why, nwhy, "empty item in the list"), -1;
+		if (*n == max)
+			return snprintf(why, nwhy, "more than %d values", max), -1;
+		snprintf(vals[(*n)++], INI_VALUE, "%s", tok);
+	}
+	if (*n == 0)
+		return snprintf(why, nwhy, "no values"), -1;
+	return 0;
+}
+
+static int counts(const char *text, int *v, int *n, int lo, int hi, char *why, size_t nwhy)
+{
+	char items[STUDY_MAX_LIST][INI_VALUE];
+	if (list_split(text, 0, items, STUDY_MAX_LIST, n, why, nwhy) != 0)
+		return -1;
+	for (int i = 0; i < *n; i++) {
+		char *end;
+		long x = strtol(items[i], &end, 10);
+		if (*end || x < lo || x > hi)
+			return snprintf(why, nwhy, "'%s' is not a whole number in [%d, %d]", items[i],
+					lo, hi),
+			       -1;
+		v[i] = (int)x;
+	}
+	return 0;
+}
+
+int study_fixed(const struct study_def *s, const char *sys)
+{
+	for (int i = 0; i < s->nfixed; i++)
+		if (strcmp(s->fixed[i], sys) == 0)
+			return 1;
+	return 0;
+}
+
+/* The study's keys, in the order the help lists them. */
+static const char *const keys[] = {"title", "models", "algos", "workloads", "systems",
+				   "baseline", "gpus", "memdev_gpus", "memdevs_per_gpu",
+				   "memdevs_fixed", "paper", 0};
+
+static int set_key(struct study_def *s, const struct ini_entry *e, char *why, size_t nwhy)
+{
+	const char *k = e->key, *v = e->value;
+	if (!strcmp(k, "title"))
+		return snprintf(s->title, sizeof s->title, "%s", v), 0;
+	if (!strcmp(k, "baseline"))
+		return snprintf(s->baseline, sizeof s->baseline, "%s", v), 0;
+	if (!strcmp(k, "models"))
+		return list_split(v, 0, s->model, STUDY_MAX_LIST, &s->nmodel, why, nwhy);
+	if (!strcmp(k, "algos"))
+		return list_split(v, 1, s->algo, STUDY_MAX_LIST, &s->nalgo, why, nwhy);
+	if (!strcmp(k, "workloads"))
+		return list_split(v, 0, s->workload, STUDY_MAX_LIST, &s->nworkload, why, nwhy);
+	if (!strcmp(k, "systems"))
+		return list_split(v, 0, s->system, STUDY_MAX_LIST, &s->nsystem, why, nwhy);
+	if (!strcmp(k, "memdevs_fixed"))
+		return list_split(v, 0, s->fixed, STUDY_MAX_LIST, &s->nfixed, why, nwhy);
+	if (!strcmp(k, "gpus"))
+		return counts(v, s->gpus, &s->ngpus, 1, 4096, why, nwhy);
+	if (!strcmp(k, "memdev_gpus"))
+		return counts(v, s->mgpus, &s->nmgpus, 1, 4096, why, nwhy);
+	if (!strcmp(k, "memdevs_per_gpu"))
+		return counts(v, s->per_gpu, &s->nper, 1, 64, why, nwhy);
+	/* paper: "LO-HIx", e.g. 2.09-6.13x */
+	char *end;
+	s->paper_lo = strtod(v, &end);
+	if (*end == '-')
+		s->paper_hi = strtod(end + 1, &end);
+	if (*end == 'x')
+		end++;
+	if (*end || !(s->paper_lo > 0) || !(s->paper_hi >= s->paper_lo))
+		return snprintf(why, nwhy, "'%s' is not a range LO-HIx (e.g. 2.09-6.13x)", v), -1;
+	snprintf(s->paper_src, sizeof s->paper_src, "%s", e->source);
+	return 0;
+}
+
+int study_load(const char *path, struct study_def *s, struct kerr *err)
+{
+	memset(s, 0, sizeof *s);
+	snprintf(s->path, sizeof s->path, "%s", path);
+	const char *base = strrchr(path, '/');
+	snprintf(s->name, sizeof s->name, "%s", base ? base + 1 : path);
+	char *dot = strrchr(s->name, '.');
+	if (dot)
+		*dot = '\0';
+	struct ini_doc *doc = ini_doc_load(path, err);
+	if (!doc)
+		return -1;
+	int rc = 0;
+	for (int i = 0; i < doc->n && rc == 0; i++) {
+		const struct ini_entry *e = &doc->e[i];
+		char why[300];
+		int k = 0;
+		while (keys[k] && strcmp(keys[k], e->key))
+			k++;
+		if (strcmp(e->section, "study") != 0)
+			rc = kerr_set(err, doc->path, e->line, "unknown section [%s] (a study has [study])",
+				      e->section);
+		else if (!keys[k])
+			rc = kerr_set(err, doc->path, e->line,
+				      "unknown key study.%s (title, models, algos, workloads, systems, "
+				      "baseline, gpus, memdev_gpus, memdevs_per_gpu, memdevs_fixed, "
+				      "paper)", e->key);
+		else if (set_key(s, e, why, sizeof why) != 0)
+			rc = kerr_set(err, doc->path, e->line, "study.%s: %s", e->key, why);
+	}
+	int line = ini_doc_section_line(doc, "study");
+	if (line <= 0)
+		line = 1;
+	if (rc == 0 && (!s->title[0] || !s->nmodel || !s->nworkload || !s->nsystem ||
+			!s->baseline[0] || !s->ngpus))
+		rc = kerr_set(err, doc->path, line, "[study] needs title, models, workloads, "
+			      "systems, baseline and gpus");
+	if (rc == 0 && !s->nalgo)
+		s->nalgo = 1, snprintf(s->algo[0], INI_VALUE, "native");
+	if (rc == 0 && !s->nmgpus)
+		memcpy(s->mgpus, s->gpus, sizeof s->gpus), s->nmgpus = s->ngpus;
+	if (rc == 0 && !s->nper)
+		s->nper = 1, s->per_gpu[0] = 1;
+	int found = 0;
+	for (int i = 0; rc == 0 && i < s->nsystem; i++)
+		found |= strcmp(s->system[i], s->baseline) == 0;
+	if (rc == 0 && !found) {
+		const struct ini_entry *e = ini_doc_find(doc, "study", "baseline");
+		rc = kerr_set(err, doc->path, e ? e->line : line,
+			      "study.baseline '%s' is not one of study.systems", s->baseline);
+	}
+	ini_doc_free(doc);
+	return rc ? -1 : 0;
+}

@@ -1,0 +1,137 @@
+/* test_study.c: study files (issue 14 item 1) and their views (item 2):
+ * strict loading with FILE:LINE, the shipped studies load, and a small
+ * study run end to end: its CSV's header, rows and views (the baseline at
+ * its best count, at the system's count, at the count of at least the
+ * system's TDP). */
+#include <criterion/criterion.h>
+#include <csv.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "karat.h"
+
+#define GOOD "[study]\ntitle = t\nmodels = deepseek-v3.2\nworkloads = agentic\n" \
+	     "systems = gpu-only, gpu-karat\nbaseline = gpu-only\ngpus = 8\n"
+
+static char out[1 << 16], errbuf[1 << 12];
+
+/* A bad study stops `karat run` before any point, exit 1, FILE:LINE. */
+static void load_fails(const char *text, const char *want, int line)
+{
+	const char *p = tmp_ini_str(0, text);
+	char args[300];
+	snprintf(args, sizeof args, "run %s --out /tmp", p);
+	cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 1, "accepted: %s",
+		     text);
+	cr_expect(strstr(errbuf, want), "'%s' not in: %s", want, errbuf);
+	char where[128];
+	snprintf(where, sizeof where, "%s:%d:", p, line);
+	cr_expect(strstr(errbuf, where), "'%s' not in: %s", where, errbuf);
+}
+
+Test(study, bad_studies_fail_with_file_and_line)
+{
+	load_fails(GOOD "gpu = 8\n", "unknown key study.gpu", 8);
+	load_fails("[studdy]\ntitle = t\n", "unknown section [studdy]", 2);
+	load_fails(GOOD "algos = gqa,,quest\n", "study.algos: empty item", 8);
+	load_fails(GOOD "memdevs_per_gpu = 0\n", "'0' is not a whole number in [1, 64]", 8);
+	load_fails(GOOD "paper = lots\n", "not a range LO-HIx", 8);
+	load_fails("[study]\ntitle = t\nmodels = m\n", "[study] needs title, models", 1);
+	load_fails("[study]\ntitle = t\nmodels = deepseek-v3.2\nworkloads = agentic\n"
+		   "systems = gpu-karat\nbaseline = gpu-only\ngpus = 8\n",
+		   "study.baseline 'gpu-only' is not one of study.systems", 6);
+}
+
+/* The shipped studies load (karat list studies reads each). */
+Test(study, shipped_studies_load)
+{
+	cr_assert_eq(run_karat("list studies", out, sizeof out, errbuf, sizeof errbuf), 0, "%s",
+		     errbuf);
+	cr_expect(strstr(out, "headline "), "%s", out);
+	cr_expect(strstr(out, "training-free "), "%s", out);
+	cr_expect_eq(run_karat("run no-such-study", out, sizeof out, errbuf, sizeof errbuf), 2);
+	cr_expect(strstr(errbuf, "unknown study 'no-such-study'"), "%s", errbuf);
+}
+
+struct rows {
+	char cell[32][20][128];
+	int ncol, nrow;
+};
+
+static void on_field(void *f, size_t len, void *data)
+{
+	struct rows *r = data;
+	if (r->nrow < 32 && r->ncol < 20)
+		snprintf(r->cell[r->nrow][r->ncol], 128, "%.*s", (int)len, (const char *)f);
+	r->ncol++;
+}
+
+static void on_row(int c, void *data)
+{
+	(void)c;
+	struct rows *r = data;
+	r->nrow++;
+	r->ncol = 0;
+}
+
+/* deepseek-v3.2 on azure-conv (short contexts), GPU-only at 8 GPUs against
+ * GPU + KARAT at 8 GPUs with 1 device each.  KARAT's 8 x 700 + 8 x 150 W
+ * = 6.8 kW is 9.7 GPUs' TDP: above one node, so the iso-TDP baseline runs
+ * on 16 GPUs (a point the grid lacks). */
+Test(study, a_small_study_runs_with_its_views)
+{
+	const char *p = tmp_ini_str(1, "[study]\ntitle = small\nmodels = deepseek-v3.2\n"
+					"workloads = azure-conv\nsystems = gpu-only, gpu-karat\n"
+					"baseline = gpu-only\ngpus = 8\nmemdevs_per_gpu = 1\n");
+	char dir[] = "/tmp/karat-study-XXXXXX", args[512];
+	cr_assert(mkdtemp(dir));
+	snprintf(args, sizeof args, "run %s --out %s", p, dir);
+	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+	cr_expect(strstr(out, "gpu-karat over gpu-only"), "%s", out);
+	const char *base = strrchr(p, '/') + 1;
+	char csv[700];
+	snprintf(csv, sizeof csv, "%s/%.*s.csv", dir, (int)(strlen(base) - 4), base);
+	FILE *f = fopen(csv, "r");
+	cr_assert(f, "no %s", csv);
+	static char text[1 << 14];
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[n] = 0;
+	static struct rows r;
+	memset(&r, 0, sizeof r);
+	struct csv_parser cp;
+	csv_init(&cp, CSV_STRICT);
+	cr_assert_eq(csv_parse(&cp, text, n, on_field, on_row, &r), n);
+	csv_fini(&cp, on_field, on_row, &r);
+	csv_free(&cp);
+	const char *head = "study,model,algo,workload,system,view,gpus,memdevs,microbatches,"
+			   "batch,tbt_p99_s,throughput_tok_s,tdp_w,tok_s_per_w,baseline_gpus,"
+			   "baseline_tok_s_per_w,vs_gpu_only,reason\n";
+	cr_assert(strncmp(text, head, strlen(head)) == 0, "%.200s", text);
+	cr_assert_eq(r.nrow, 5, "header + gpu-only best + 3 views of gpu-karat");
+	cr_expect_str_eq(r.cell[1][4], "gpu-only");
+	cr_expect_str_eq(r.cell[1][5], "best");
+	static const char *const views[] = {"best", "same-gpus", "iso-tdp"};
+	static const char *const bgpus[] = {"8", "8", "16"};
+	for (int i = 0; i < 3; i++) {
+		const char(*c)[128] = r.cell[2 + i];
+		cr_expect_str_eq(c[4], "gpu-karat");
+		cr_expect_str_eq(c[5], views[i]);
+		cr_expect_str_eq(c[6], "8");
+		cr_expect_str_eq(c[7], "8");
+		cr_expect_str_eq(c[14], bgpus[i], "%s: baseline on %s GPUs", views[i], c[14]);
+		double x = atof(c[13]), b = atof(c[15]), v = atof(c[16]);
+		cr_expect(x > 0 && b > 0 && near(v, x / b, 1e-3), "%s: %g / %g vs %g", views[i], x,
+			  b, v);
+	}
+	/* the iso-TDP baseline has at least the system's TDP (H200: 700 W) */
+	cr_expect(atof(r.cell[4][14]) * 700 >= atof(r.cell[4][12]));
+	cr_expect(near(atof(r.cell[4][12]), 8 * 700 + 8 * 150.0, 1e-9), "%s", r.cell[4][12]);
+	char cmd[700];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	cr_expect_eq(system(cmd), 0);
+}

@@ -202,3 +202,35 @@ Test(design, defaults_are_the_documented_ones)
 		  A.d.slo == 0.05 && A.d.samples == 7 && A.d.seed == 9);
 	design_free(&A);
 }
+
+/* Issue 14: ROLE[NAME] names the device an override is for.  On gpu-karat
+ * memdev[karat] lands (bit 0 of applied); on gpu-attacc it is refused,
+ * or skipped in a sweep or study (skip_memdev_sets), leaving AttAcc's
+ * device as its file has it. */
+Test(design, an_override_may_name_its_device)
+{
+	struct kerr err;
+	const char *sets[] = {"memdev[karat].memory.bandwidth=2.4TB/s", "system.gpus=16"};
+	cr_assert_eq(assemble("deepseek-v3.2", "gpu-karat", NULL, sets, 2, &A, &err), 0, "%s",
+		     err.msg);
+	cr_expect_eq(A.mem.mem_bw, 2.4e12);
+	cr_expect_eq(A.applied, 3ULL);
+	cr_expect_eq(assemble("deepseek-v3.2", "gpu-attacc", NULL, sets, 2, &A, &err), -2);
+	cr_expect(A.fail == DI_SET && A.fail_set == 0);
+	cr_expect(strstr(err.msg, "the system's memdev is attacc, not karat"), "%s", err.msg);
+	struct design_spec s = DESIGN_SPEC_INIT;
+	s.model = "deepseek-v3.2", s.system = "gpu-attacc", s.workload = "agentic";
+	s.sets = sets, s.nsets = 2, s.skip_memdev_sets = 1;
+	design_free(&A);
+	cr_assert_eq(design_assemble(&s, &A, &err), 0, "%s", err.msg);
+	struct kdevice att;
+	cr_assert_eq(zoo_load_device("attacc", &att, NULL, &err), 0);
+	cr_expect_eq(A.mem.mem_bw, att.mem_bw);
+	cr_expect_eq(A.applied, 2ULL, "only system.gpus reached it");
+	/* the role must be a system's device or link */
+	const char *bad[] = {"attention[x].heads=64"};
+	cr_expect_eq(assemble("deepseek-v3.2", "gpu-karat", NULL, bad, 1, &A, &err), -2);
+	cr_expect(strstr(err.msg, "only a system's device or link role takes [NAME]"), "%s",
+		  err.msg);
+	design_free(&A);
+}

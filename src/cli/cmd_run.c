@@ -286,6 +286,27 @@ static void plot(const char *dir, const char *name, const char *csv)
 		die_msg("gnuplot failed drawing %s", png);
 }
 
+/* Says how many points each --set reached (it may name a device, ROLE[NAME],
+ * or set what only some systems have).  The user's overrides follow the
+ * point's own one or two (system.gpus, system.memdevs). */
+static void reach(const struct grid *g, const struct pool *p1, const struct grid *e,
+		  const struct pool *p2)
+{
+	for (int u = 0; u < g->nuser; u++) {
+		long hit = 0, all = 0;
+		for (int k = 0; k < 2; k++) {
+			const struct grid *gg = k ? e : g;
+			const struct pool *p = k ? p2 : p1;
+			for (int i = 0; p && p->applied && i < gg->n; i++) {
+				int own = gg->pt[i].memdevs > 0 ? 2 : 1;
+				hit += (p->applied[i] >> (own + u)) & 1;
+				all++;
+			}
+		}
+		printf("  --set %s reached %ld of %ld points\n", g->user_sets[u], hit, all);
+	}
+}
+
 static int write_points(const char *path, const struct pool *p1, const struct pool *p2)
 {
 	char *text = NULL;
@@ -410,6 +431,7 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 		if (sd->paper_lo > 0)
 			printf("   paper: %.2f-%.2fx", sd->paper_lo, sd->paper_hi);
 		printf("\n");
+		reach(&g, &p1, &extra, extra.n ? &p2 : NULL);
 		rc = write_points(path, &p1, &p2) != 0 || write_atomic(spath, &o.csv, 1) != 0;
 	}
 	if (!rc) {
@@ -463,10 +485,13 @@ int cmd_run(const struct args *a)
 	       "sampled batches, seed %d)\n", n, n == 1 ? "y" : "ies", DESIGN_DEFAULT_SCHED_NAME,
 	       PIPE_MAX_MB, DESIGN_DEFAULT_SLO_MS, DESIGN_DEFAULT_SAMPLES, DESIGN_DEFAULT_SEED);
 	if (a->nmany > 0) {
-		printf("overrides on every point (also in the points CSV's overrides column):");
+		printf("overrides (each point's are in the points CSV's overrides column):");
 		for (int i = 0; i < a->nmany; i++)
 			printf(" %s", a->many[i]);
 		printf("\n");
+		if (!out)
+			printf("note: these results replace the shipped ones in %s; --out DIR "
+			       "writes them elsewhere\n", dir);
 	}
 	printf("\n");
 	int rc = 0;

@@ -174,12 +174,14 @@ int point_load(const struct point_spec *ps, struct loaded *ld, struct kerr *err)
 		snprintf(ld->label[3], sizeof ld->label[3], "%s", ld->p.wl.name);
 	size_t o = 0;
 	for (int i = 0; i < ps->nsets; i++) {
-		size_t need = strlen(ps->sets[i]) + (i ? 1 : 0);
+		if (!((ld->p.applied >> i) & 1))
+			continue; /* skipped here: not this point's (the column says what ran) */
+		size_t need = strlen(ps->sets[i]) + (o ? 1 : 0);
 		if (need >= POINT_SET_LEN || o + need >= sizeof ld->sets)
 			return bad(err, 2, "--set %.60s...: an override is longer than %s "
 				   "characters", ps->sets[i], "319");
 		o += (size_t)snprintf(ld->sets + o, sizeof ld->sets - o, "%s%s",
-				      i ? ";" : "", ps->sets[i]);
+				      o ? ";" : "", ps->sets[i]);
 	}
 	for (int k = 0; k < 4; k++) /* labels come from names of bounded length */
 		if (strlen(ld->label[k]) + 1 >= sizeof ld->label[k])

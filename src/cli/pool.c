@@ -8,7 +8,7 @@
 
 /* Evaluates one point into a CSV row (malloc'd). */
 static int eval_point(struct pool *pl, long idx, char **row, struct result *out,
-		      struct kerr *err)
+		      unsigned long long *applied, struct kerr *err)
 {
 	struct point_spec ps;
 	static _Thread_local char sets[MAX_MANY][POOL_SET_LEN];
@@ -28,7 +28,7 @@ static int eval_point(struct pool *pl, long idx, char **row, struct result *out,
 		rc = (ld->batch > 0 ? plan_eval(p, ld->batch, ld->mb, &r, err)
 				    : plan_solve(p, ld->mb, &r, err)) != 0;
 	if (!rc)
-		*out = r;
+		*out = r, *applied = ld->p.applied;
 	if (!rc) {
 		char cells[OUT_MAX_COLS][OUT_CELL];
 		const char *c[OUT_MAX_COLS];
@@ -76,11 +76,13 @@ static void *worker(void *arg)
 		struct kerr err;
 		char *row = NULL;
 		struct result r;
+		unsigned long long applied = 0;
 		memset(&r, 0, sizeof r);
-		int rc = eval_point(pl, idx, &row, &r, &err);
+		int rc = eval_point(pl, idx, &row, &r, &applied, &err);
 		pthread_mutex_lock(&pl->lock);
 		pl->rows[idx] = row;
 		pl->res[idx] = r;
+		pl->applied[idx] = applied;
 		if (rc && (pl->err_idx < 0 || idx < pl->err_idx))
 			pl->err_idx = idx, pl->err_rc = rc, pl->err = err;
 		pl->done++;
@@ -94,10 +96,11 @@ int pool_run(struct pool *p, int threads)
 {
 	p->rows = calloc((size_t)p->total, sizeof *p->rows);
 	p->res = calloc((size_t)p->total, sizeof *p->res);
+	p->applied = calloc((size_t)p->total, sizeof *p->applied);
 	p->err_idx = -1;
 	p->next = p->done = 0;
 	p->t0 = clock_now();
-	if (!p->rows || !p->res) {
+	if (!p->rows || !p->res || !p->applied) {
 		kerr_set(&p->err, 0, 0, "out of memory for %ld points", p->total);
 		return 1;
 	}
@@ -122,6 +125,8 @@ void pool_free(struct pool *p)
 		free(p->rows[i]);
 	free(p->rows);
 	free(p->res);
+	free(p->applied);
 	p->rows = NULL;
 	p->res = NULL;
+	p->applied = NULL;
 }

@@ -26,6 +26,7 @@ struct pool {
 	/* filled by pool_run */
 	char **rows;           /* CSV row per point (malloc'd), or NULL */
 	struct result *res;    /* result per point */
+	unsigned long long *applied; /* per point: bit i, override i reached it */
 	long err_idx;          /* lowest failing point, or -1 */
 	int err_rc;            /* 1 or 2 (usage) */
 	struct kerr err;

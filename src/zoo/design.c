@@ -73,6 +73,22 @@ static void *part_of(struct design_parts *dp, const struct override *o, struct k
 	}
 }
 
+_Static_assert(DESIGN_MAX_SETS <= 64, "design_parts.applied is a 64-bit mask");
+
+/* The file a system's device or link role names ("" for none). */
+static const char *role_name(const struct ksystem *s, enum ov_part p)
+{
+	switch (p) {
+	case OV_GPU: return s->gpu;
+	case OV_MEMDEV: return system_has_memdev(s) ? s->memdev : "";
+	case OV_SCALEUP: return s->scaleup_link;
+	case OV_SCALEOUT: return s->scaleout_link;
+	case OV_MEMDEV_LINK: return system_has_memdev(s) ? s->memdev_link : "";
+	case OV_GPU_PORT: return system_has_port(s) ? s->gpu_port : "";
+	default: return "";
+	}
+}
+
 /* Applies the overrides of one stage, in the order given. */
 static int apply_stage(const struct design_spec *s, const struct override *ov,
 		       struct design_parts *dp, enum stage st, struct kerr *err)
@@ -83,6 +99,16 @@ static int apply_stage(const struct design_spec *s, const struct override *ov,
 			continue;
 		if (s->skip_memdev_sets && !system_has_memdev(&dp->sys) && override_is_memdev(o))
 			continue;
+		if (o->only[0] && st == ST_PARTS) {
+			const char *is = role_name(&dp->sys, o->part);
+			if (strcmp(is, o->only) != 0) {
+				if (s->skip_memdev_sets)
+					continue; /* a sweep or study: the points it is for */
+				kerr_set(err, 0, 0, "%s: the system's %s is %s, not %s", o->what,
+					 ov_part_names[o->part], is[0] ? is : "none", o->only);
+				return blame(dp, DI_SET, i, -2);
+			}
+		}
 		void *obj = NULL;
 		switch (st) {
 		case ST_MODEL: obj = &dp->m; break;
@@ -104,6 +130,7 @@ static int apply_stage(const struct design_spec *s, const struct override *ov,
 		int rc = override_apply(o, obj, err);
 		if (rc)
 			return blame(dp, DI_SET, i, rc);
+		dp->applied |= 1ULL << i;
 	}
 	return 0;
 }

@@ -69,6 +69,9 @@ struct design_parts {
 	struct design d;
 	enum design_input fail;  /* after a failure: what was wrong */
 	int fail_set;            /* DI_SET: which override */
+	unsigned long long applied; /* bit i: override i was applied (one
+				       skipped: a memory device's on a system
+				       without, or ROLE[NAME] elsewhere) */
 };
 
 /* Loads, overrides and checks everything s names into dp.  Returns 0, -1

@@ -57,10 +57,22 @@ int override_parse(const char *item, struct override *o, struct kerr *err)
 	    copy(item, eq, o->what, sizeof o->what) != 0)
 		return kerr_set(err, 0, 0, "'%.80s': name too long", item);
 	o->value = eq + 1;
+	char *open = strchr(first, '[');
+	if (open) { /* ROLE[NAME] */
+		size_t n = strlen(open);
+		if (n < 3 || open[n - 1] != ']' || open == first)
+			return kerr_set(err, 0, 0, "%s: expected ROLE[NAME] before the key "
+					"(memdev[karat].memory.bandwidth)", o->what);
+		snprintf(o->only, sizeof o->only, "%.*s", (int)(n - 2), open + 1);
+		*open = '\0';
+	}
 	const char *rest = dot + 1, *dot2 = memchr(rest, '.', (size_t)(eq - rest));
 	for (size_t i = 0; i < sizeof sectioned / sizeof sectioned[0]; i++)
 		if (strcmp(first, sectioned[i].section) == 0) {
 			o->part = sectioned[i].part;
+			if (o->only[0])
+				return kerr_set(err, 0, 0, "%s: only a system's device or link role "
+						"takes [NAME]", o->what);
 			if (dot2)
 				return kerr_set(err, 0, 0, "%s: a key of [%s] has no '.'", o->what,
 						first);
@@ -88,6 +100,10 @@ int override_parse(const char *item, struct override *o, struct kerr *err)
 				"gpu_port; hw and link in ops)", o->what, first, hint);
 	}
 	o->part = (enum ov_part)p;
+	if (o->only[0] && (p < OV_GPU || p > OV_GPU_PORT))
+		return kerr_set(err, 0, 0, "%s: only a system's device or link role takes "
+				"[NAME] (gpu, memdev, scaleup_link, scaleout_link, memdev_link, "
+				"gpu_port)", o->what);
 	if (dot2 && (copy(rest, dot2, o->section, sizeof o->section) != 0 ||
 		     copy(dot2 + 1, eq, o->key, sizeof o->key) != 0))
 		return kerr_set(err, 0, 0, "'%.80s': name too long", item);

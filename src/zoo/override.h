@@ -4,7 +4,11 @@
  * and a workload's (workload.prefix_reuse, input.median).  A device or link
  * is named by its role, then its key as its file has it, section and all
  * (gpu.memory.bandwidth, memdev_link.link.bandwidth), or with the key alone
- * where it is unique in that kind of file (gpu.bandwidth).  Each value is
+ * where it is unique in that kind of file (gpu.bandwidth).  A device or
+ * link role may name the file it is for, ROLE[NAME] (memdev[karat].
+ * memory.bandwidth): the override then applies only where that role is
+ * NAME (a what-if on KARAT leaves the baselines' devices alone).  Each
+ * value is
  * parsed and checked through its schema exactly as the file's would be.
  * Messages name the item, not an option: callers add their own words. */
 #ifndef KARAT_ZOO_OVERRIDE_H
@@ -35,6 +39,7 @@ struct override {
 	char section[64];  /* in the part's file; "" for a device or link key
 			      given alone */
 	char key[64];
+	char only[64];     /* ROLE[NAME]: NAME, the file the role must be; "" */
 	char what[160];    /* the item up to '=', for messages */
 	const char *value; /* points into the item */
 };

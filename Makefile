@@ -86,9 +86,14 @@ $(B)/bench_ops: bench/bench_ops.c bench/bench_util.h $(B)/libkarat.a $(HDRS)
 	@$(CC) $(CFLAGS) -DBENCH_CFLAGS='"$(filter-out -DKARAT_DATADIR%,$(CFLAGS))"' -o $@ $< $(B)/libkarat.a $(LDLIBS)
 
 # The main job: the headline study (results/headline*.csv, .png).
+# the batch whose schedule the timeline figure shows
+TIMELINE := --model deepseek-v3.2 --system gpu-karat --workload agentic --batch 256 --microbatches 4
 run: $(B)/karat
 	$(B)/karat run
 	$(B)/karat validate
+	$(B)/karat query $(TIMELINE) --schedule naive --timeline results/timeline-naive.csv > /dev/null
+	$(B)/karat query $(TIMELINE) --schedule ofms+cmr --timeline results/timeline-ofms-cmr.csv > /dev/null
+	$(B)/karat plot timeline
 
 test: $(B)/karat $(B)/karat-tests
 	KARAT_BIN=$(CURDIR)/$(B)/karat $(B)/karat-tests -j2

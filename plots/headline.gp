@@ -2,23 +2,30 @@
 # per TDP, one group of bars per model, algorithm and workload, systems in
 # colour, each bar labelled with its ratio to the baseline; a system with
 # no feasible configuration is marked "infeasible" in its slot.
-# Reads a study CSV of `karat run` (results/headline.csv; columns 2 model,
-# 3 algo, 4 workload, 5 system, 6 view, 14 tok_s_per_w, 17 vs_gpu_only).
+# Reads a study CSV of `karat run` (results/headline.csv) by column name:
+# model, algo, workload, system, view, tok_s_per_w, vs_gpu_only.
 #   gnuplot -e "datafile='results/headline.csv'; outfile='h.png'" plots/headline.gp
+# format='svg' or 'pdf' for those terminals (karat plot --format).
 if (!exists("datafile")) datafile = "results/headline.csv"
 if (!exists("outfile")) outfile = "results/headline.png"
+if (!exists("format")) format = "png"
 set datafile separator ","
 set datafile columnheaders
-# bars: the rows of the view `best`
+best(r) = strcol("view") eq "best"
+# bars: the rows of the view `best`; the highest of them sets the y range
 nb = 0
-stats datafile using (strcol(6) eq "best" ? (nb = nb + 1, 0) : 0) nooutput
-set terminal pngcairo size (400 + 42 * nb), 560 enhanced font ",10"
+stats datafile using (best(0) ? (nb = nb + 1, 0) : 0) nooutput
+stats datafile using (best(0) && strcol("tok_s_per_w") ne "" ? column("tok_s_per_w") : 1/0) \
+      name "Y" nooutput
+ytop = 10 ** ceil(log10(Y_max * 3))
+W = 400 + 42 * nb; H = 560
+if (format eq "svg") { set terminal svg size W, H dynamic enhanced font ",10" } \
+else { if (format eq "pdf") { set terminal pdfcairo size W / 100.0, H / 100.0 enhanced font ",8" } \
+else { set terminal pngcairo size W, H enhanced font ",10" } }
 set output outfile
 set title "Each system at its best configuration under the P99 TBT SLO (karat run)" noenhanced
 set ylabel "tokens/s per W (TDP)"
 set logscale y
-stats datafile using (strcol(6) eq "best" && strcol(14) ne "" ? $14 : 1/0) name "Y" nooutput
-ytop = 10 ** ceil(log10(Y_max * 3))
 set yrange [0.004:ytop]
 set grid ytics
 set style fill solid 0.85 border -1
@@ -31,15 +38,18 @@ idx(s) = sum [i=1:words(systems)] (word(systems, i) eq s ? i : 0)
 col(s) = idx(s) > 0 ? rgbs[idx(s)] : 0x000000
 # x of a best row: a group's systems side by side, a gap between groups;
 # first is 1 on a group's first bar (its label goes there)
-xpos(r) = (r == 0 ? (x = -1, pg = "") : 0, g = strcol(2).strcol(3).strcol(4), \
+key3(r) = strcol("model").strcol("algo").strcol("workload")
+xpos(r) = (r == 0 ? (x = -1, pg = "") : 0, g = key3(0), \
            first = (g eq pg ? 0 : 1), x = x + (first ? 2 : 1), pg = g, x)
-group(r) = strcol(2).(strcol(3) eq "native" ? "" : " ".strcol(3))." ".strcol(4)
+group(r) = strcol("model").(strcol("algo") eq "native" ? "" : " ".strcol("algo"))." ".strcol("workload")
+tpw(r) = strcol("tok_s_per_w") eq "" ? 1/0 : column("tok_s_per_w")
 plot for [i=1:words(systems)] keyentry with boxes lc rgb rgbs[i] title word(systems, i), \
-     datafile using (strcol(6) eq "best" ? xpos($0) : 1/0):($14 > 0 ? $14 : 1/0): \
-        (col(strcol(5))) with boxes lc rgb variable notitle, \
-     datafile using (strcol(6) eq "best" ? xpos($0) : 1/0):($14 > 0 ? $14 * 1.15 : 1/0): \
-        (sprintf("%.2fx", $17)) with labels font ",7" notitle, \
-     datafile using (strcol(6) eq "best" ? xpos($0) : 1/0):(strcol(14) eq "" ? 0.006 : 1/0): \
+     datafile using (best(0) ? xpos($0) : 1/0):(tpw(0)):(col(strcol("system"))) \
+        with boxes lc rgb variable notitle, \
+     datafile using (best(0) ? xpos($0) : 1/0):(tpw(0) * 1.15): \
+        (strcol("vs_gpu_only") eq "" ? "-" : sprintf("%.2fx", column("vs_gpu_only"))) \
+        with labels font ",7" notitle, \
+     datafile using (best(0) ? xpos($0) : 1/0):(strcol("tok_s_per_w") eq "" ? 0.006 : 1/0): \
         ("infeasible") with labels rotate by 90 left font ",7" notitle, \
-     datafile using (strcol(6) eq "best" ? xpos($0) - 0.45 : 1/0):(ytop / 1.6): \
+     datafile using (best(0) ? xpos($0) - 0.45 : 1/0):(ytop / 1.6): \
         (first ? group(0) : "") with labels left font ",9" noenhanced notitle

@@ -135,3 +135,55 @@ Test(study, a_small_study_runs_with_its_views)
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	cr_expect_eq(system(cmd), 0);
 }
+
+/* karat plot (issue 14 item 7): every figure renders from its CSV alone,
+ * to PNG and SVG, with no gnuplot warning (plot fails on any); a missing
+ * CSV names the file; a CSV without a column the script reads names the
+ * column. */
+Test(study, plot_renders_every_figure_from_its_csv)
+{
+	char dir[] = "/tmp/karat-plot-XXXXXX", args[700], path[700];
+	cr_assert(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/headline.ini", dir);
+	FILE *f = fopen(path, "w");
+	cr_assert(f);
+	fputs("[study]\ntitle = small\nmodels = deepseek-v3.2\nworkloads = azure-conv\n"
+	      "systems = gpu-only, gpu-karat\nbaseline = gpu-only\ngpus = 8\n", f);
+	fclose(f);
+	const char *steps[] = {"run %s/headline.ini --out %s", "validate --out %s%s",
+			       "query --model deepseek-v3.2 --system gpu-karat --context 4096 "
+			       "--batch 16 --microbatches 2 --schedule naive --timeline "
+			       "%s/timeline-naive.csv%s",
+			       "query --model deepseek-v3.2 --system gpu-karat --context 4096 "
+			       "--batch 16 --microbatches 2 --schedule ofms+cmr --timeline "
+			       "%s/timeline-ofms-cmr.csv%s"};
+	for (int i = 0; i < 4; i++) {
+		snprintf(args, sizeof args, steps[i], dir, i ? "" : dir);
+		cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s: %s",
+			     args, errbuf);
+	}
+	static const char *const figs[] = {"headline", "validation", "timeline"};
+	static const char *const fmts[] = {"png", "svg"};
+	for (int i = 0; i < 3; i++)
+		for (int k = 0; k < 2; k++) {
+			snprintf(args, sizeof args, "plot %s --from %s --format %s", figs[i], dir, fmts[k]);
+			cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s: %s",
+				     args, errbuf);
+			snprintf(path, sizeof path, "%s/%s.%s", dir, figs[i], fmts[k]);
+			cr_expect_eq(access(path, R_OK), 0, "no %s", path);
+		}
+	snprintf(args, sizeof args, "plot training-free --from %s", dir);
+	cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 1);
+	cr_expect(strstr(errbuf, "training-free.csv") && strstr(errbuf, "karat run training-free"),
+		  "%s", errbuf);
+	snprintf(path, sizeof path, "%s/validation.csv", dir);
+	f = fopen(path, "w");
+	cr_assert(f);
+	fputs("kernel,predicted,measure,unit\ngemm,1,1,us\n", f);
+	fclose(f);
+	snprintf(args, sizeof args, "plot validation --from %s", dir);
+	cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 1);
+	cr_expect(strstr(errbuf, "validation.csv:1: no column 'measured'"), "%s", errbuf);
+	snprintf(args, sizeof args, "rm -rf %s", dir);
+	cr_expect_eq(system(args), 0);
+}

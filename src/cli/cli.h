@@ -118,5 +118,6 @@ int cmd_sweep(const struct args *a);
 int cmd_merge(const struct args *a);
 int cmd_quantiles(const struct args *a);
 int cmd_validate(const struct args *a);
+int cmd_plot(const struct args *a);
 
 #endif

@@ -81,6 +81,10 @@ static const struct optdef quantiles_opts[] = {
 static const struct optdef validate_opts[] = {
 	{"out", 1, "folder for validation.csv and validation.png (default: the project's results/)", 0, 0},
 	{0, 0, 0, 0, 0}};
+static const struct optdef plot_opts[] = {
+	{"from", 1, "folder of the CSVs, where the figures go too (default: the project's results/)", 0, 0},
+	{"format", 1, "png (default), svg or pdf", 0, 0},
+	{0, 0, 0, 0, 0}};
 static const struct optdef run_opts[] = {
 	{"jobs", 1, "worker threads, also -j N (default: the online CPUs)", 0, 'j'},
 	{"out", 1, "folder for the results (default: the project's results/)", 0, 0},
@@ -122,6 +126,9 @@ const struct command commands[] = {
 	{"validate", cmd_validate, "[TABLE.csv...] [--out DIR]",
 	 "the model against the published kernel timings in validation/: error per row, table, kernel",
 	 validate_opts, 0, MAX_POS},
+	{"plot", cmd_plot, "[FIGURE...] [--from DIR] [--format png|svg|pdf]",
+	 "re-render figures from their CSVs: headline, training-free, validation, timeline",
+	 plot_opts, 0, MAX_POS},
 	{"run", cmd_run, "[STUDY...] [--jobs N] [--out DIR] [--set k=v]",
 	 "the main job: the studies in studies/ (or those named), each system at its best, to results/",
 	 run_opts, 0, MAX_POS},

@@ -1,0 +1,170 @@
+/* cmd_plot.c: `karat plot [FIGURE...] [--from DIR] [--format png|svg|pdf]`:
+ * re-renders figures from their CSVs alone, through a static table of
+ * figures (name, CSV, gnuplot script in plots/, the columns it reads).  A
+ * missing CSV, or one without a column the script reads, is an error that
+ * names the file and the column; so is any warning gnuplot prints. */
+#include <csv.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "base/suggest.h"
+#include "karat.h"
+
+struct figure {
+	const char *name, *what;
+	const char *csv, *csv2;   /* in --from DIR; csv2: a second panel */
+	const char *script;       /* in plots/ */
+	const char *vars;         /* more -e variables, or "" */
+	const char *cols[8];      /* the columns the script reads */
+	const char *made_by;      /* what writes the CSV */
+};
+
+#define STUDY_COLS {"model", "algo", "workload", "system", "view", "tok_s_per_w", "vs_gpu_only"}
+static const struct figure figures[] = {
+	{"headline", "each system at its best, the headline study", "headline.csv", NULL,
+	 "headline.gp", "", STUDY_COLS, "karat run headline"},
+	{"training-free", "each system at its best, the training-free study",
+	 "training-free.csv", NULL, "headline.gp", "", STUDY_COLS, "karat run training-free"},
+	{"validation", "the model against published kernel timings", "validation.csv", NULL,
+	 "validation.gp", "", {"kernel", "predicted", "measured", "unit"}, "karat validate"},
+	{"timeline", "one sampled batch's schedule, naive against OFMS+CMR",
+	 "timeline-naive.csv", "timeline-ofms-cmr.csv", "timeline.gp",
+	 "title1='naive'; title2='OFMS+CMR'",
+	 {"microbatch", "layer", "resource", "start_s", "end_s"},
+	 "make run (karat query --timeline)"},
+};
+#define NFIG (int)(sizeof figures / sizeof *figures)
+
+struct header {
+	char names[64][64];
+	int n, done;
+};
+
+static void on_field(void *s, size_t len, void *data)
+{
+	struct header *h = data;
+	if (!h->done && h->n < 64)
+		snprintf(h->names[h->n++], 64, "%.*s", (int)len, (const char *)s);
+}
+
+static void on_row(int c, void *data)
+{
+	(void)c;
+	((struct header *)data)->done = 1;
+}
+
+/* The CSV exists and its header has every column f reads. */
+static int check_csv(const struct figure *f, const char *path)
+{
+	char *buf;
+	size_t len;
+	struct kerr err;
+	if (file_read_all(path, 1LL << 30, "figure data", " (a figure reads a CSV file)", &buf, &len,
+			  &err) != 0) {
+		die_msg("%s (figure %s: %s writes it)", err.msg, f->name, f->made_by);
+		return 1;
+	}
+	static struct header h;
+	memset(&h, 0, sizeof h);
+	struct csv_parser p;
+	int rc = 0;
+	if (csv_init(&p, 0) != 0)
+		rc = (die_msg("%s: cannot start the CSV parser", path), 1);
+	if (!rc) {
+		size_t end = 0;
+		while (end < len && buf[end] != '\n')
+			end++;
+		csv_parse(&p, buf, end, on_field, on_row, &h);
+		csv_fini(&p, on_field, on_row, &h);
+		csv_free(&p);
+	}
+	free(buf);
+	for (int i = 0; !rc && i < 8 && f->cols[i]; i++) {
+		int k = 0;
+		while (k < h.n && strcmp(h.names[k], f->cols[i]) != 0)
+			k++;
+		if (k == h.n)
+			rc = (die_msg("%s:1: no column '%s' (figure %s reads it; %s writes the file)",
+				      path, f->cols[i], f->name, f->made_by), 1);
+	}
+	return rc;
+}
+
+/* Runs gnuplot; anything it prints on stderr is a failure. */
+static int render(const struct figure *f, const char *dir, const char *fmt)
+{
+	char csv[1200], csv2[1200] = "", out[1200], cmd[5000], log[64];
+	snprintf(csv, sizeof csv, "%s/%s", dir, f->csv);
+	if (check_csv(f, csv) != 0)
+		return 1;
+	if (f->csv2) {
+		snprintf(csv2, sizeof csv2, "%s/%s", dir, f->csv2);
+		if (check_csv(f, csv2) != 0)
+			return 1;
+	}
+	snprintf(out, sizeof out, "%s/%s.%s", dir, f->name, fmt);
+	snprintf(log, sizeof log, "/tmp/karat-plot-%ld.log", (long)getpid());
+	snprintf(cmd, sizeof cmd,
+		 "gnuplot -e \"datafile='%s'; %s%s%s outfile='%s'; format='%s'; %s\" '%s/plots/%s' "
+		 "2> %s", csv, f->csv2 ? "datafile2='" : "", f->csv2 ? csv2 : "", f->csv2 ? "';" : "",
+		 out, fmt, f->vars, zoo_home(), f->script, log);
+	int rc = system(cmd);
+	char *msg = NULL;
+	size_t n = 0;
+	struct kerr err;
+	file_read_all(log, 1 << 20, "gnuplot log", "", &msg, &n, &err);
+	unlink(log);
+	if (rc != 0 || n > 0) {
+		die_msg("gnuplot %s drawing %s: %.400s", rc ? "failed" : "warned", out,
+			msg && n ? msg : "(no message)");
+		free(msg);
+		return 1;
+	}
+	free(msg);
+	printf("wrote %s\n", out);
+	return 0;
+}
+
+int cmd_plot(const struct args *a)
+{
+	const struct command *c = command_find("plot");
+	const char *fmt = arg_get(c, a, "format");
+	if (!fmt)
+		fmt = "png";
+	if (strcmp(fmt, "png") && strcmp(fmt, "svg") && strcmp(fmt, "pdf"))
+		return usage_error(c, "--format: '%s' is not png, svg or pdf", fmt);
+	const char *from = arg_get(c, a, "from");
+	char dir[1100];
+	if (from)
+		snprintf(dir, sizeof dir, "%s", from);
+	else
+		snprintf(dir, sizeof dir, "%s/results", zoo_home());
+	int want[NFIG] = {0};
+	for (int i = 0; i < a->npos; i++) {
+		int k = 0;
+		while (k < NFIG && strcmp(figures[k].name, a->pos[i]) != 0)
+			k++;
+		if (k == NFIG) {
+			const char *names[NFIG];
+			for (int j = 0; j < NFIG; j++)
+				names[j] = figures[j].name;
+			char hint[128];
+			suggest_hint(a->pos[i], names, NFIG, hint, sizeof hint);
+			return usage_error(c, "unknown figure '%s'%s (headline, training-free, "
+					   "validation, timeline)", a->pos[i], hint);
+		}
+		want[k] = 1;
+	}
+	if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+		die_msg("gnuplot not found (apt-get install gnuplot-nox)");
+		return 1;
+	}
+	int rc = 0;
+	for (int k = 0; k < NFIG && rc == 0; k++)
+		if (a->npos == 0 || want[k])
+			rc = render(&figures[k], dir, fmt);
+	return rc;
+}

@@ -166,3 +166,39 @@ Test(shard, gnu_parallel_example_script, .init = setup_dir, .fini = remove_dir)
 	snprintf(m, sizeof m, "%s/par.csv", dir);
 	expect_plain(m);
 }
+
+/* Issue 14 item 9: a sweep's CSV has one column per [set] key (set.KEY),
+ * its value on each row, empty where the system cannot apply it; a
+ * command-line --set of the same key wins and is marked "(--set)"; the
+ * algo_params column gives the specification that ran. */
+Test(shard, sweep_columns_name_their_keys, .init = setup_dir, .fini = remove_dir)
+{
+	char path[128], csvp[128], args[600];
+	snprintf(path, sizeof path, "%s/s.ini", dir);
+	snprintf(csvp, sizeof csvp, "%s/s.csv", dir);
+	FILE *f = fopen(path, "w");
+	cr_assert(f);
+	fputs("[sweep]\nmodel = deepseek-v3.2\nsystem = gpu-only, gpu-karat\nworkload = agentic\n"
+	      "batch = 16\nmicrobatches = 1\nsamples = 8\n[set]\n"
+	      "memdev.memory.bandwidth = 1TB/s, 2TB/s\nsystem.gpus = 8\n", f);
+	fclose(f);
+	snprintf(args, sizeof args, "sweep %s --output %s --set system.gpus=16", path, csvp);
+	cr_assert_eq(run_karat(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+	static char text[1 << 16];
+	slurp_file(csvp, text, sizeof text);
+	const char *nl = strchr(text, '\n');
+	cr_assert(nl);
+	const char *tail = ",overrides,algo_params,set.memdev.memory.bandwidth,set.system.gpus\n";
+	cr_expect(strncmp(nl + 1 - strlen(tail), tail, strlen(tail)) == 0, "%.*s",
+		  (int)(nl - text), text);
+	cr_expect(strstr(text, "gpu-only,agentic") && strstr(text, ",,16 (--set)\n"),
+		  "gpu-only cannot apply the memory device's bandwidth: %s", text);
+	cr_expect(strstr(text, ",1TB/s,16 (--set)\n") && strstr(text, ",2TB/s,16 (--set)\n"), "%s",
+		  text);
+	cr_expect(strstr(text, "\"dsa:topk=2048,index_heads=64,"), "%s", text);
+	/* the command line's value ran: 16 GPUs on every row */
+	int rows = 0;
+	for (const char *p = nl + 1; *p; p = strchr(p, '\n') + 1, rows++)
+		cr_expect(strstr(p, ",16,") && strstr(p, ",16,") < strchr(p, '\n'), "row %d", rows);
+	cr_expect_eq(rows, 4);
+}

@@ -440,3 +440,31 @@ Test(sparse, glm52_mtp_layer_reuses_the_index)
 	cr_expect(near(scan_b, 100000 * 132.0 + 2 * 100000 * 4.0 + 2 * (32 * 128 + 32 * 4), 1e-12),
 		  "%.17g", scan_b);
 }
+
+/* Issue 14 item 9: the specification that ran (the algo_params column)
+ * names every parameter and parses back to the same configuration, for
+ * every algorithm at its defaults and with one parameter changed. */
+Test(sparse, format_spec_round_trips)
+{
+	for (int a = 0; a < ALGO_N; a++) {
+		struct sparse_cfg cfg, back;
+		struct kerr err;
+		sparse_cfg_init(&cfg, a);
+		char spec[512];
+		cr_assert(sparse_format_spec(&cfg, spec, sizeof spec) < (int)sizeof spec);
+		cr_assert_eq(sparse_parse_spec(spec, NULL, &back, &err), 0, "%s: %s", spec, err.msg);
+		cr_expect_eq(back.algo, a);
+		for (int p = 0; p < SP_N; p++)
+			cr_expect(back.p[p] == cfg.p[p] || (isnan(back.p[p]) && isnan(cfg.p[p])),
+				  "%s: parameter %d", spec, p);
+		cr_expect_eq(strncmp(spec, algo_names[a], strlen(algo_names[a])), 0, "%s", spec);
+	}
+	struct sparse_cfg cfg, back;
+	struct kerr err;
+	cr_assert_eq(sparse_parse_spec("dsa:topk=1024", NULL, &cfg, &err), 0);
+	char spec[512];
+	sparse_format_spec(&cfg, spec, sizeof spec);
+	cr_expect(strstr(spec, "topk=1024,"), "%s", spec);
+	cr_assert_eq(sparse_parse_spec(spec, NULL, &back, &err), 0, "%s", err.msg);
+	cr_expect_eq(back.p[SP_TOPK], 1024);
+}

@@ -157,8 +157,6 @@ static void point_spec_of(const void *ctx, long local, struct point_spec *ps,
 	const struct sweep *sw = ctx;
 	long idx = global_point(sw, local);
 	memset(ps, 0, sizeof *ps);
-	for (int i = 0; i < sw->nfixed; i++)
-		ps->sets[ps->nsets++] = sw->fixed_sets[i];
 	long rest = idx;
 	int pick[MAX_DIMS];
 	for (int i = sw->ndim - 1; i >= 0; i--) {
@@ -185,6 +183,85 @@ static void point_spec_of(const void *ctx, long local, struct point_spec *ps,
 		if (force)
 			ps->force = strcmp(force, "true") == 0;
 	}
+	/* the command line's last: it takes precedence over the file's [set] */
+	for (int i = 0; i < sw->nfixed; i++)
+		ps->sets[ps->nsets++] = sw->fixed_sets[i];
+}
+
+/* Which command-line override sets key (section.key as the file's [set]
+ * names it; the last one wins), or -1. */
+static int fixed_index(const struct sweep *sw, const char *key)
+{
+	size_t n = strlen(key);
+	int found = -1;
+	for (int i = 0; i < sw->nfixed; i++)
+		if (strncmp(sw->fixed_sets[i], key, n) == 0 && sw->fixed_sets[i][n] == '=')
+			found = i;
+	return found;
+}
+
+/* The CSV header: the point columns, then one column per [set] key
+ * (set.KEY), with the point index first for a shard. */
+static int write_head(FILE *fp, const struct sweep *sw, int shard)
+{
+	const char *head[OUT_MAX_COLS + MAX_DIMS + 1];
+	static char names[MAX_DIMS][80];
+	int n = 0;
+	if (shard)
+		head[n++] = "point";
+	for (int k = 0; k < point_ncols; k++)
+		head[n++] = point_head[k];
+	for (int i = 0; i < sw->ndim; i++)
+		if (strcmp(sw->dim[i].section, "set") == 0) {
+			snprintf(names[i], sizeof names[i], "set.%s", sw->dim[i].key);
+			head[n++] = names[i];
+		}
+	return csv_write_row(fp, n, head);
+}
+
+/* A row: the point's cells (its CSV line), then its [set] values: the
+ * file's, the command line's marked "(--set)" where it overrode it, or
+ * empty where the point's system cannot apply it (bit j of applied: the
+ * j-th [set] key reached the point). */
+static int write_row(FILE *fp, const struct sweep *sw, long idx, const char *row,
+		     unsigned long long applied)
+{
+	size_t len = strlen(row);
+	if (len && row[len - 1] == '\n')
+		len--;
+	if (fwrite(row, 1, len, fp) != len)
+		return -1;
+	long rest = idx;
+	int pick[MAX_DIMS];
+	for (int i = sw->ndim - 1; i >= 0; i--) {
+		pick[i] = (int)(rest % sw->dim[i].n);
+		rest /= sw->dim[i].n;
+	}
+	const char *cells[MAX_DIMS];
+	static char marked[MAX_DIMS][INI_VALUE + 16];
+	int n = 0, nset = 0;
+	for (int i = 0; i < sw->ndim; i++)
+		nset += strcmp(sw->dim[i].section, "set") == 0;
+	for (int i = 0; i < sw->ndim; i++) {
+		if (strcmp(sw->dim[i].section, "set") != 0)
+			continue;
+		int f = fixed_index(sw, sw->dim[i].key);
+		int bit = f >= 0 ? nset + f : n; /* the point's overrides: [set], then --set */
+		if (!((applied >> bit) & 1)) {
+			cells[n++] = "";
+		} else if (f >= 0) {
+			snprintf(marked[i], sizeof marked[i], "%s (--set)",
+				 strchr(sw->fixed_sets[f], '=') + 1);
+			cells[n++] = marked[i];
+		} else {
+			cells[n++] = sw->dim[i].val[pick[i]];
+		}
+	}
+	if (n == 0)
+		return fputc('\n', fp) == EOF ? -1 : 0;
+	if (fputc(',', fp) == EOF)
+		return -1;
+	return csv_write_row(fp, n, cells);
 }
 
 /* Creates the output's folder when it is missing and its parent exists
@@ -345,17 +422,10 @@ int cmd_sweep(const struct args *a)
 		char *text = NULL;
 		size_t len = 0;
 		FILE *fp = open_memstream(&text, &len);
-		if (shard) { /* the point's index first, for karat merge */
-			const char *head[OUT_MAX_COLS + 1] = {"point"};
-			for (int k = 0; k < point_ncols; k++)
-				head[k + 1] = point_head[k];
-			rc = !fp || csv_write_row(fp, point_ncols + 1, head) != 0;
-		} else {
-			rc = !fp || csv_write_row(fp, point_ncols, point_head) != 0;
-		}
+		rc = !fp || write_head(fp, &sw, shard != NULL) != 0;
 		for (long i = 0; i < mine && !rc; i++)
 			rc = (shard && fprintf(fp, "%ld,", global_point(&sw, i)) < 0) ||
-			     fputs(pl.rows[i], fp) < 0;
+			     write_row(fp, &sw, global_point(&sw, i), pl.rows[i], pl.applied[i]) != 0;
 		if (fp && fclose(fp) != 0)
 			rc = 1;
 		if (rc)

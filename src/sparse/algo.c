@@ -210,3 +210,21 @@ int sparse_parse_spec(const char *spec, const struct sparse_cfg *native,
 		return kerr_set(err, 0, 0, "%s", why);
 	return 0;
 }
+
+int sparse_format_spec(const struct sparse_cfg *cfg, char *buf, size_t n)
+{
+	const struct algo_row *a = algo_row(cfg->algo);
+	size_t used = (size_t)snprintf(buf, n, "%s", algo_names[cfg->algo]);
+	for (int i = 0; i < a->nparams; i++) {
+		const struct sp_param_info *info = &sp_params[a->params[i].p];
+		double v = cfg->p[a->params[i].p];
+		char val[64];
+		if (info->is_dtype)
+			snprintf(val, sizeof val, "%s", dtype_names[(int)v]);
+		else
+			snprintf(val, sizeof val, "%.17g", v);
+		used += (size_t)snprintf(buf + (used < n ? used : n), used < n ? n - used : 0,
+					 "%c%s=%s", i ? ',' : ':', info->key, val);
+	}
+	return (int)used;
+}

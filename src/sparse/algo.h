@@ -206,6 +206,11 @@ int sparse_cfg_set(struct sparse_cfg *cfg, const char *key, const char *value,
 /* Parses "NAME[:key=value,...]" into cfg; err has no file location.  When
  * NAME is native's algorithm, native's values are the starting point (a
  * model's own settings); otherwise the published defaults. */
+/* The specification that ran: "NAME:key=value,..." with every parameter
+ * of the algorithm (dtypes by name, numbers in SI units); it parses back
+ * to cfg.  Returns the length written (truncated to n). */
+int sparse_format_spec(const struct sparse_cfg *cfg, char *buf, size_t n);
+
 int sparse_parse_spec(const char *spec, const struct sparse_cfg *native,
 		      struct sparse_cfg *cfg, struct kerr *err);
 

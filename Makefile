@@ -93,7 +93,9 @@ run: $(B)/karat
 	$(B)/karat validate
 	$(B)/karat query $(TIMELINE) --schedule naive --timeline results/timeline-naive.csv > /dev/null
 	$(B)/karat query $(TIMELINE) --schedule ofms+cmr --timeline results/timeline-ofms-cmr.csv > /dev/null
-	$(B)/karat plot timeline
+	$(B)/karat sweep sweeps/ablation.ini -j 2 --output results/ablation.csv
+	$(B)/karat sweep sweeps/ablation-ep.ini -j 2 --output results/ablation-ep.csv
+	$(B)/karat plot timeline ablation
 
 test: $(B)/karat $(B)/karat-tests
 	KARAT_BIN=$(CURDIR)/$(B)/karat $(B)/karat-tests -j2

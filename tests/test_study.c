@@ -162,9 +162,20 @@ Test(study, plot_renders_every_figure_from_its_csv)
 		cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s: %s",
 			     args, errbuf);
 	}
-	static const char *const figs[] = {"headline", "validation", "timeline"};
+	snprintf(path, sizeof path, "%s/abl.ini", dir);
+	f = fopen(path, "w");
+	cr_assert(f);
+	fputs("[sweep]\nmodel = deepseek-v3.2\nsystem = gpu-karat\nworkload = agentic\n"
+	      "schedule = naive, ofms+cmr\nmicrobatches = 1, 2\nbatch = 16\nsamples = 4\n", f);
+	fclose(f);
+	for (int k = 0; k < 2; k++) {
+		snprintf(args, sizeof args, "sweep %s/abl.ini --output %s/ablation%s.csv", dir, dir,
+			 k ? "-ep" : "");
+		cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+	}
+	static const char *const figs[] = {"headline", "validation", "timeline", "ablation"};
 	static const char *const fmts[] = {"png", "svg"};
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		for (int k = 0; k < 2; k++) {
 			snprintf(args, sizeof args, "plot %s --from %s --format %s", figs[i], dir, fmts[k]);
 			cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s: %s",

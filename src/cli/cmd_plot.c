@@ -30,6 +30,11 @@ static const struct figure figures[] = {
 	 "training-free.csv", NULL, "headline.gp", "", STUDY_COLS, "karat run training-free"},
 	{"validation", "the model against published kernel timings", "validation.csv", NULL,
 	 "validation.gp", "", {"kernel", "predicted", "measured", "unit"}, "karat validate"},
+	{"ablation", "the schedules against the micro-batch count, per model",
+	 "ablation.csv", "ablation-ep.csv", "ablation.gp",
+	 "title1='8 GPUs, 32 devices, batch 768'; title2='32 GPUs, 128 devices, batch 3072'",
+	 {"model", "schedule", "microbatches", "throughput_tok_s"},
+	 "make run (karat sweep sweeps/ablation.ini, sweeps/ablation-ep.ini)"},
 	{"timeline", "one sampled batch's schedule, naive against OFMS+CMR",
 	 "timeline-naive.csv", "timeline-ofms-cmr.csv", "timeline.gp",
 	 "title1='naive'; title2='OFMS+CMR'",
@@ -154,7 +159,7 @@ int cmd_plot(const struct args *a)
 			char hint[128];
 			suggest_hint(a->pos[i], names, NFIG, hint, sizeof hint);
 			return usage_error(c, "unknown figure '%s'%s (headline, training-free, "
-					   "validation, timeline)", a->pos[i], hint);
+					   "validation, ablation, timeline)", a->pos[i], hint);
 		}
 		want[k] = 1;
 	}

@@ -209,7 +209,7 @@ void point_cells(const struct loaded *ld, const struct result *r,
 	for (int k = 0; k < 4; k++)
 		out[i++] = ld->label[k];
 	CELL("%s", sched_names[d->sched]);
-	CELL("%d", r->mb);
+	CELL("%d", r->mb_ran > 0 ? r->mb_ran : r->mb); /* the count that ran */
 	CELL("%.0f", nz(r->batch));
 	CELL("%.6g", nz(r->tbt_mean));
 	CELL("%.6g", nz(r->tbt_p99));

@@ -71,6 +71,7 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 		for (int x = 0; x < RES_N; x++)
 			busy[x] += po.busy[x], bubble[x] += po.bubble[x];
 		energy += p->energy_last;
+		r->mb_ran = p->pin.m > r->mb_ran ? p->pin.m : r->mb_ran;
 		shards += (double)p->nsharded;
 		for (int k = 0; k < m * p->devs; k++) /* every request is on one device */
 			ctx_sum += p->mem_side.suml[k];

@@ -52,6 +52,8 @@ struct design {
 
 struct result {
 	double batch;
+	int mb_ran;                    /* the most micro-batches that ran in a
+					  sample (an empty one does not run) */
 	int mb;
 	double tbt_mean, tbt_p99;      /* s */
 	double throughput;             /* output tokens/s, whole system */

@@ -95,7 +95,8 @@ run: $(B)/karat
 	$(B)/karat query $(TIMELINE) --schedule ofms+cmr --timeline results/timeline-ofms-cmr.csv > /dev/null
 	$(B)/karat sweep sweeps/ablation.ini -j 2 --output results/ablation.csv
 	$(B)/karat sweep sweeps/ablation-ep.ini -j 2 --output results/ablation-ep.csv
-	$(B)/karat plot timeline ablation
+	$(B)/karat sweep sweeps/sensitivity.ini -j 2 --output results/sensitivity.csv
+	$(B)/karat plot timeline ablation sensitivity
 
 test: $(B)/karat $(B)/karat-tests
 	KARAT_BIN=$(CURDIR)/$(B)/karat $(B)/karat-tests -j2

@@ -202,3 +202,50 @@ Test(shard, sweep_columns_name_their_keys, .init = setup_dir, .fini = remove_dir
 		cr_expect(strstr(p, ",16,") && strstr(p, ",16,") < strchr(p, '\n'), "row %d", rows);
 	cr_expect_eq(rows, 4);
 }
+
+/* Issue 14 item 6: [vary] labels run one at a time beside the base point
+ * (2 models x (1 + 2 labels) = 6 rows, the label fastest), each label's
+ * overrides together, the label in the vary column; a bad label is
+ * refused with its line. */
+Test(shard, vary_runs_one_label_at_a_time, .init = setup_dir, .fini = remove_dir)
+{
+	char path[128], csvp[128], args[600];
+	snprintf(path, sizeof path, "%s/v.ini", dir);
+	snprintf(csvp, sizeof csvp, "%s/v.csv", dir);
+	FILE *f = fopen(path, "w");
+	cr_assert(f);
+	fputs("[sweep]\nmodel = deepseek-v3.2, minimax-m3\nsystem = gpu-karat\nworkload = agentic\n"
+	      "batch = 16\nmicrobatches = 1\nsamples = 4\n[vary]\n"
+	      "slow = memdev.memory.bandwidth=600GB/s & memdev.tdp=130W\n"
+	      "hot = memdev.tdp=300W\n", f);
+	fclose(f);
+	snprintf(args, sizeof args, "sweep %s --output %s", path, csvp);
+	cr_assert_eq(run_karat(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+	static char text[1 << 16];
+	slurp_file(csvp, text, sizeof text);
+	const char *want[] = {"deepseek-v3.2", "base", "deepseek-v3.2", "slow", "deepseek-v3.2",
+			      "hot", "minimax-m3", "base", "minimax-m3", "slow", "minimax-m3", "hot"};
+	const char *p = strchr(text, '\n') + 1;
+	for (int r = 0; r < 6; r++) {
+		const char *end = strchr(p, '\n');
+		cr_assert(end, "row %d missing", r);
+		cr_expect(strncmp(p, want[2 * r], strlen(want[2 * r])) == 0, "row %d: %.60s", r, p);
+		size_t lw = strlen(want[2 * r + 1]);
+		cr_expect((size_t)(end - p) > lw && strncmp(end - lw, want[2 * r + 1], lw) == 0 &&
+				  end[-(long)lw - 1] == ',',
+			  "row %d ends %.*s", r, 20, end - 20);
+		if (r == 1) /* both of its overrides reached it: 8 x 700 + 16 x 130 W */
+			cr_expect(strstr(p, ",7680,") && strstr(p, "memdev.memory.bandwidth=600GB/s;"
+								   "memdev.tdp=130W"),
+				  "%.*s", (int)(end - p), p);
+		p = end + 1;
+	}
+	cr_expect_eq(*p, '\0');
+	f = fopen(path, "a");
+	cr_assert(f);
+	fputs("bad = memdev.tdp\n", f);
+	fclose(f);
+	cr_expect_eq(run_karat(args, out, sizeof out, err, sizeof err), 1);
+	cr_expect(strstr(err, "v.ini:11: vary.bad: 'memdev.tdp' is not section.key=value"), "%s",
+		  err);
+}

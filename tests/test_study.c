@@ -173,9 +173,20 @@ Test(study, plot_renders_every_figure_from_its_csv)
 			 k ? "-ep" : "");
 		cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
 	}
-	static const char *const figs[] = {"headline", "validation", "timeline", "ablation"};
+	snprintf(path, sizeof path, "%s/sens.ini", dir);
+	f = fopen(path, "w");
+	cr_assert(f);
+	fputs("[sweep]\nmodel = deepseek-v3.2, minimax-m3\nsystem = gpu-karat\nworkload = agentic\n"
+	      "batch = 16\nmicrobatches = 2\nsamples = 4\n[vary]\n"
+	      "bandwidth_0.5x = memdev.memory.bandwidth=600GB/s & memdev.tdp=130W\n"
+	      "bandwidth_2x = memdev.memory.bandwidth=2400GB/s\n", f);
+	fclose(f);
+	snprintf(args, sizeof args, "sweep %s/sens.ini --output %s/sensitivity.csv", dir, dir);
+	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+	static const char *const figs[] = {"headline", "validation", "timeline", "ablation",
+					   "sensitivity"};
 	static const char *const fmts[] = {"png", "svg"};
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		for (int k = 0; k < 2; k++) {
 			snprintf(args, sizeof args, "plot %s --from %s --format %s", figs[i], dir, fmts[k]);
 			cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s: %s",

@@ -35,6 +35,9 @@ static const struct figure figures[] = {
 	 "title1='8 GPUs, 32 devices, batch 768'; title2='32 GPUs, 128 devices, batch 3072'",
 	 {"model", "schedule", "microbatches", "throughput_tok_s"},
 	 "make run (karat sweep sweeps/ablation.ini, sweeps/ablation-ep.ini)"},
+	{"sensitivity", "a tornado of the KARAT device's assumed figures, half and twice",
+	 "sensitivity.csv", NULL, "tornado.gp", "", {"model", "vary", "tok_s_per_w"},
+	 "make run (karat sweep sweeps/sensitivity.ini)"},
 	{"timeline", "one sampled batch's schedule, naive against OFMS+CMR",
 	 "timeline-naive.csv", "timeline-ofms-cmr.csv", "timeline.gp",
 	 "title1='naive'; title2='OFMS+CMR'",
@@ -159,7 +162,7 @@ int cmd_plot(const struct args *a)
 			char hint[128];
 			suggest_hint(a->pos[i], names, NFIG, hint, sizeof hint);
 			return usage_error(c, "unknown figure '%s'%s (headline, training-free, "
-					   "validation, ablation, timeline)", a->pos[i], hint);
+					   "validation, ablation, sensitivity, timeline)", a->pos[i], hint);
 		}
 		want[k] = 1;
 	}

@@ -25,15 +25,35 @@ struct dim {
 	int line;
 };
 
+#define MAX_VARY 64
+#define MAX_VARY_SETS 8
+
+/* [vary]: one point per label (the others at the base), its overrides. */
+struct vary {
+	char label[64];
+	char set[MAX_VARY_SETS][POOL_SET_LEN];
+	int n, line;
+};
+
 struct sweep {
 	const char *path;
 	struct dim dim[MAX_DIMS];
 	int ndim;
+	struct vary vary[MAX_VARY];
+	int nvary;
 	long total;
 	const char *fixed_sets[MAX_MANY]; /* --set on the command line */
 	int nfixed;
 	long shard, nshards;              /* this shard (0-based) of nshards; 1 shard: all */
 };
+
+/* A point's [vary] index (0: the base, k: label k - 1) and the index of
+ * its [sweep] x [set] combination: the vary index varies fastest. */
+static int vary_of(const struct sweep *sw, long idx, long *cart)
+{
+	*cart = idx / (1 + sw->nvary);
+	return (int)(idx % (1 + sw->nvary));
+}
 
 /* The index in the whole sweep of a shard's local point. */
 static long global_point(const struct sweep *sw, long local)
@@ -55,6 +75,43 @@ static int split(const char *text, int algo, struct dim *d, const char *path,
 	return 0;
 }
 
+/* One [vary] label: its value is one or more overrides KEY=VALUE joined by
+ * '&' ("memdev.memory.bandwidth=600GB/s & memdev.tdp=130W"). */
+static int load_vary(struct sweep *sw, const struct ini_entry *e, const char *path,
+		     struct kerr *err)
+{
+	if (sw->nvary == MAX_VARY)
+		return kerr_set(err, path, e->line, "more than %d [vary] labels", MAX_VARY);
+	struct vary *v = &sw->vary[sw->nvary++];
+	snprintf(v->label, sizeof v->label, "%s", e->key);
+	v->line = e->line;
+	v->n = 0;
+	char buf[INI_VALUE];
+	snprintf(buf, sizeof buf, "%s", e->value);
+	for (char *save = NULL, *tok = strtok_r(buf, "&", &save); tok;
+	     tok = strtok_r(NULL, "&", &save)) {
+		while (*tok == ' ' || *tok == '\t')
+			tok++;
+		size_t n = strlen(tok);
+		while (n && (tok[n - 1] == ' ' || tok[n - 1] == '\t'))
+			tok[--n] = '\0';
+		char *eq = strchr(tok, '=');
+		if (!eq || !memchr(tok, '.', (size_t)(eq - tok)))
+			return kerr_set(err, path, e->line, "vary.%s: '%s' is not section.key=value "
+					"(several are joined by '&')", e->key, tok);
+		if (v->n == MAX_VARY_SETS)
+			return kerr_set(err, path, e->line, "vary.%s: more than %d overrides", e->key,
+					MAX_VARY_SETS);
+		if (n >= POOL_SET_LEN)
+			return kerr_set(err, path, e->line, "vary.%s: an override is longer than %d "
+					"characters", e->key, POOL_SET_LEN - 1);
+		snprintf(v->set[v->n++], POOL_SET_LEN, "%s", tok);
+	}
+	if (v->n == 0)
+		return kerr_set(err, path, e->line, "vary.%s: no overrides", e->key);
+	return 0;
+}
+
 static int load_sweep(struct sweep *sw, const char **output, char *outbuf,
 		      size_t outn, struct kerr *err)
 {
@@ -66,8 +123,13 @@ static int load_sweep(struct sweep *sw, const char **output, char *outbuf,
 	for (int i = 0; i < doc->n && rc == 0; i++) {
 		const struct ini_entry *e = &doc->e[i];
 		int is_set = strcmp(e->section, "set") == 0;
+		if (strcmp(e->section, "vary") == 0) {
+			if ((rc = load_vary(sw, e, doc->path, err)) != 0)
+				break;
+			continue;
+		}
 		if (!is_set && strcmp(e->section, "sweep") != 0) {
-			rc = kerr_set(err, doc->path, e->line, "unknown section [%s] (sweep, set)",
+			rc = kerr_set(err, doc->path, e->line, "unknown section [%s] (sweep, set, vary)",
 				      e->section);
 			break;
 		}
@@ -125,6 +187,11 @@ static int load_sweep(struct sweep *sw, const char **output, char *outbuf,
 		}
 		sw->total *= d->n;
 	}
+	if (rc == 0 && sw->nvary > 0) {
+		if (sw->total > 10000000 / (1 + sw->nvary))
+			rc = kerr_set(err, doc->path, sw->vary[0].line, "more than 10 million points");
+		sw->total *= 1 + sw->nvary;
+	}
 	if (rc == 0) {
 		int nset = 0, have[4] = {0, 0, 0, 0};
 		static const char *const need[] = {"model", "system", "workload", "context"};
@@ -135,6 +202,10 @@ static int load_sweep(struct sweep *sw, const char **output, char *outbuf,
 					   strcmp(sw->dim[i].key, need[k]) == 0;
 		}
 		int line = doc->nlines > 0 ? doc->nlines : 1;
+		int most = 0;
+		for (int k = 0; k < sw->nvary; k++)
+			most = sw->vary[k].n > most ? sw->vary[k].n : most;
+		nset += most;
 		if (sw->nfixed + nset > MAX_MANY)
 			rc = kerr_set(err, doc->path, line, "%d overrides (%d --set and %d [set] "
 				      "keys); at most %d", sw->nfixed + nset, sw->nfixed, nset,
@@ -155,7 +226,8 @@ static void point_spec_of(const void *ctx, long local, struct point_spec *ps,
 			  char sets[][POOL_SET_LEN])
 {
 	const struct sweep *sw = ctx;
-	long idx = global_point(sw, local);
+	long idx;
+	int vi = vary_of(sw, global_point(sw, local), &idx);
 	memset(ps, 0, sizeof *ps);
 	long rest = idx;
 	int pick[MAX_DIMS];
@@ -183,7 +255,10 @@ static void point_spec_of(const void *ctx, long local, struct point_spec *ps,
 		if (force)
 			ps->force = strcmp(force, "true") == 0;
 	}
-	/* the command line's last: it takes precedence over the file's [set] */
+	/* then the [vary] label's, over [set]; the command line's last: it
+	 * takes precedence over the file */
+	for (int k = 0; vi > 0 && k < sw->vary[vi - 1].n; k++)
+		ps->sets[ps->nsets++] = sw->vary[vi - 1].set[k];
 	for (int i = 0; i < sw->nfixed; i++)
 		ps->sets[ps->nsets++] = sw->fixed_sets[i];
 }
@@ -216,6 +291,8 @@ static int write_head(FILE *fp, const struct sweep *sw, int shard)
 			snprintf(names[i], sizeof names[i], "set.%s", sw->dim[i].key);
 			head[n++] = names[i];
 		}
+	if (sw->nvary)
+		head[n++] = "vary";
 	return csv_write_row(fp, n, head);
 }
 
@@ -231,13 +308,14 @@ static int write_row(FILE *fp, const struct sweep *sw, long idx, const char *row
 		len--;
 	if (fwrite(row, 1, len, fp) != len)
 		return -1;
+	int vi = vary_of(sw, idx, &idx);
 	long rest = idx;
 	int pick[MAX_DIMS];
 	for (int i = sw->ndim - 1; i >= 0; i--) {
 		pick[i] = (int)(rest % sw->dim[i].n);
 		rest /= sw->dim[i].n;
 	}
-	const char *cells[MAX_DIMS];
+	const char *cells[MAX_DIMS + 1];
 	static char marked[MAX_DIMS][INI_VALUE + 16];
 	int n = 0, nset = 0;
 	for (int i = 0; i < sw->ndim; i++)
@@ -246,7 +324,8 @@ static int write_row(FILE *fp, const struct sweep *sw, long idx, const char *row
 		if (strcmp(sw->dim[i].section, "set") != 0)
 			continue;
 		int f = fixed_index(sw, sw->dim[i].key);
-		int bit = f >= 0 ? nset + f : n; /* the point's overrides: [set], then --set */
+		/* the point's overrides: [set], its [vary] label's, then --set */
+		int bit = f >= 0 ? nset + (vi > 0 ? sw->vary[vi - 1].n : 0) + f : n;
 		if (!((applied >> bit) & 1)) {
 			cells[n++] = "";
 		} else if (f >= 0) {
@@ -257,6 +336,8 @@ static int write_row(FILE *fp, const struct sweep *sw, long idx, const char *row
 			cells[n++] = sw->dim[i].val[pick[i]];
 		}
 	}
+	if (sw->nvary)
+		cells[n++] = vi > 0 ? sw->vary[vi - 1].label : "base";
 	if (n == 0)
 		return fputc('\n', fp) == EOF ? -1 : 0;
 	if (fputc(',', fp) == EOF)
@@ -284,6 +365,15 @@ static int make_parent(const char *path)
  * culprit of a failing point), else the first key's. */
 static int blame_line(const struct sweep *sw, long idx, const char *msg)
 {
+	int vi = vary_of(sw, idx, &idx);
+	if (vi > 0)
+		for (int k = 0; k < sw->vary[vi - 1].n; k++) {
+			const char *s = sw->vary[vi - 1].set[k], *eq = strchr(s, '=');
+			char key[POOL_SET_LEN];
+			snprintf(key, sizeof key, "%.*s", (int)(eq ? eq - s : 0), s);
+			if (key[0] && strstr(msg, key))
+				return sw->vary[vi - 1].line;
+		}
 	long rest = idx;
 	int pick[MAX_DIMS], best = 0;
 	size_t bestlen = 0;
@@ -323,7 +413,7 @@ static long point_with(const struct sweep *sw, int k, int v)
 	long idx = 0;
 	for (int i = 0; i < sw->ndim; i++)
 		idx = idx * sw->dim[i].n + (i == k ? v : 0);
-	return idx;
+	return idx * (1 + sw->nvary);
 }
 
 /* Every point is loaded and checked before the first is evaluated, so a
@@ -343,6 +433,8 @@ static int check_all(const struct sweep *sw, int *all, struct kerr *err)
 	for (int k = 0; k < sw->ndim && rc == 0; k++)
 		for (int v = 0; v < sw->dim[k].n && rc == 0; v++)
 			rc = check_point(sw, point_with(sw, k, v), err);
+	for (int k = 1; k <= sw->nvary && rc == 0; k++) /* each label, the rest first */
+		rc = check_point(sw, k, err);
 	return rc;
 }
 

@@ -142,10 +142,10 @@ build-fuzz/fuzz-%: fuzz/fuzz.c $(FUZZ_OBJ) $(HDRS)
 fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz-%)
 	@scripts/fuzz.sh $(FUZZ_TIME) $(FUZZ_TARGETS)
 
-# karat in $(PREFIX)/bin, its data (models, hw, workloads, plots, validation) in
+# karat in $(PREFIX)/bin, its data (models, hw, workloads, plots, validation, studies, sweeps) in
 # $(PREFIX)/share/karat, where the installed binary looks for it
 # (KARAT_HOME overrides).  DESTDIR stages a package.
-DATA_DIRS := models hw workloads plots validation
+DATA_DIRS := models hw workloads plots validation studies sweeps
 install: $(B)/karat
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/karat
 	install -m 755 $(B)/karat $(DESTDIR)$(PREFIX)/bin/karat

@@ -32,6 +32,15 @@ const char *tmp_ini_str(int slot, const char *text)
 	return tmp_ini(slot, text, strlen(text));
 }
 
+int write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	int rc = fputs(text, f) < 0;
+	return fclose(f) != 0 || rc ? -1 : 0;
+}
+
 static void slurp(const char *path, char *buf, size_t n)
 {
 	FILE *f = fopen(path, "rb");

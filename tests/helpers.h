@@ -11,6 +11,9 @@
 const char *tmp_ini(int slot, const char *text, size_t len);
 const char *tmp_ini_str(int slot, const char *text);
 
+/* Writes text to path (created or truncated); 0, or -1. */
+int write_text(const char *path, const char *text);
+
 /* Runs "karat ARGS" (shell words), capturing stdout and stderr; returns the
  * exit status.  Buffers are NUL-terminated and truncated to their size. */
 int run_karat(const char *args, char *out, size_t nout, char *err, size_t nerr);

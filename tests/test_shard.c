@@ -176,12 +176,9 @@ Test(shard, sweep_columns_name_their_keys, .init = setup_dir, .fini = remove_dir
 	char path[128], csvp[128], args[600];
 	snprintf(path, sizeof path, "%s/s.ini", dir);
 	snprintf(csvp, sizeof csvp, "%s/s.csv", dir);
-	FILE *f = fopen(path, "w");
-	cr_assert(f);
-	fputs("[sweep]\nmodel = deepseek-v3.2\nsystem = gpu-only, gpu-karat\nworkload = agentic\n"
+	cr_assert_eq(write_text(path, "[sweep]\nmodel = deepseek-v3.2\nsystem = gpu-only, gpu-karat\nworkload = agentic\n"
 	      "batch = 16\nmicrobatches = 1\nsamples = 8\n[set]\n"
-	      "memdev.memory.bandwidth = 1TB/s, 2TB/s\nsystem.gpus = 8\n", f);
-	fclose(f);
+	      "memdev.memory.bandwidth = 1TB/s, 2TB/s\nsystem.gpus = 8\n"), 0);
 	snprintf(args, sizeof args, "sweep %s --output %s --set system.gpus=16", path, csvp);
 	cr_assert_eq(run_karat(args, out, sizeof out, err, sizeof err), 0, "%s", err);
 	static char text[1 << 16];
@@ -212,13 +209,10 @@ Test(shard, vary_runs_one_label_at_a_time, .init = setup_dir, .fini = remove_dir
 	char path[128], csvp[128], args[600];
 	snprintf(path, sizeof path, "%s/v.ini", dir);
 	snprintf(csvp, sizeof csvp, "%s/v.csv", dir);
-	FILE *f = fopen(path, "w");
-	cr_assert(f);
-	fputs("[sweep]\nmodel = deepseek-v3.2, minimax-m3\nsystem = gpu-karat\nworkload = agentic\n"
+	cr_assert_eq(write_text(path, "[sweep]\nmodel = deepseek-v3.2, minimax-m3\nsystem = gpu-karat\nworkload = agentic\n"
 	      "batch = 16\nmicrobatches = 1\nsamples = 4\n[vary]\n"
 	      "slow = memdev.memory.bandwidth=600GB/s & memdev.tdp=130W\n"
-	      "hot = memdev.tdp=300W\n", f);
-	fclose(f);
+	      "hot = memdev.tdp=300W\n"), 0);
 	snprintf(args, sizeof args, "sweep %s --output %s", path, csvp);
 	cr_assert_eq(run_karat(args, out, sizeof out, err, sizeof err), 0, "%s", err);
 	static char text[1 << 16];
@@ -241,7 +235,7 @@ Test(shard, vary_runs_one_label_at_a_time, .init = setup_dir, .fini = remove_dir
 		p = end + 1;
 	}
 	cr_expect_eq(*p, '\0');
-	f = fopen(path, "a");
+	FILE *f = fopen(path, "a");
 	cr_assert(f);
 	fputs("bad = memdev.tdp\n", f);
 	fclose(f);

@@ -145,11 +145,8 @@ Test(study, plot_renders_every_figure_from_its_csv)
 	char dir[] = "/tmp/karat-plot-XXXXXX", args[700], path[700];
 	cr_assert(mkdtemp(dir));
 	snprintf(path, sizeof path, "%s/headline.ini", dir);
-	FILE *f = fopen(path, "w");
-	cr_assert(f);
-	fputs("[study]\ntitle = small\nmodels = deepseek-v3.2\nworkloads = azure-conv\n"
-	      "systems = gpu-only, gpu-karat\nbaseline = gpu-only\ngpus = 8\n", f);
-	fclose(f);
+	cr_assert_eq(write_text(path, "[study]\ntitle = small\nmodels = deepseek-v3.2\nworkloads = azure-conv\n"
+	      "systems = gpu-only, gpu-karat\nbaseline = gpu-only\ngpus = 8\n"), 0);
 	const char *steps[] = {"run %s/headline.ini --out %s", "validate --out %s%s",
 			       "query --model deepseek-v3.2 --system gpu-karat --context 4096 "
 			       "--batch 16 --microbatches 2 --schedule naive --timeline "
@@ -163,24 +160,18 @@ Test(study, plot_renders_every_figure_from_its_csv)
 			     args, errbuf);
 	}
 	snprintf(path, sizeof path, "%s/abl.ini", dir);
-	f = fopen(path, "w");
-	cr_assert(f);
-	fputs("[sweep]\nmodel = deepseek-v3.2\nsystem = gpu-karat\nworkload = agentic\n"
-	      "schedule = naive, ofms+cmr\nmicrobatches = 1, 2\nbatch = 16\nsamples = 4\n", f);
-	fclose(f);
+	cr_assert_eq(write_text(path, "[sweep]\nmodel = deepseek-v3.2\nsystem = gpu-karat\nworkload = agentic\n"
+	      "schedule = naive, ofms+cmr\nmicrobatches = 1, 2\nbatch = 16\nsamples = 4\n"), 0);
 	for (int k = 0; k < 2; k++) {
 		snprintf(args, sizeof args, "sweep %s/abl.ini --output %s/ablation%s.csv", dir, dir,
 			 k ? "-ep" : "");
 		cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
 	}
 	snprintf(path, sizeof path, "%s/sens.ini", dir);
-	f = fopen(path, "w");
-	cr_assert(f);
-	fputs("[sweep]\nmodel = deepseek-v3.2, minimax-m3\nsystem = gpu-karat\nworkload = agentic\n"
+	cr_assert_eq(write_text(path, "[sweep]\nmodel = deepseek-v3.2, minimax-m3\nsystem = gpu-karat\nworkload = agentic\n"
 	      "batch = 16\nmicrobatches = 2\nsamples = 4\n[vary]\n"
 	      "bandwidth_0.5x = memdev.memory.bandwidth=600GB/s & memdev.tdp=130W\n"
-	      "bandwidth_2x = memdev.memory.bandwidth=2400GB/s\n", f);
-	fclose(f);
+	      "bandwidth_2x = memdev.memory.bandwidth=2400GB/s\n"), 0);
 	snprintf(args, sizeof args, "sweep %s/sens.ini --output %s/sensitivity.csv", dir, dir);
 	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
 	static const char *const figs[] = {"headline", "validation", "timeline", "ablation",
@@ -199,10 +190,7 @@ Test(study, plot_renders_every_figure_from_its_csv)
 	cr_expect(strstr(errbuf, "training-free.csv") && strstr(errbuf, "karat run training-free"),
 		  "%s", errbuf);
 	snprintf(path, sizeof path, "%s/validation.csv", dir);
-	f = fopen(path, "w");
-	cr_assert(f);
-	fputs("kernel,predicted,measure,unit\ngemm,1,1,us\n", f);
-	fclose(f);
+	cr_assert_eq(write_text(path, "kernel,predicted,measure,unit\ngemm,1,1,us\n"), 0);
 	snprintf(args, sizeof args, "plot validation --from %s", dir);
 	cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 1);
 	cr_expect(strstr(errbuf, "validation.csv:1: no column 'measured'"), "%s", errbuf);

@@ -174,10 +174,16 @@ Test(study, plot_renders_every_figure_from_its_csv)
 	      "bandwidth_2x = memdev.memory.bandwidth=2400GB/s\n"), 0);
 	snprintf(args, sizeof args, "sweep %s/sens.ini --output %s/sensitivity.csv", dir, dir);
 	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+	snprintf(path, sizeof path, "%s/tb.ini", dir);
+	cr_assert_eq(write_text(path, "[sweep]\nmodel = deepseek-v3.2\nsystem = gpu-only, gpu-karat\n"
+				      "workload = agentic\nbatch = 8, 64\nmicrobatches = 1\n"
+				      "samples = 4\n"), 0);
+	snprintf(args, sizeof args, "sweep %s/tb.ini --output %s/tbt-batch.csv", dir, dir);
+	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
 	static const char *const figs[] = {"headline", "validation", "timeline", "ablation",
-					   "sensitivity"};
+					   "sensitivity", "tbt-batch"};
 	static const char *const fmts[] = {"png", "svg"};
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 6; i++)
 		for (int k = 0; k < 2; k++) {
 			snprintf(args, sizeof args, "plot %s --from %s --format %s", figs[i], dir, fmts[k]);
 			cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s: %s",

@@ -38,6 +38,10 @@ static const struct figure figures[] = {
 	{"sensitivity", "a tornado of the KARAT device's assumed figures, half and twice",
 	 "sensitivity.csv", NULL, "tornado.gp", "", {"model", "vary", "tok_s_per_w"},
 	 "make run (karat sweep sweeps/sensitivity.ini)"},
+	{"tbt-batch", "P99 TBT against the batch per system, the SLO and the capacity wall",
+	 "tbt-batch.csv", NULL, "tbt-batch.gp", "",
+	 {"system", "batch", "tbt_p99_s", "slo_s", "reason"},
+	 "make run (karat sweep sweeps/tbt-batch.ini)"},
 	{"timeline", "one sampled batch's schedule, naive against OFMS+CMR",
 	 "timeline-naive.csv", "timeline-ofms-cmr.csv", "timeline.gp",
 	 "title1='naive'; title2='OFMS+CMR'",
@@ -162,7 +166,7 @@ int cmd_plot(const struct args *a)
 			char hint[128];
 			suggest_hint(a->pos[i], names, NFIG, hint, sizeof hint);
 			return usage_error(c, "unknown figure '%s'%s (headline, training-free, "
-					   "validation, ablation, sensitivity, timeline)", a->pos[i], hint);
+					   "validation, ablation, sensitivity, tbt-batch, timeline)", a->pos[i], hint);
 		}
 		want[k] = 1;
 	}

@@ -248,6 +248,8 @@ static void row(struct out *o, const struct study_def *sd, const struct rpt *p,
 			o->hi[v] = o->have[v] && o->hi[v] > r ? o->hi[v] : r;
 			o->have[v] = 1;
 		}
+	} else if (x && v == V_BEST) {
+		snprintf(c[17], OUT_CELL, "the baseline serves nothing at any GPU count");
 	} else if (x) {
 		snprintf(c[17], OUT_CELL, "the baseline serves nothing at %d GPUs", bg);
 	}

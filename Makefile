@@ -97,7 +97,7 @@ run: $(B)/karat
 	$(B)/karat sweep sweeps/ablation-ep.ini -j 2 --output results/ablation-ep.csv
 	$(B)/karat sweep sweeps/sensitivity.ini -j 2 --output results/sensitivity.csv
 	$(B)/karat sweep sweeps/tbt-batch.ini -j 2 --output results/tbt-batch.csv
-	$(B)/karat plot timeline ablation sensitivity tbt-batch
+	$(B)/karat plot timeline ablation sensitivity tbt-batch pareto
 
 test: $(B)/karat $(B)/karat-tests
 	KARAT_BIN=$(CURDIR)/$(B)/karat $(B)/karat-tests -j2

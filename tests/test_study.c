@@ -181,9 +181,9 @@ Test(study, plot_renders_every_figure_from_its_csv)
 	snprintf(args, sizeof args, "sweep %s/tb.ini --output %s/tbt-batch.csv", dir, dir);
 	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
 	static const char *const figs[] = {"headline", "validation", "timeline", "ablation",
-					   "sensitivity", "tbt-batch"};
+					   "sensitivity", "tbt-batch", "pareto"};
 	static const char *const fmts[] = {"png", "svg"};
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 7; i++)
 		for (int k = 0; k < 2; k++) {
 			snprintf(args, sizeof args, "plot %s --from %s --format %s", figs[i], dir, fmts[k]);
 			cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s: %s",

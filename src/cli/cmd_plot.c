@@ -42,6 +42,10 @@ static const struct figure figures[] = {
 	 "tbt-batch.csv", NULL, "tbt-batch.gp", "",
 	 {"system", "batch", "tbt_p99_s", "slo_s", "reason"},
 	 "make run (karat sweep sweeps/tbt-batch.ini)"},
+	{"pareto", "throughput per TDP against P99 TBT per system, batch by batch",
+	 "tbt-batch.csv", NULL, "pareto.gp", "",
+	 {"system", "tbt_p99_s", "tok_s_per_w", "slo_s", "reason"},
+	 "make run (karat sweep sweeps/tbt-batch.ini)"},
 	{"timeline", "one sampled batch's schedule, naive against OFMS+CMR",
 	 "timeline-naive.csv", "timeline-ofms-cmr.csv", "timeline.gp",
 	 "title1='naive'; title2='OFMS+CMR'",
@@ -166,7 +170,8 @@ int cmd_plot(const struct args *a)
 			char hint[128];
 			suggest_hint(a->pos[i], names, NFIG, hint, sizeof hint);
 			return usage_error(c, "unknown figure '%s'%s (headline, training-free, "
-					   "validation, ablation, sensitivity, tbt-batch, timeline)", a->pos[i], hint);
+					   "validation, ablation, sensitivity, tbt-batch, pareto, timeline)", a->pos[i],
+					   hint);
 		}
 		want[k] = 1;
 	}

@@ -1,0 +1,33 @@
+# pareto.gp: throughput per TDP against P99 time between tokens, one curve
+# per system as its batch grows (each point a batch of the sweep that
+# fits), the SLO dashed: a system's front is the part left of the line.
+# Reads a sweep CSV by column name: system, batch, tbt_p99_s, tok_s_per_w,
+# slo_s, reason (results/tbt-batch.csv: points whose caches do not fit are
+# left out).
+#   gnuplot -e "datafile='results/tbt-batch.csv'; outfile='p.png'" plots/pareto.gp
+# format='svg' or 'pdf' for those terminals (karat plot --format).
+if (!exists("datafile")) datafile = "results/tbt-batch.csv"
+if (!exists("outfile")) outfile = "results/pareto.png"
+if (!exists("format")) format = "png"
+if (format eq "svg") { set terminal svg size 900, 560 dynamic enhanced font ",10" } \
+else { if (format eq "pdf") { set terminal pdfcairo size 9, 5.6 enhanced font ",9" } \
+else { set terminal pngcairo size 900, 560 enhanced font ",10" } }
+set output outfile
+set datafile separator ","
+set datafile columnheaders
+systems = " "
+stats datafile using (s = strcol("system"), \
+      (strstrt(systems, " ".s." ") == 0 ? (systems = systems.s." ", 0) : 0)) nooutput
+stats datafile using (column("slo_s") * 1e3) name "SLO" nooutput
+set title "Throughput per TDP against P99 TBT, batch by batch (the SLO dashed)" noenhanced
+set xlabel "P99 TBT (ms)"
+set ylabel "tokens/s per W (TDP)"
+set logscale xy
+set grid
+set key top left noenhanced
+set arrow from SLO_max, graph 0 to SLO_max, graph 1 nohead dt 2 lw 2 lc rgb "#000000"
+fits(r) = strstrt(strcol("reason"), "memory") == 0
+sys(s) = strcol("system") eq s
+plot for [i=1:words(systems)] datafile using (sys(word(systems, i)) && fits(0) ? \
+        column("tbt_p99_s") * 1e3 : 1/0):(column("tok_s_per_w")) with linespoints lw 2 pt 7 \
+        lc i title word(systems, i)

@@ -97,7 +97,9 @@ run: $(B)/karat
 	$(B)/karat sweep sweeps/ablation-ep.ini -j 2 --output results/ablation-ep.csv
 	$(B)/karat sweep sweeps/sensitivity.ini -j 2 --output results/sensitivity.csv
 	$(B)/karat sweep sweeps/tbt-batch.ini -j 2 --output results/tbt-batch.csv
-	$(B)/karat plot timeline ablation sensitivity tbt-batch pareto
+	$(B)/karat query --model deepseek-v3.2 --system gpu-only --workload agentic --batch 24 --step-times results/steps-gpu-only.csv > /dev/null
+	$(B)/karat query --model deepseek-v3.2 --system gpu-karat --workload agentic --set system.memdevs=32 --batch 769 --step-times results/steps-gpu-karat.csv > /dev/null
+	$(B)/karat plot timeline ablation sensitivity tbt-batch pareto cdf
 
 test: $(B)/karat $(B)/karat-tests
 	KARAT_BIN=$(CURDIR)/$(B)/karat $(B)/karat-tests -j2

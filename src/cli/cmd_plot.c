@@ -46,6 +46,10 @@ static const struct figure figures[] = {
 	 "tbt-batch.csv", NULL, "pareto.gp", "",
 	 {"system", "tbt_p99_s", "tok_s_per_w", "slo_s", "reason"},
 	 "make run (karat sweep sweeps/tbt-batch.ini)"},
+	{"cdf", "step times over the sampled batches, GPU-only against GPU + KARAT",
+	 "steps-gpu-only.csv", "steps-gpu-karat.csv", "cdf.gp",
+	 "title1='GPU-only, 8 GPUs, batch 24'; title2='GPU + KARAT, 8 GPUs, 32 devices, batch 769'",
+	 {"tbt_s", "cdf"}, "make run (karat query --step-times)"},
 	{"timeline", "one sampled batch's schedule, naive against OFMS+CMR",
 	 "timeline-naive.csv", "timeline-ofms-cmr.csv", "timeline.gp",
 	 "title1='naive'; title2='OFMS+CMR'",
@@ -170,7 +174,7 @@ int cmd_plot(const struct args *a)
 			char hint[128];
 			suggest_hint(a->pos[i], names, NFIG, hint, sizeof hint);
 			return usage_error(c, "unknown figure '%s'%s (headline, training-free, "
-					   "validation, ablation, sensitivity, tbt-batch, pareto, timeline)", a->pos[i],
+					   "validation, ablation, sensitivity, tbt-batch, pareto, cdf, timeline)", a->pos[i],
 					   hint);
 		}
 		want[k] = 1;

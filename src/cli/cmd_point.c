@@ -116,6 +116,42 @@ static int write_timeline(struct plan *p, const struct result *r, const char *pa
 	return rc;
 }
 
+/* The sorted step times of the samples (query --step-times): one row per
+ * sample, `rank,tbt_s,cdf` (cdf = rank / samples). */
+static int write_steps(struct plan *p, const struct result *r, const char *path)
+{
+	if (strcmp(path, "-") != 0 && out_check(path) != 0)
+		return 1;
+	/* at the micro-batch count reported (auto evaluated others after it) */
+	struct result again;
+	struct kerr err;
+	if (plan_eval(p, r->batch, r->mb, &again, &err) != 0)
+		return die_msg("--step-times: %s", err.msg), 1;
+	int n;
+	const double *t = plan_step_times(p, &n);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&text, &len);
+	static const char *const head[] = {"rank", "tbt_s", "cdf"};
+	int rc = !fp || csv_write_row(fp, 3, head) != 0;
+	for (int i = 0; i < n && !rc; i++) {
+		char c[3][32];
+		snprintf(c[0], sizeof c[0], "%d", i + 1);
+		snprintf(c[1], sizeof c[1], "%.9g", t[i]);
+		snprintf(c[2], sizeof c[2], "%.9g", (double)(i + 1) / n);
+		const char *row[3] = {c[0], c[1], c[2]};
+		rc = csv_write_row(fp, 3, row) != 0;
+	}
+	if ((fp && fclose(fp) != 0) || rc)
+		rc = (die_msg("out of memory writing the step times"), 1);
+	else if (strcmp(path, "-") == 0)
+		rc = fputs(text, stdout) < 0;
+	else
+		rc = write_text_atomic(path, text) != 0;
+	free(text);
+	return rc;
+}
+
 static int run_point(const char *name, const struct args *a, int solve)
 {
 	const struct command *c = command_find(name);
@@ -155,6 +191,9 @@ static int run_point(const char *name, const struct args *a, int solve)
 	const char *timeline = solve ? NULL : arg_get(c, a, "timeline");
 	if (!rc && timeline)
 		rc = write_timeline(p, &r, timeline);
+	const char *steps = solve ? NULL : arg_get(c, a, "step-times");
+	if (!rc && steps)
+		rc = write_steps(p, &r, steps);
 	plan_free(p);
 	point_free(&ld);
 	return rc;

@@ -60,6 +60,7 @@ static const struct optdef query_opts[] = {
 	POINT_OPTS,
 	{"batch", 1, "requests in the batch, all GPUs together", 0, 0},
 	{"timeline", 1, "also write the reference schedule of sampled batch 0 to this CSV", 0, 0},
+	{"step-times", 1, "also write every sample's step time, sorted (rank,tbt_s,cdf), to this CSV", 0, 0},
 	{0, 0, 0, 0, 0}};
 static const struct optdef solve_opts[] = {POINT_OPTS, {0, 0, 0, 0, 0}};
 static const struct optdef sweep_opts[] = {
@@ -127,7 +128,7 @@ const struct command commands[] = {
 	 "the model against the published kernel timings in validation/: error per row, table, kernel",
 	 validate_opts, 0, MAX_POS},
 	{"plot", cmd_plot, "[FIGURE...] [--from DIR] [--format png|svg|pdf]",
-	 "re-render figures from their CSVs: headline, training-free, validation, ablation, sensitivity, tbt-batch, pareto, timeline",
+	 "re-render figures from their CSVs: headline, training-free, validation, ablation, sensitivity, tbt-batch, pareto, cdf, timeline",
 	 plot_opts, 0, MAX_POS},
 	{"run", cmd_run, "[STUDY...] [--jobs N] [--out DIR] [--set k=v]",
 	 "the main job: the studies in studies/ (or those named), each system at its best, to results/",

@@ -148,3 +148,9 @@ int plan_eval(struct plan *p, double batch, int m, struct result *r,
 	}
 	return 0;
 }
+
+const double *plan_step_times(const struct plan *p, int *n)
+{
+	*n = p->d.samples;
+	return p->tbt;
+}

@@ -92,6 +92,11 @@ int plan_eval(struct plan *p, double batch, int m, struct result *r,
  * the batch-1 evaluation with its reason. */
 int plan_solve(struct plan *p, int m, struct result *r, struct kerr *err);
 
+/* The step times of the last plan_eval's samples, sorted ascending (their
+ * empirical distribution), valid until the next call on the plan; *n gets
+ * their count. */
+const double *plan_step_times(const struct plan *p, int *n);
+
 /* One sampled batch as the evaluator saw it (for tests and reports):
  * arrays of n entries, valid until the next call on the plan. */
 struct sample_view {

@@ -209,3 +209,42 @@ Test(study, plot_renders_every_figure_from_its_csv)
 	snprintf(args, sizeof args, "rm -rf %s", dir);
 	cr_expect_eq(system(args), 0);
 }
+
+/* query --step-times: one row per sample, ascending, cdf up to 1, and
+ * their mean is the reported tbt_mean_s (at the micro-batch count the
+ * query reports, though auto evaluates others after it). */
+Test(study, step_times_are_the_samples)
+{
+	char path[] = "/tmp/karat-steps-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	close(fd);
+	char args[400];
+	snprintf(args, sizeof args, "query --model deepseek-v3.2 --system gpu-karat --workload agentic "
+		 "--batch 64 --samples 16 --format csv --step-times %s", path);
+	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+	const char *row = strchr(out, '\n') + 1; /* tbt_mean_s: column 8 of the point CSV */
+	for (int k = 0; k < 7; k++)
+		row = strchr(row, ',') + 1;
+	double mean = atof(row);
+	FILE *f = fopen(path, "r");
+	cr_assert(f);
+	char line[128];
+	cr_assert(fgets(line, sizeof line, f));
+	cr_expect_str_eq(line, "rank,tbt_s,cdf\n");
+	int n = 0;
+	double prev = 0, sum = 0, cdf = 0;
+	while (fgets(line, sizeof line, f)) {
+		int rank;
+		double t;
+		cr_assert_eq(sscanf(line, "%d,%lf,%lf", &rank, &t, &cdf), 3, "%s", line);
+		cr_expect_eq(rank, ++n);
+		cr_expect(t >= prev, "sorted");
+		prev = t, sum += t;
+	}
+	fclose(f);
+	unlink(path);
+	cr_expect_eq(n, 16);
+	cr_expect(cdf == 1);
+	cr_expect(mean > 0 && near(sum / n, mean, 1e-5), "%g against %g", sum / n, mean);
+}

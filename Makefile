@@ -99,7 +99,9 @@ run: $(B)/karat
 	$(B)/karat sweep sweeps/tbt-batch.ini -j 2 --output results/tbt-batch.csv
 	$(B)/karat query --model deepseek-v3.2 --system gpu-only --workload agentic --batch 24 --step-times results/steps-gpu-only.csv > /dev/null
 	$(B)/karat query --model deepseek-v3.2 --system gpu-karat --workload agentic --set system.memdevs=32 --batch 769 --step-times results/steps-gpu-karat.csv > /dev/null
-	$(B)/karat plot timeline ablation sensitivity tbt-batch pareto cdf
+	$(B)/karat ops --model deepseek-v3.2 --hw h200 --batch 64 --context 128K --gpus 8 --roofline results/roofline-h200.csv > /dev/null
+	$(B)/karat ops --model deepseek-v3.2 --hw karat --batch 64 --context 128K --gpus 8 --roofline results/roofline-karat.csv > /dev/null
+	$(B)/karat plot timeline ablation sensitivity tbt-batch pareto cdf ops-roofline
 
 test: $(B)/karat $(B)/karat-tests
 	KARAT_BIN=$(CURDIR)/$(B)/karat $(B)/karat-tests -j2

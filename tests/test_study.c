@@ -180,6 +180,11 @@ Test(study, plot_renders_every_figure_from_its_csv)
 			 dir, k ? "gpu-karat" : "gpu-only");
 		cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
 	}
+	for (int k = 0; k < 2; k++) {
+		snprintf(args, sizeof args, "ops --model deepseek-v3.2 --hw %s --batch 8 --context 4096 "
+			 "--roofline %s/roofline-%s.csv", k ? "karat" : "h200", dir, k ? "karat" : "h200");
+		cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+	}
 	snprintf(path, sizeof path, "%s/tb.ini", dir);
 	cr_assert_eq(write_text(path, "[sweep]\nmodel = deepseek-v3.2\nsystem = gpu-only, gpu-karat\n"
 				      "workload = agentic\nbatch = 8, 64\nmicrobatches = 1\n"
@@ -187,9 +192,9 @@ Test(study, plot_renders_every_figure_from_its_csv)
 	snprintf(args, sizeof args, "sweep %s/tb.ini --output %s/tbt-batch.csv", dir, dir);
 	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
 	static const char *const figs[] = {"headline", "validation", "timeline", "ablation",
-					   "sensitivity", "tbt-batch", "pareto", "cdf"};
+					   "sensitivity", "tbt-batch", "pareto", "cdf", "ops-roofline"};
 	static const char *const fmts[] = {"png", "svg"};
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < 9; i++)
 		for (int k = 0; k < 2; k++) {
 			snprintf(args, sizeof args, "plot %s --from %s --format %s", figs[i], dir, fmts[k]);
 			cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s: %s",

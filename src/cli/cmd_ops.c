@@ -113,6 +113,9 @@ int cmd_ops(const struct args *a)
 		ops_footer(&o, &s, stdout);
 	if (!csv && rc == 0)
 		rc = ops_kinds(&o, stdout);
+	const char *roof = arg_get(c, a, "roofline");
+	if (rc == 0 && roof)
+		rc = ops_roofline(&o, &s, roof);
 	table_free(&t);
 	return rc;
 }

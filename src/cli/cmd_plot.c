@@ -50,6 +50,13 @@ static const struct figure figures[] = {
 	 "steps-gpu-only.csv", "steps-gpu-karat.csv", "cdf.gp",
 	 "title1='GPU-only, 8 GPUs, batch 24'; title2='GPU + KARAT, 8 GPUs, 32 devices, batch 769'",
 	 {"tbt_s", "cdf"}, "make run (karat query --step-times)"},
+	{"ops-roofline", "every decode operator on the roofline of the GPU and of KARAT",
+	 "roofline-h200.csv", "roofline-karat.csv", "ops-roofline.gp",
+	 "side2='cache'; title1='H200: DeepSeek-V3.2, 64 requests at 128K on 8 GPUs'; "
+	 "title2='KARAT: the cache-side operators of the same step'",
+	 {"op", "side", "intensity_flop_per_byte", "achieved_flops_per_s", "peak_flops_per_s",
+	  "bandwidth_bytes_per_s"},
+	 "make run (karat ops --roofline)"},
 	{"timeline", "one sampled batch's schedule, naive against OFMS+CMR",
 	 "timeline-naive.csv", "timeline-ofms-cmr.csv", "timeline.gp",
 	 "title1='naive'; title2='OFMS+CMR'",
@@ -174,7 +181,8 @@ int cmd_plot(const struct args *a)
 			char hint[128];
 			suggest_hint(a->pos[i], names, NFIG, hint, sizeof hint);
 			return usage_error(c, "unknown figure '%s'%s (headline, training-free, "
-					   "validation, ablation, sensitivity, tbt-batch, pareto, cdf, timeline)", a->pos[i],
+					   "validation, ablation, sensitivity, tbt-batch, pareto, cdf, ops-roofline, "
+					   "timeline)", a->pos[i],
 					   hint);
 		}
 		want[k] = 1;

@@ -30,6 +30,7 @@ static const struct optdef ops_opts[] = {
 	{"eff-from", 1, "take efficiencies and overhead from this device (e.g. results/cpu-calibrated.ini)", 0, 0},
 	{"set", 1, "override SECTION.KEY=VALUE: model sections, sparse.*, hw.* (the device), link.* (repeatable)", 1, 0},
 	{"format", 1, "table (default) or csv", 0, 0},
+	{"roofline", 1, "also write each operator as a roofline point to this CSV", 0, 0},
 	{0, 0, 0, 0, 0}};
 static const struct optdef bench_opts[] = {
 	{"format", 1, "table (default) or csv", 0, 0},
@@ -128,7 +129,7 @@ const struct command commands[] = {
 	 "the model against the published kernel timings in validation/: error per row, table, kernel",
 	 validate_opts, 0, MAX_POS},
 	{"plot", cmd_plot, "[FIGURE...] [--from DIR] [--format png|svg|pdf]",
-	 "re-render figures from their CSVs: headline, training-free, validation, ablation, sensitivity, tbt-batch, pareto, cdf, timeline",
+	 "re-render figures from their CSVs: headline, training-free, validation, ablation, sensitivity, tbt-batch, pareto, cdf, ops-roofline, timeline",
 	 plot_opts, 0, MAX_POS},
 	{"run", cmd_run, "[STUDY...] [--jobs N] [--out DIR] [--set k=v]",
 	 "the main job: the studies in studies/ (or those named), each system at its best, to results/",

@@ -13,6 +13,11 @@ struct ops_setup {
 	struct kbatch b;
 };
 
+/* Writes each operator of the built and timed step s as a roofline point
+ * (its FLOPs, bytes, intensity, achieved FLOP/s, and the device's peak for
+ * its data type and bandwidth) to a CSV; 0, or 1 after a message. */
+int ops_roofline(const struct ops_setup *o, const struct step *s, const char *path);
+
 /* Builds and times the step; fills t (CSV columns) and returns 0, or prints
  * the error and returns 1. */
 int ops_table(const struct ops_setup *o, struct step *s, struct table *t,

@@ -72,6 +72,20 @@ static void show_progress(void *ctx, int m, double batch)
 	pg->shown = 1;
 }
 
+/* Closes the memory stream fp and writes its text to path ("-": standard
+ * output), atomically; frees text.  rc: a failure while filling it. */
+static int finish_csv(FILE *fp, char *text, int rc, const char *path, const char *what)
+{
+	if ((fp && fclose(fp) != 0) || rc)
+		rc = (die_msg("out of memory writing %s", what), 1);
+	else if (strcmp(path, "-") == 0)
+		rc = fputs(text, stdout) < 0;
+	else
+		rc = write_text_atomic(path, text) != 0;
+	free(text);
+	return rc;
+}
+
 /* The schedule of sampled batch 0 as a CSV (query --timeline): one row per
  * task, `sample,microbatch,layer,task,resource,start_s,end_s`. */
 static int write_timeline(struct plan *p, const struct result *r, const char *path)
@@ -105,13 +119,7 @@ static int write_timeline(struct plan *p, const struct result *r, const char *pa
 				      pipe_res_names[ev[i].res], c[2], c[3]};
 		rc = csv_write_row(fp, 7, row) != 0;
 	}
-	if ((fp && fclose(fp) != 0) || rc)
-		rc = (die_msg("out of memory writing the timeline"), 1);
-	else if (strcmp(path, "-") == 0)
-		rc = fputs(text, stdout) < 0;
-	else
-		rc = write_text_atomic(path, text) != 0;
-	free(text);
+	rc = finish_csv(fp, text, rc, path, "the timeline");
 	free(ev);
 	return rc;
 }
@@ -142,14 +150,7 @@ static int write_steps(struct plan *p, const struct result *r, const char *path)
 		const char *row[3] = {c[0], c[1], c[2]};
 		rc = csv_write_row(fp, 3, row) != 0;
 	}
-	if ((fp && fclose(fp) != 0) || rc)
-		rc = (die_msg("out of memory writing the step times"), 1);
-	else if (strcmp(path, "-") == 0)
-		rc = fputs(text, stdout) < 0;
-	else
-		rc = write_text_atomic(path, text) != 0;
-	free(text);
-	return rc;
+	return finish_csv(fp, text, rc, path, "the step times");
 }
 
 static int run_point(const char *name, const struct args *a, int solve)

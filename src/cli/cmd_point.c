@@ -72,17 +72,18 @@ static void show_progress(void *ctx, int m, double batch)
 	pg->shown = 1;
 }
 
-/* Closes the memory stream fp and writes its text to path ("-": standard
- * output), atomically; frees text.  rc: a failure while filling it. */
-static int finish_csv(FILE *fp, char *text, int rc, const char *path, const char *what)
+/* Closes the memory stream fp (which sets *text) and writes the text to
+ * path ("-": standard output), atomically; frees it.  rc: a failure while
+ * filling it. */
+static int finish_csv(FILE *fp, char **text, int rc, const char *path, const char *what)
 {
-	if ((fp && fclose(fp) != 0) || rc)
+	if ((fp && fclose(fp) != 0) || rc || !*text)
 		rc = (die_msg("out of memory writing %s", what), 1);
 	else if (strcmp(path, "-") == 0)
-		rc = fputs(text, stdout) < 0;
+		rc = fputs(*text, stdout) < 0;
 	else
-		rc = write_text_atomic(path, text) != 0;
-	free(text);
+		rc = write_text_atomic(path, *text) != 0;
+	free(*text);
 	return rc;
 }
 
@@ -119,7 +120,7 @@ static int write_timeline(struct plan *p, const struct result *r, const char *pa
 				      pipe_res_names[ev[i].res], c[2], c[3]};
 		rc = csv_write_row(fp, 7, row) != 0;
 	}
-	rc = finish_csv(fp, text, rc, path, "the timeline");
+	rc = finish_csv(fp, &text, rc, path, "the timeline");
 	free(ev);
 	return rc;
 }
@@ -150,7 +151,7 @@ static int write_steps(struct plan *p, const struct result *r, const char *path)
 		const char *row[3] = {c[0], c[1], c[2]};
 		rc = csv_write_row(fp, 3, row) != 0;
 	}
-	return finish_csv(fp, text, rc, path, "the step times");
+	return finish_csv(fp, &text, rc, path, "the step times");
 }
 
 static int run_point(const char *name, const struct args *a, int solve)

@@ -14,7 +14,6 @@
  * Writes DIR/STUDY-points.csv (every point), DIR/STUDY.csv (one row per
  * model, algorithm, workload, system and view) and DIR/STUDY.png. */
 #include <errno.h>
-#include <glob.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,39 +139,47 @@ struct layout {
 	int *start; /* [group * nsystem + system], and one past the last */
 };
 
+/* One system's points for one group: each GPU count, and with memory
+ * devices each count per GPU (or its file's ratio r, when fixed). */
+static int add_system(const struct study_def *sd, struct grid *g, struct rpt p, double r,
+		      int fixed)
+{
+	int nG = r > 0 ? sd->nmgpus : sd->ngpus, nd = r > 0 && !fixed ? sd->nper : 1;
+	for (int k = 0; k < nG; k++) {
+		p.gpus = r > 0 ? sd->mgpus[k] : sd->gpus[k];
+		for (int d = 0; d < nd; d++) {
+			p.memdevs = r <= 0 ? 0
+				    : fixed ? (int)fmax(1, p.gpus * r + 0.5)
+					    : p.gpus * sd->per_gpu[d];
+			if (add(g, p) != 0)
+				return die_msg("out of memory"), 1;
+		}
+	}
+	return 0;
+}
+
 static int build(const struct study_def *sd, struct grid *g, struct layout *lay)
 {
 	int ns = sd->nsystem;
+	double ratio[STUDY_MAX_LIST]; /* each system file loaded once */
+	for (int s = 0; s < ns; s++)
+		if ((ratio[s] = system_ratio(sd->system[s], NULL)) < 0)
+			return 1;
 	lay->ngroup = sd->nmodel * sd->nalgo * sd->nworkload;
 	lay->start = malloc(sizeof(int) * (size_t)(lay->ngroup * ns + 1));
 	if (!lay->start)
 		return die_msg("out of memory"), 1;
-	int gi = 0;
-	for (int m = 0; m < sd->nmodel; m++)
-		for (int a = 0; a < sd->nalgo; a++)
-			for (int w = 0; w < sd->nworkload; w++, gi++)
-				for (int s = 0; s < ns; s++) {
-					lay->start[gi * ns + s] = g->n;
-					double r = system_ratio(sd->system[s], NULL);
-					if (r < 0)
-						return 1;
-					const char *algo = strcmp(sd->algo[a], "native") ? sd->algo[a] : NULL;
-					int nG = r > 0 ? sd->nmgpus : sd->ngpus;
-					for (int k = 0; k < nG; k++) {
-						int G = r > 0 ? sd->mgpus[k] : sd->gpus[k];
-						struct rpt p = {sd->model[m], algo, sd->workload[w],
-								sd->system[s], G, 0};
-						int nd = r > 0 && !study_fixed(sd, sd->system[s]) ? sd->nper : 1;
-						for (int d = 0; d < nd; d++) {
-							if (r > 0)
-								p.memdevs = nd > 1 || !study_fixed(sd, sd->system[s])
-										    ? G * sd->per_gpu[d]
-										    : (int)fmax(1, G * r + 0.5);
-							if (add(g, p) != 0)
-								return die_msg("out of memory"), 1;
-						}
-					}
-				}
+	for (int gi = 0; gi < lay->ngroup; gi++) {
+		int m = gi / (sd->nalgo * sd->nworkload), a = gi / sd->nworkload % sd->nalgo,
+		    w = gi % sd->nworkload;
+		const char *algo = strcmp(sd->algo[a], "native") ? sd->algo[a] : NULL;
+		for (int s = 0; s < ns; s++) {
+			lay->start[gi * ns + s] = g->n;
+			struct rpt p = {sd->model[m], algo, sd->workload[w], sd->system[s], 0, 0};
+			if (add_system(sd, g, p, ratio[s], study_fixed(sd, sd->system[s])) != 0)
+				return 1;
+		}
+	}
 	lay->start[lay->ngroup * ns] = g->n;
 	return 0;
 }
@@ -471,17 +478,14 @@ int cmd_run(const struct args *a)
 		die_msg("%s: cannot create: %s", dir, strerror(errno));
 		return 1;
 	}
-	glob_t gl = {0};
+	static char names[STUDY_MAX_LIST * 4][64]; /* the zoo's studies, sorted */
 	int n = a->npos;
 	if (n == 0) {
-		char pattern[1100];
-		snprintf(pattern, sizeof pattern, "%s/studies/*.ini", zoo_home());
-		if (glob(pattern, 0, NULL, &gl) != 0 || gl.gl_pathc == 0) {
-			globfree(&gl);
-			die_msg("no studies in %s/studies/", zoo_home());
+		struct kerr err;
+		if ((n = zoo_list(ZOO_STUDY, names, STUDY_MAX_LIST * 4, &err)) <= 0) {
+			die_msg("%s", n < 0 ? err.msg : "no studies in the studies/ folder");
 			return 1;
 		}
-		n = (int)gl.gl_pathc;
 	}
 	printf("karat run: %d stud%s (%s, micro-batches 1-%d or auto, P99 TBT SLO %d ms, %d "
 	       "sampled batches, seed %d)\n", n, n == 1 ? "y" : "ies", DESIGN_DEFAULT_SCHED_NAME,
@@ -501,7 +505,7 @@ int cmd_run(const struct args *a)
 	for (int i = 0; i < n && rc == 0; i++) {
 		struct kerr err;
 		char path[1100];
-		const char *name = a->npos ? a->pos[i] : gl.gl_pathv[i];
+		const char *name = a->npos ? a->pos[i] : names[i];
 		int r = zoo_resolve(ZOO_STUDY, name, path, sizeof path, &err);
 		if (r != 0) {
 			if (r == ZOO_BAD_NAME)
@@ -517,6 +521,5 @@ int cmd_run(const struct args *a)
 		}
 		rc = run_study(&sd, a, (int)jobs, dir);
 	}
-	globfree(&gl);
 	return rc;
 }

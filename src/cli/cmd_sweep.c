@@ -41,6 +41,7 @@ struct sweep {
 	int ndim;
 	struct vary vary[MAX_VARY];
 	int nvary;
+	int nset;                          /* of the dims, the [set] keys */
 	long total;
 	const char *fixed_sets[MAX_MANY]; /* --set on the command line */
 	int nfixed;
@@ -201,6 +202,7 @@ static int load_sweep(struct sweep *sw, const char **output, char *outbuf,
 				have[k] |= strcmp(sw->dim[i].section, "sweep") == 0 &&
 					   strcmp(sw->dim[i].key, need[k]) == 0;
 		}
+		sw->nset = nset;
 		int line = doc->nlines > 0 ? doc->nlines : 1;
 		int most = 0;
 		for (int k = 0; k < sw->nvary; k++)
@@ -317,9 +319,7 @@ static int write_row(FILE *fp, const struct sweep *sw, long idx, const char *row
 	}
 	const char *cells[MAX_DIMS + 1];
 	static char marked[MAX_DIMS][INI_VALUE + 16];
-	int n = 0, nset = 0;
-	for (int i = 0; i < sw->ndim; i++)
-		nset += strcmp(sw->dim[i].section, "set") == 0;
+	int n = 0, nset = sw->nset;
 	for (int i = 0; i < sw->ndim; i++) {
 		if (strcmp(sw->dim[i].section, "set") != 0)
 			continue;

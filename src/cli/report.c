@@ -188,30 +188,25 @@ int ops_roofline(const struct ops_setup *o, const struct step *s, const char *pa
 					   "intensity_flop_per_byte", "time_s",
 					   "achieved_flops_per_s", "peak_flops_per_s",
 					   "bandwidth_bytes_per_s"};
-	double f[OP_N] = {0}, b[OP_N] = {0}, t[OP_N] = {0};
-	int dt[OP_N];
-	for (int k = 0; k < OP_N; k++)
-		dt[k] = -1;
-	for (int i = 0; i < s->n; i++) {
-		const struct op_cost *c = &s->op[i];
-		f[c->kind] += c->count * c->flops, b[c->kind] += c->count * c->bytes;
-		t[c->kind] += c->count * c->time;
-		if (dt[c->kind] < 0)
-			dt[c->kind] = c->dt;
-	}
+	struct op_row rows[OP_N], total;
+	step_rows(s, rows, &total);
+	int dt[OP_N]; /* each kind's data type: its first instance's */
+	for (int i = s->n - 1; i >= 0; i--)
+		dt[s->op[i].kind] = s->op[i].dt;
 	struct table tab;
 	table_init(&tab, 11, head, NULL);
 	for (int k = 0; k < OP_N; k++) {
-		if (!(f[k] > 0) || !(b[k] > 0) || !(t[k] > 0) || !isfinite(t[k]) ||
+		double f = rows[k].flops, b = rows[k].bytes, t = rows[k].time;
+		if (!rows[k].present || !(f > 0) || !(b > 0) || !(t > 0) || !isfinite(t) ||
 		    op_table[k].side == SIDE_LINK)
 			continue; /* a point needs FLOPs and bytes; links have no roofline */
 		static const char *const sides[] = {"gpu", "cache", "link"};
 		char c[7][OUT_CELL];
-		snprintf(c[0], OUT_CELL, "%.15g", f[k]);
-		snprintf(c[1], OUT_CELL, "%.15g", b[k]);
-		snprintf(c[2], OUT_CELL, "%.15g", f[k] / b[k]);
-		snprintf(c[3], OUT_CELL, "%.15g", t[k]);
-		snprintf(c[4], OUT_CELL, "%.15g", f[k] / t[k]);
+		snprintf(c[0], OUT_CELL, "%.15g", f);
+		snprintf(c[1], OUT_CELL, "%.15g", b);
+		snprintf(c[2], OUT_CELL, "%.15g", f / b);
+		snprintf(c[3], OUT_CELL, "%.15g", t);
+		snprintf(c[4], OUT_CELL, "%.15g", f / t);
 		snprintf(c[5], OUT_CELL, "%.15g", device_peak(o->d, (enum dtype)dt[k], NULL));
 		snprintf(c[6], OUT_CELL, "%.15g", o->d->mem_bw);
 		const char *row[11] = {op_table[k].name, sides[op_table[k].side],

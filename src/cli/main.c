@@ -55,7 +55,7 @@ static const struct optdef calibrate_opts[] = {
 	{"seed", 1, "random seed (default " STR(DESIGN_DEFAULT_SEED) ")", 0, 0}, \
 	{"set", 1, "override a key as karat show prints it: section.key=value, or role.section.key=value for a device or link (repeatable; see README)", 1, 0}, \
 	{"force", 0, "allow a trained-only algorithm on a model not trained for it", 0, 0}, \
-	{"exact", 0, "schedule every layer explicitly (reference; slower)", 0, 0}, \
+	{"exact", 0, "the reference: every request placed and every layer scheduled, at any batch (slower)", 0, 0}, \
 	{"format", 1, "table (default) or csv", 0, 0}
 static const struct optdef query_opts[] = {
 	POINT_OPTS,

@@ -72,9 +72,8 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 			busy[x] += po.busy[x], bubble[x] += po.bubble[x];
 		energy += p->energy_last;
 		r->mb_ran = p->pin.m > r->mb_ran ? p->pin.m : r->mb_ran;
-		shards += (double)p->nsharded;
-		for (int k = 0; k < m * p->devs; k++) /* every request is on one device */
-			ctx_sum += p->mem_side.suml[k];
+		shards += p->fluid_last ? 0 : (double)p->nsharded;
+		ctx_sum += p->ctx_last;
 	}
 	double tokens = batch * (1 + d->accept * d->mtp);
 	r->tbt_mean = gsl_stats_mean(p->tbt, 1, (size_t)ns);

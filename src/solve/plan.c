@@ -399,14 +399,18 @@ static int side_fill(struct plan *p, struct plan_side *sd, const double *v, int 
 	return 0;
 }
 
+void plan_side_eval(const struct plan_side *sd, double cnt, double L, const double *res,
+		    double *v)
+{
+	assert(sd->k <= PLAN_MAX_VALUES);
+	for (int k = 0; k < sd->k; k++)
+		v[k] = sd->pos[k] < 0 ? sd->a[k] * cnt + sd->b[k] * L : res[sd->pos[k]];
+}
+
 /* A bucket's packed values from its count, summed context and sums. */
 void plan_side_values(const struct plan_side *sd, int unit_idx, int cnt, double *v)
 {
-	const double *acc = sd->acc + (size_t)unit_idx * sd->nres;
-	double L = sd->suml[unit_idx];
-	assert(sd->k <= PLAN_MAX_VALUES);
-	for (int k = 0; k < sd->k; k++)
-		v[k] = sd->pos[k] < 0 ? sd->a[k] * cnt + sd->b[k] * L : acc[sd->pos[k]];
+	plan_side_eval(sd, cnt, sd->suml[unit_idx], sd->acc + (size_t)unit_idx * sd->nres, v);
 }
 
 static int pool_fill(struct plan *p, double *f, double *b)

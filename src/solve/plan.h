@@ -65,6 +65,46 @@ struct plan_side {
 	double *suml;      /* (mb, unit): summed contexts */
 };
 
+/* The fluid path (fluid.c): a batch with many requests per device is
+ * evaluated from its sums.  The pool, in longest-first order, is cut into
+ * PLAN_FLUID_STRATA strata of equal size; a sample draws each stratum's
+ * request count (the multinomial's normal limit) and its summed values
+ * (the normal limit of the sum: the stratum's mean and covariance), and
+ * shares them out as the exact path's placement and micro-batch rules do
+ * in the limit of many requests per device (DESIGN.md section 5). */
+#define PLAN_FLUID_STRATA 64
+#define PLAN_FLUID_VALUES 24  /* context, cache bytes on the device and in
+				 HBM, and the per-request sums of both sides */
+#define PLAN_FLUID_MIN 64     /* requests per (micro-batch, device), at least */
+#define PLAN_FLUID_PER_STRATUM 16 /* requests per stratum, at least */
+#define PLAN_FLUID_GRAIN 16   /* a device's mean cache bytes over the
+				 largest request's, at least */
+
+struct plan_fluid {
+	int state;      /* 0: not built; 1: built; -1: not available */
+	int k, nm, ng;  /* values per request; of which per-request sums of
+			   the memory side and of the GPU side */
+	int rank[PLAN_FLUID_STRATA]; /* factor columns kept per stratum */
+	double max_store, max_store_gpu;  /* the pool's largest request */
+	double mean_store, mean_store_gpu;
+	double mu[PLAN_FLUID_STRATA][PLAN_FLUID_VALUES];
+	/* covariance factor: column r of stratum s is fac[s][r][0..k) */
+	double fac[PLAN_FLUID_STRATA][PLAN_FLUID_VALUES][PLAN_FLUID_VALUES];
+};
+
+/* One micro-batch's load, as the pricing reads it: from the buckets of
+ * placed requests (sample.c) or from a fluid sample's sums (fluid.c). */
+struct plan_mb {
+	long reqs;         /* requests in the micro-batch */
+	int n;             /* requests on its busiest GPU */
+	double c, n_port;  /* requests on its busiest device link and GPU port */
+	double attn[LC_N], attn_m; /* slowest device's cache-side seconds: the
+				      layers by class, the MTP layer */
+	double fb[LC_N], fbm;      /* the same for the stages the GPU runs */
+	double merge;      /* s per step: split requests' partial outputs */
+	double energy;     /* J: its GPUs' operators and its cache-side work */
+};
+
 struct plan {
 	struct design d;
 	int gpus;           /* G */
@@ -145,6 +185,11 @@ struct plan {
 	int skip_energy;     /* the search's feasibility tests need none */
 	double energy_last;  /* the last sample's activity energy, J (NaN: none) */
 	double *energy;      /* per sample */
+	double ctx_last;     /* the last sample's summed context */
+	int force_exact;     /* plan_inspect: every request placed */
+	int fluid_last;      /* the last sample took the fluid path */
+	struct plan_mb mbl[PIPE_MAX_MB]; /* the last sample's non-empty micro-batches */
+	struct plan_fluid fl;
 };
 
 
@@ -160,6 +205,16 @@ int plan_ensure_memo(struct plan *p, long n);
  * cannot be built, with the reason in p->fail. */
 const double *plan_gpu_phases(struct plan *p, long n);
 void plan_side_values(const struct plan_side *sd, int unit_idx, int cnt, double *v);
+/* The packed values of cnt requests (a real count) with summed context L
+ * and per-request sums res (sd->nres of them). */
+void plan_side_eval(const struct plan_side *sd, double cnt, double L, const double *res,
+		    double *v);
+/* Activity energy (J) of n requests per GPU on one GPU in one
+ * micro-batch (every kind of layer, the tail, its all-to-all bytes at
+ * e_a2a J/byte); NaN when the step cannot be built (p->fail says why). */
+double plan_gpu_energy(struct plan *p, long n, double e_a2a);
+/* J per all-to-all byte: the share inside a node on the scale-up link. */
+double plan_a2a_energy(const struct plan *p);
 /* Seconds of the slots of lay that run on the GPU (want_gpu) or on the
  * memory device, from a bucket's packed sums v; per_class (LC_N, or NULL)
  * gets them by layer class. */
@@ -195,6 +250,16 @@ double plan_ingest_bytes(const struct plan *p, long B);
  * NaN when it cannot be priced, with the reason in p->fail. */
 double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *po,
 		   double *use_g, double *use_m);
+
+/* fluid.c */
+/* Whether a batch of B at m micro-batches takes the fluid path. */
+int plan_fluid_ok(struct plan *p, long B, int m);
+/* Sample s of a batch of B at m from its sums: p->mbl (and in->m's count
+ * in *nmb), the fullest GPU's and device's bytes, p->ctx_last; the
+ * energy of each micro-batch when want_energy.  -1 when a GPU step cannot
+ * be built (p->fail says why). */
+int plan_fluid_sample(struct plan *p, long B, int m, int sample, int want_energy, int *nmb,
+		      double *use_g, double *use_m);
 
 /* eval.c: plan_eval at m micro-batches (1..16).  With `early`, stops as
  * soon as the outcome is known to be infeasible (enough samples over the

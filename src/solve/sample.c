@@ -191,9 +191,11 @@ static void fill_buckets(struct plan *p, long B, int m)
 	memset(p->gpu_count, 0, sizeof(int) * (size_t)m * G);
 	memset(p->dev_count, 0, sizeof(int) * (size_t)m * D);
 	memset(p->link_count, 0, sizeof(int) * (size_t)m * p->link_units);
+	double tot = 0;
 	for (long j = 0; j < B; j++) {
 		int g = p->req_gpu[j], dev = p->req_dev[j], i = p->req_mb[j], r = p->req_pool[j];
 		p->gpu_count[i * G + g]++;
+		tot += p->ctx[r];
 		if (p->nshard[j]) {
 			add_slices(p, j, i);
 			continue;
@@ -205,6 +207,7 @@ static void fill_buckets(struct plan *p, long B, int m)
 		p->dev_count[i * D + dev]++;
 		p->link_count[i * p->link_units + (D >= G ? dev : g)]++;
 	}
+	p->ctx_last = tot;
 }
 
 /* A transfer of dev bytes over the busiest device link and port bytes
@@ -230,11 +233,74 @@ static double port_requests(const struct plan *p, int i)
 	return n;
 }
 
-/* Stage 5: the tasks of each non-empty micro-batch, priced at the pace of
- * its slowest device, layer kind by layer kind, into in->dur and in->cdur
- * (in->m counts them).  Returns -1 when the GPU side cannot be built
- * (p->fail says why). */
-static int price(struct plan *p, long B, int m, struct pipe_in *in)
+/* J of one side's units in micro-batch i (its cache-side work: the
+ * layers' slots and the MTP layer's, d times). */
+static double side_energy(const struct plan *p, const struct plan_side *sd, int i, int units,
+			  const int *cnt, int want_gpu)
+{
+	double e = 0;
+	for (int u = 0; u < units; u++) {
+		int c = cnt[i * units + u];
+		if (!c)
+			continue;
+		double v[PLAN_MAX_VALUES];
+		plan_side_values(sd, i * units + u, c, v);
+		e += plan_bucket_energy(p, &p->layout, p->slot_dev, p->slot_map, v, want_gpu) +
+		     p->d.mtp * plan_bucket_energy(p, &p->layout_mtp, p->slot_dev_mtp,
+						   p->slot_map_mtp, v, want_gpu);
+	}
+	return e;
+}
+
+/* Stage 5a: each non-empty micro-batch's load from the buckets of its
+ * placed requests, into p->mbl; returns how many there are, or -1 when a
+ * GPU step cannot be built (p->fail says why). */
+static int exact_loads(struct plan *p, long B, int m, int want_energy)
+{
+	int G = p->gpus, D = p->devs, nm = 0;
+	double e_a2a = want_energy ? plan_a2a_energy(p) : 0;
+	for (int i = 0; i < m; i++) {
+		int n = 0, c = 0;
+		long reqs = 0;
+		for (int g = 0; g < G; g++) {
+			n = p->gpu_count[i * G + g] > n ? p->gpu_count[i * G + g] : n;
+			reqs += p->gpu_count[i * G + g];
+		}
+		if (n == 0)
+			continue;
+		struct plan_mb *l = &p->mbl[nm++];
+		for (int k = 0; k < p->link_units; k++)
+			c = p->link_count[i * p->link_units + k] > c ? p->link_count[i * p->link_units + k] : c;
+		l->reqs = reqs, l->n = n, l->c = c;
+		side_peak(p, &p->mem_side, i, D, p->dev_count, 0, l->attn, &l->attn_m);
+		memset(l->fb, 0, sizeof l->fb);
+		l->fbm = 0;
+		if (p->has_mem && p->gpu_side.k) /* stages the memory device hands to the GPU */
+			side_peak(p, &p->gpu_side, i, G, p->gpu_count, 1, l->fb, &l->fbm);
+		l->merge = p->nsharded ? merge_time(p, B, i) / p->layers : 0;
+		l->n_port = p->has_mem && c > 0 && p->d.port && D >= G ? port_requests(p, i) : 0;
+		l->energy = 0;
+		if (!want_energy)
+			continue;
+		for (int g = 0; g < G; g++)
+			if (p->gpu_count[i * G + g]) {
+				double e = plan_gpu_energy(p, p->gpu_count[i * G + g], e_a2a);
+				if (isnan(e))
+					return -1;
+				l->energy += e;
+			}
+		l->energy += side_energy(p, &p->mem_side, i, D, p->dev_count, 0);
+		if (p->has_mem && p->gpu_side.k)
+			l->energy += side_energy(p, &p->gpu_side, i, G, p->gpu_count, 1);
+	}
+	return nm;
+}
+
+/* Stage 5b: the tasks of the nm non-empty micro-batches of p->mbl, priced
+ * at the pace of their slowest device, layer kind by layer kind, into
+ * in->dur and in->cdur (in->m counts them).  Returns -1 when the GPU side
+ * cannot be built (p->fail says why). */
+static int price(struct plan *p, long B, int m, int nm, struct pipe_in *in)
 {
 	const struct design *d = &p->d;
 	const struct klink *ml = d->mlink;
@@ -245,34 +311,22 @@ static int price(struct plan *p, long B, int m, struct pipe_in *in)
 	 * the prefill side over the scale-out link (GPU-only, beside the
 	 * all-to-all), or into the devices (a GPU's share through its port) */
 	double ing = plan_ingest_bytes(p, B) / (m * layers);
-	in->m = 0; /* an empty micro-batch (more of them than requests) does not run */
-	for (int i = 0; i < m; i++) {
-		int n = 0, c = 0;
-		for (int g = 0; g < G; g++)
-			n = p->gpu_count[i * G + g] > n ? p->gpu_count[i * G + g] : n;
-		if (n == 0)
-			continue;
-		for (int k = 0; k < p->link_units; k++)
-			c = p->link_count[i * p->link_units + k] > c ? p->link_count[i * p->link_units + k] : c;
-		double attn[LC_N], fb[LC_N] = {0}, attn_m, fbm = 0;
-		side_peak(p, &p->mem_side, i, D, p->dev_count, 0, attn, &attn_m);
-		if (p->has_mem && p->gpu_side.k) /* stages the memory device hands to the GPU */
-			side_peak(p, &p->gpu_side, i, G, p->gpu_count, 1, fb, &fbm);
-		const double *ph = plan_gpu_phases(p, n);
+	in->m = nm; /* an empty micro-batch (more of them than requests) does not run */
+	for (int mi = 0; mi < nm; mi++) {
+		const struct plan_mb *l = &p->mbl[mi];
+		const double *ph = plan_gpu_phases(p, l->n);
 		if (!ph)
 			return -1;
-		double merge = p->nsharded ? merge_time(p, B, i) / layers : 0;
-		int links = p->has_mem && c > 0;
-		double n_port = links && port ? port_requests(p, i) : 0;
-		int mi = in->m++;
+		int links = p->has_mem && l->c > 0;
+		double c = l->c, n_port = links && port ? l->n_port : 0;
 		for (int k = 0; k < nk; k++) {
 			int cl = p->kinds[k].cls;
 			double lc = p->layout.cls_layers[cl];
 			const double *pk = ph + k * PLAN_PH_STRIDE;
 			double *du = k ? in->cdur[k][mi] : in->dur[mi];
-			du[T_PRE] = pk[PH_PRE] + fb[cl] / lc;
-			du[T_ATTN] = attn[cl] / lc;
-			du[T_POST] = pk[PH_POST] + merge;
+			du[T_PRE] = pk[PH_PRE] + l->fb[cl] / lc;
+			du[T_ATTN] = l->attn[cl] / lc;
+			du[T_POST] = pk[PH_POST] + l->merge;
 			du[T_DISP] = pk[PH_DISP];
 			if (!p->has_mem && ing > 0)
 				du[T_DISP] += ing / G / (d->out->bw * d->out->efficiency);
@@ -294,8 +348,8 @@ static int price(struct plan *p, long B, int m, struct pipe_in *in)
 				in->dur[mi][t] = sum / layers;
 			}
 		double *du = in->dur[mi];
-		du[T_TAIL_G] = ph[nk * PLAN_PH_STRIDE + PH_TAIL] + fbm * d->mtp;
-		du[T_TAIL_M] = attn_m * d->mtp;
+		du[T_TAIL_G] = ph[nk * PLAN_PH_STRIDE + PH_TAIL] + l->fbm * d->mtp;
+		du[T_TAIL_M] = l->attn_m * d->mtp;
 		double mtp = p->layout_mtp.out_bytes + p->layout_mtp.back_bytes;
 		du[T_TAIL_L] = links && d->mtp > 0
 				       ? d->mtp * 2 * transfer(ml, port, c * mtp / 2, n_port * mtp / 2)
@@ -304,58 +358,42 @@ static int price(struct plan *p, long B, int m, struct pipe_in *in)
 	return 0;
 }
 
-/* Cache-side activity energy of one side's units in micro-batch i: the
- * layers' slots and the MTP layer's, d times. */
-static double side_energy(const struct plan *p, const struct plan_side *sd, int i, int units,
-			  const int *cnt, int want_gpu)
+double plan_a2a_energy(const struct plan *p)
 {
+	const struct design *d = &p->d;
+	int G = p->gpus;
+	double gpn = d->sys->gpus_per_node, inside = G > 1 ? fmin(gpn - 1, G - 1) / (G - 1) : 1;
+	return 8 * (inside * d->up->energy_bit + (1 - inside) * d->out->energy_bit);
+}
+
+double plan_gpu_energy(struct plan *p, long n, double e_a2a)
+{
+	const double *ph = plan_gpu_phases(p, n);
+	if (!ph)
+		return NAN;
 	double e = 0;
-	for (int u = 0; u < units; u++) {
-		int c = cnt[i * units + u];
-		if (!c)
-			continue;
-		double v[PLAN_MAX_VALUES];
-		plan_side_values(sd, i * units + u, c, v);
-		e += plan_bucket_energy(p, &p->layout, p->slot_dev, p->slot_map, v, want_gpu) +
-		     p->d.mtp * plan_bucket_energy(p, &p->layout_mtp, p->slot_dev_mtp,
-						   p->slot_map_mtp, v, want_gpu);
+	for (int k = 0; k <= p->nkinds; k++) {
+		const double *row = ph + k * PLAN_PH_STRIDE;
+		e += (k < p->nkinds ? p->kind_layers[k] : 1) *
+		     (row[PLAN_PH_ENERGY] + row[PLAN_PH_A2A] * e_a2a);
 	}
 	return e;
 }
 
 /* Activity energy of one sampled step (DESIGN.md section 3): every GPU's
- * operators at its own request count in each micro-batch, every device's
- * cache-side work from its buckets, the bits each link carries, and every
- * device's static power over the makespan.  NaN when a device gives no
- * [energy]; -1 when a GPU step cannot be built. */
-static int step_energy(struct plan *p, long B, int m, double makespan, double *out)
+ * operators at its own request count in each micro-batch and every
+ * device's cache-side work (p->mbl's energy), the bits each link carries,
+ * and every device's static power over the makespan.  NaN when a device
+ * gives no [energy]. */
+static double step_energy(const struct plan *p, long B, int nm, double makespan)
 {
 	const struct design *d = &p->d;
-	int G = p->gpus, D = p->devs, nk = p->nkinds;
-	*out = NAN;
+	int G = p->gpus, D = p->devs;
 	if (!p->has_energy || p->skip_energy)
-		return 0;
-	double gpn = d->sys->gpus_per_node, inside = G > 1 ? fmin(gpn - 1, G - 1) / (G - 1) : 1;
-	double e_a2a = 8 * (inside * d->up->energy_bit + (1 - inside) * d->out->energy_bit);
+		return NAN;
 	double e = makespan * (G * d->gpu->e_static + (p->has_mem ? D * d->mem->e_static : 0));
-	for (int i = 0; i < m; i++) {
-		for (int g = 0; g < G; g++) {
-			int n = p->gpu_count[i * G + g];
-			if (!n)
-				continue;
-			const double *ph = plan_gpu_phases(p, n);
-			if (!ph)
-				return -1;
-			for (int k = 0; k <= nk; k++) {
-				const double *row = ph + k * PLAN_PH_STRIDE;
-				e += (k < nk ? p->kind_layers[k] : 1) *
-				     (row[PLAN_PH_ENERGY] + row[PLAN_PH_A2A] * e_a2a);
-			}
-		}
-		e += side_energy(p, &p->mem_side, i, D, p->dev_count, 0);
-		if (p->has_mem && p->gpu_side.k)
-			e += side_energy(p, &p->gpu_side, i, G, p->gpu_count, 1);
-	}
+	for (int i = 0; i < nm; i++)
+		e += p->mbl[i].energy;
 	/* links: queries, new rows and outputs of every request, and the
 	 * caches ingested (into the devices, or from the prefill side) */
 	double ing = plan_ingest_bytes(p, B);
@@ -368,8 +406,7 @@ static int step_energy(struct plan *p, long B, int m, double makespan, double *o
 	} else {
 		e += ing * 8 * d->out->energy_bit;
 	}
-	*out = e;
-	return 0;
+	return e;
 }
 
 /* The bytes on the fullest GPU and memory device of this batch. */
@@ -392,12 +429,22 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 		   double *use_g, double *use_m)
 {
 	const struct design *d = &p->d;
-	draw_requests(p, B, sample);
-	p->placed = plan_place(p, B);                  /* stage 2: placement */
-	if (m > 1) /* one micro-batch needs no per-GPU order */
-		plan_group_by_gpu(p, B, p->placed);
-	assign_mb(p, B, m);                            /* stage 3: micro-batches */
-	fill_buckets(p, B, m);
+	int want_energy = p->has_energy && !p->skip_energy, nm;
+	p->fluid_last = !p->force_exact && plan_fluid_ok(p, B, m);
+	if (p->fluid_last) { /* stages 1-5a from the batch's sums */
+		if (plan_fluid_sample(p, B, m, sample, want_energy, &nm, use_g, use_m) != 0)
+			return NAN; /* p->fail says why */
+	} else {
+		draw_requests(p, B, sample);
+		p->placed = plan_place(p, B);                  /* stage 2: placement */
+		if (m > 1) /* one micro-batch needs no per-GPU order */
+			plan_group_by_gpu(p, B, p->placed);
+		assign_mb(p, B, m);                            /* stage 3: micro-batches */
+		fill_buckets(p, B, m);                         /* stage 4 */
+		if ((nm = exact_loads(p, B, m, want_energy)) < 0)
+			return NAN;
+		fullest(p, use_g, use_m);
+	}
 	/* links are full duplex: what goes out and what comes back do not
 	 * queue behind each other; devices on the GPU's NVLink share it with
 	 * the expert all-to-all */
@@ -408,9 +455,8 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 	in->nclass = d->average_layers ? 1 : p->nkinds;
 	if (in->nclass > 1)
 		memcpy(in->layer_class, p->layer_kind, (size_t)p->layers);
-	if (price(p, B, m, in) != 0)
+	if (price(p, B, m, nm, in) != 0)
 		return NAN; /* p->fail says why */
-	fullest(p, use_g, use_m);
 	for (int i = 0; i < in->m; i++)
 		for (int t = 0; t < T_ALL; t++)
 			if (!isfinite(in->dur[i][t])) { /* a stage no device runs */
@@ -423,8 +469,7 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 			 "micro-batches, %d layers, or a negative duration)", in->m, in->layers);
 		return NAN;
 	}
-	if (step_energy(p, B, m, po->makespan, &p->energy_last) != 0)
-		return NAN; /* p->fail says why */
+	p->energy_last = step_energy(p, B, nm, po->makespan);
 	return po->makespan;
 }
 
@@ -439,7 +484,9 @@ int plan_inspect(struct plan *p, double batch, int m, int sample,
 		return kerr_set(err, 0, 0, "out of memory for a batch of %ld", B);
 	struct pipe_out po;
 	double ug, um;
+	p->force_exact = 1; /* the view is of placed requests */
 	v->tbt = plan_sample(p, B, m, sample, &po, &ug, &um);
+	p->force_exact = 0;
 	if (isnan(v->tbt))
 		return kerr_set(err, 0, 0, "%s", p->fail.msg);
 	v->n = B;

@@ -40,6 +40,9 @@ struct design {
 	int samples;           /* sampled batches per evaluation */
 	unsigned long seed;
 	int exact;             /* 1: the reference list schedule, not pipe_fast */
+	int per_request;       /* 1: every request drawn and placed at any
+				  batch, never a large batch from its sums
+				  (fluid.c) */
 	int average_layers;    /* 1: every layer priced at the average of the
 				  model's kinds of layer (the smoothing the
 				  per-kind pipeline replaces; for tests and

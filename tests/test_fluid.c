@@ -1,0 +1,201 @@
+/* test_fluid.c: the fluid path (solve/fluid.c, issue 15) against the exact
+ * one, which draws and places every request: equal where every request is
+ * alike, within 1% of P99 TBT over the zoo where both place every request
+ * whole, and the solver's batch within 1%. */
+#include <criterion/criterion.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <string.h>
+
+#include "karat.h"
+#include "solve/plan.h"
+
+#include "helpers.h"
+#include "solve_helpers.h"
+
+static int rel_near(double a, double b, double tol)
+{
+	return fabs(a - b) <= tol * fmax(fabs(a), fabs(b));
+}
+
+/* With every request alike, the exact placement and CMR split the batch
+ * evenly, and the fluid path's sums are exact: the two agree to rounding
+ * (the batch divides over every GPU, device and micro-batch). */
+Test(fluid, equals_exact_when_every_request_is_alike)
+{
+	static struct setup s;
+	const char *systems[] = {"gpu-only", "gpu-karat", "gpu-attacc"};
+	for (int k = 0; k < 3; k++) {
+		load(&s, "deepseek-v3.2", systems[k], 256, NULL);
+		struct design exact = s.d;
+		exact.per_request = 1;
+		struct kerr err;
+		struct plan *pf = plan(&s), *pe = plan_new(&exact, &err);
+		cr_assert_not_null(pe, "%s", err.msg);
+		for (int m = 1; m <= 4; m *= 4) {
+			long B = (long)PLAN_FLUID_MIN * m * pf->devs;
+			while (B < (long)PLAN_FLUID_PER_STRATUM * PLAN_FLUID_STRATA)
+				B *= 2;
+			cr_assert(plan_fluid_ok(pf, B, m), "%s m=%d B=%ld takes the exact path",
+				  systems[k], m, B);
+			cr_assert(!plan_fluid_ok(pe, B, m), "per_request still took the fluid path");
+			struct result f = eval(pf, (double)B, m), e = eval(pe, (double)B, m);
+			cr_expect(rel_near(f.tbt_p99, e.tbt_p99, 1e-9) && rel_near(f.tbt_mean, e.tbt_mean, 1e-9),
+				  "%s m=%d: fluid %.12g, exact %.12g", systems[k], m, f.tbt_p99, e.tbt_p99);
+			cr_expect(rel_near(f.gpu_use, e.gpu_use, 1e-9) && rel_near(f.mem_use, e.mem_use, 1e-9),
+				  "%s m=%d: use %.9g/%.9g, exact %.9g/%.9g", systems[k], m, f.gpu_use,
+				  f.mem_use, e.gpu_use, e.mem_use);
+			cr_expect(rel_near(f.energy_act, e.energy_act, 1e-9), "%s m=%d: energy %.9g, exact %.9g",
+				  systems[k], m, f.energy_act, e.energy_act);
+			cr_expect(rel_near(f.ctx_mean, 256, 1e-12), "ctx_mean %.9g", f.ctx_mean);
+		}
+		plan_free(pf), plan_free(pe);
+	}
+}
+
+/* Below its thresholds, or where the exact path is asked for, the fluid
+ * path is not taken. */
+Test(fluid, is_not_taken_below_its_thresholds)
+{
+	static struct setup s;
+	load(&s, "deepseek-v3.2", "gpu-karat", 0, "agentic");
+	struct plan *p = plan(&s);
+	long per = (long)PLAN_FLUID_MIN * p->devs;
+	cr_expect(!plan_fluid_ok(p, 64, 1));
+	cr_expect(!plan_fluid_ok(p, per - 1, 1), "one request short of %d per device", PLAN_FLUID_MIN);
+	cr_expect(plan_fluid_ok(p, 4 * per, 1));
+	cr_expect(!plan_fluid_ok(p, 4 * per, 8), "8 micro-batches leave %d per device",
+		  PLAN_FLUID_MIN / 2);
+	plan_free(p);
+	s.d.sys = &s.sys;
+	s.sys.admission = ADMIT_ROUND_ROBIN;
+	p = plan(&s);
+	cr_expect(!plan_fluid_ok(p, 4 * per, 1), "round-robin placement is not modelled");
+	plan_free(p);
+}
+
+/* The tolerance for the P99 of n samples with spread sd (relative to
+ * value v): 1%, or three standard errors of the difference of two
+ * independent P99 estimates (each sqrt(0.01 x 0.99 / n) / phi(z_0.99) x sd),
+ * whichever is larger.  The two paths draw different random numbers, so
+ * they cannot agree more closely than either agrees with itself under
+ * another seed. */
+static double p99_tol(const double *x, int n, double v)
+{
+	double sd = gsl_stats_sd(x, 1, (size_t)n);
+	double se = sqrt(0.01 * 0.99 / n) / 0.026652 * sd;
+	return fmax(0.01, 3 * sqrt(2.0) * se / v);
+}
+
+/* A batch above the fluid thresholds for m: per GPU and micro-batch
+ * 100 requests and a few (n q mod 64 away from a GEMM tile edge, where one
+ * request more on one GPU costs a whole wave: see README, "How large
+ * batches are evaluated"). */
+static long batch_for(const struct plan *p, int m)
+{
+	long per_dev = 96L * m, B = per_dev * p->devs;
+	long floor_b = (long)PLAN_FLUID_PER_STRATUM * PLAN_FLUID_STRATA;
+	if (B < floor_b)
+		B = floor_b;
+	long n = (B + (long)p->gpus * m - 1) / ((long)p->gpus * m); /* per GPU and micro-batch */
+	double q = p->q;
+	while (fmod(n * q, 64) < 8 || fmod(n * q, 64) > 40)
+		n++;
+	return n * p->gpus * m;
+}
+
+/* Over every zoo model, system and shipped workload: where the batch fits
+ * and the exact path splits no request, the mean step time agrees within
+ * 1%, and the P99 step time and the fullest GPU and device within 1% or
+ * the Monte Carlo error of a P99 of 128 samples (p99_tol). */
+Test(fluid, within_one_percent_of_exact_over_the_zoo, .timeout = 600)
+{
+	static struct setup s;
+	static char models[32][64], systems[32][64], wls[32][64];
+	int n[3];
+	struct kerr err;
+	n[0] = zoo_list(ZOO_MODEL, models, 32, &err);
+	n[1] = zoo_list(ZOO_SYSTEM, systems, 32, &err);
+	n[2] = zoo_list(ZOO_WORKLOAD, wls, 32, &err);
+	cr_assert(n[0] > 0 && n[1] > 0 && n[2] > 0, "the zoo lists nothing");
+	int compared = 0, designs = 0;
+	double worst = 0;
+	for (int a = 0; a < n[0]; a++)
+		for (int b = 0; b < n[1]; b++)
+			for (int c = 0; c < n[2]; c++) {
+				cr_assert_eq(design_load(&s, models[a], systems[b], wls[c], 0, &err), 0,
+					     "%s %s %s: %s", models[a], systems[b], wls[c], err.msg);
+				designs++;
+				s.d.samples = 128;
+				int m = (a + b + c) % 2 ? 4 : 1;
+				if ((a + b + c) % 4 == 3) /* arrival order: the longest-first bands */
+					s.d.sched = SCHED_OFMS;
+				struct design exact = s.d;
+				exact.per_request = 1;
+				struct plan *pf = plan(&s), *pe = plan_new(&exact, &err);
+				cr_assert_not_null(pe, "%s", err.msg);
+				long B = batch_for(pf, m);
+				if (plan_fluid_ok(pf, B, m)) {
+					struct result f = eval(pf, (double)B, m), e = eval(pe, (double)B, m);
+					if (e.sharded == 0 && e.gpu_use <= 1 && e.mem_use <= 1) {
+						int ns = pe->d.samples;
+						double d = fabs(f.tbt_p99 / e.tbt_p99 - 1);
+						double tol = p99_tol(pe->tbt, ns, e.tbt_p99);
+						double tg = p99_tol(pe->use_gpu, ns, e.gpu_use * pe->cap_gpu);
+						double tm = e.mem_use > 0
+								    ? p99_tol(pe->use_mem, ns, e.mem_use * pe->cap_mem)
+								    : 0.01;
+						worst = fmax(worst, d);
+						compared++;
+						cr_expect(d <= tol && rel_near(f.tbt_mean, e.tbt_mean, 0.01),
+							  "%s %s %s B=%ld m=%d: P99 fluid %.6g exact %.6g (tolerance "
+							  "%.2f%%), mean %.6g %.6g", models[a], systems[b], wls[c],
+							  B, m, f.tbt_p99, e.tbt_p99, 100 * tol, f.tbt_mean,
+							  e.tbt_mean);
+						cr_expect(rel_near(f.gpu_use, e.gpu_use, tg) &&
+								  rel_near(f.mem_use, e.mem_use, tm),
+							  "%s %s %s B=%ld: use %.6g/%.6g, exact %.6g/%.6g",
+							  models[a], systems[b], wls[c], B, f.gpu_use,
+							  f.mem_use, e.gpu_use, e.mem_use);
+					}
+				}
+				plan_free(pf), plan_free(pe);
+			}
+	/* the others cannot hold the smallest batch the fluid path takes (or
+	 * their exact placement splits requests): both paths then report the
+	 * point infeasible for capacity */
+	cr_log_info("fluid: %d of %d designs compared, worst P99 difference %.3f%%", compared,
+		    designs, 100 * worst);
+	cr_expect_geq(compared, 50, "only %d of %d designs compared", compared, designs);
+}
+
+/* The solver's largest batch under the SLO, where it lies in the fluid
+ * range: within 1% of the exact path's. */
+Test(fluid, solved_batch_within_one_percent, .timeout = 600)
+{
+	static struct setup s;
+	static const struct {
+		const char *model, *system, *workload;
+	} pts[] = {{"deepseek-v3.2", "gpu-only", "azure-conv"},
+		   {"glm-5.2", "gpu-only", "azure-conv"},
+		   {"minimax-m3", "gpu-duplex", "azure-conv"},
+		   {"minimax-m3", "gpu-karat-nvlink", "azure-code"},
+		   {"qwen3-235b-a22b", "gpu-duplex", "azure-code"}};
+	for (size_t i = 0; i < sizeof pts / sizeof *pts; i++) {
+		load(&s, pts[i].model, pts[i].system, 0, pts[i].workload);
+		s.d.samples = 256;
+		struct design exact = s.d;
+		exact.per_request = 1;
+		struct kerr err;
+		struct plan *pf = plan(&s), *pe = plan_new(&exact, &err);
+		cr_assert_not_null(pe, "%s", err.msg);
+		struct result f, e;
+		cr_assert_eq(plan_solve(pf, 1, &f, &err), 0, "%s", err.msg);
+		cr_assert_eq(plan_solve(pe, 1, &e, &err), 0, "%s", err.msg);
+		cr_expect(plan_fluid_ok(pf, (long)f.batch, 1), "%s %s %s: batch %.0f is below the "
+			  "fluid range", pts[i].model, pts[i].system, pts[i].workload, f.batch);
+		cr_expect(rel_near(f.batch, e.batch, 0.01), "%s %s %s: batch %.0f, exact %.0f",
+			  pts[i].model, pts[i].system, pts[i].workload, f.batch, e.batch);
+		plan_free(pf), plan_free(pe);
+	}
+}

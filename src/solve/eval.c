@@ -35,15 +35,16 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 				PLAN_MAX_BATCH, batch);
 	if (m < 1 || m > PIPE_MAX_MB)
 		return kerr_set(err, 0, 0, "micro-batches must be in 1..%d (got %d)", PIPE_MAX_MB, m);
-	double work = (double)d->samples * (batch + p->gpus + p->devs);
+	long B = (long)batch;
+	int fluid = plan_fluid_ok(p, B, m); /* its cost does not grow with the batch */
+	double work = (double)d->samples * ((fluid ? 0 : batch) + p->gpus + p->devs);
 	if (work > PLAN_MAX_WORK)
 		return kerr_set(err, 0, 0, "a batch of %.0f on %d GPUs and %d memory devices "
 				"with %d samples is %.3g request placements per evaluation, over "
 				"the limit of %.3g: use fewer samples, a smaller "
 				"batch or fewer devices", batch, p->gpus, p->has_mem ? p->devs : 0,
 				d->samples, work, PLAN_MAX_WORK);
-	long B = (long)batch;
-	if (plan_ensure_batch(p, 2 * B) != 0 || plan_ensure_memo(p, B / p->gpus + 2) != 0)
+	if ((!fluid && plan_ensure_batch(p, 2 * B) != 0) || plan_ensure_memo(p, B / p->gpus + 2) != 0)
 		return kerr_set(err, 0, 0, "out of memory for a batch of %ld", B);
 	memset(r, 0, sizeof *r);
 	r->batch = batch, r->mb = m;

@@ -240,12 +240,16 @@ Test(robust, run_refuses_overrides_it_would_drop)
 	cr_expect(strstr(err, "63 --set options; karat run takes at most 62"), "%s", err);
 }
 
-/* Finding 9: work over the limit is refused with the limit named, fast. */
+/* Finding 9: work over the limit is refused with the limit named, fast.
+ * A batch placed request by request (round-robin placement has no fluid
+ * path) counts; the same batch from its sums does not grow with it. */
 Test(robust, huge_work_is_refused_with_the_limit)
 {
 	cr_expect_eq(run("query --model deepseek-v3.2 --system gpu-karat --workload agentic "
-			 "--batch 1048576 --microbatches 1"), 1);
+			 "--batch 1048576 --microbatches 1 --set system.admission=round-robin"), 1);
 	cr_expect(strstr(err, "over the limit of"), "%s", err);
+	cr_expect_eq(run("query --model deepseek-v3.2 --system gpu-karat --workload agentic "
+			 "--batch 1048576 --microbatches 1"), 0, "%s", err);
 	cr_expect_eq(run("solve --model deepseek-v3.2 --system gpu-only --workload agentic "
 			 "--set system.gpus=1000000"), 1);
 	cr_expect(strstr(err, "1000000 GPUs"), "%s", err);

@@ -39,6 +39,7 @@ struct sim {
 	int naive, serial, rr;
 	long last;                 /* index past the last task of a chain */
 	long k[PIPE_MAX_MB];       /* next task of each micro-batch */
+	int nres[PIPE_MAX_MB];     /* its execution resource, -1: chain done */
 	double r[PIPE_MAX_MB];     /* when that task becomes ready */
 	double F[RES_N];           /* when each execution slot frees */
 	double busy[RES_N];
@@ -131,6 +132,14 @@ static void sim_init(struct sim *s, const struct pipe_in *in, int fixed,
 			x = RES_GPU; /* one stream */
 		s->tres[t] = x;
 	}
+	for (int i = 0; i < in->m; i++)
+		s->nres[i] = s->tres[task_of(s, 0)];
+}
+
+/* Micro-batch i's next task moved: its resource again. */
+static void next_res(struct sim *s, int i)
+{
+	s->nres[i] = s->k[i] == s->last ? -1 : s->tres[task_of(s, s->k[i])];
 }
 
 static int valid(const struct pipe_in *in)
@@ -162,10 +171,8 @@ static int pick(const struct sim *s, double *start)
 	int best = -1;
 	double bs = 0, br = 0;
 	for (int i = 0; i < s->in->m; i++) {
-		if (s->k[i] == s->last)
-			continue;
-		int res = s->tres[task_of(s, s->k[i])];
-		if (s->naive && res == RES_GPU && i != s->rr)
+		int res = s->nres[i];
+		if (res < 0 || (s->naive && res == RES_GPU && i != s->rr))
 			continue;
 		double st = s->r[i] > s->F[res] ? s->r[i] : s->F[res];
 		if (best < 0 || st < bs - s->tol ||
@@ -194,8 +201,9 @@ static void commit(struct sim *s, int i, double start, struct pipe_event *ev)
 		s->busy[res] += d; /* communication holding the GPU stream */
 	s->k[i]++;
 	s->ntask++;
+	next_res(s, i);
 	if (s->naive && res == RES_GPU &&
-	    (s->k[i] == s->last || s->tres[task_of(s, s->k[i])] != RES_GPU)) {
+	    s->nres[i] != RES_GPU) { /* its GPU run ended */
 		int m = s->in->m;
 		for (int j = 1; j <= m; j++) { /* next unfinished, cyclically */
 			int c = (i + j) % m;
@@ -402,8 +410,10 @@ static void run_fast(const struct pipe_in *in, int v, double tol, struct pipe_ou
 				if (n < 1 || (end < L8 && n < 4))
 					continue;
 				double dt = now->t0 - then->t0;
-				for (int j = 0; j < in->m; j++)
+				for (int j = 0; j < in->m; j++) {
 					s.k[j] += n * step, s.r[j] += n * dt;
+					next_res(&s, j);
+				}
 				for (int x = 0; x < RES_N; x++) {
 					s.F[x] += n * dt;
 					s.busy[x] += n * (now->busy[x] - then->busy[x]);

@@ -377,8 +377,10 @@ static int side_fill(struct plan *p, struct plan_side *sd, const double *v, int 
 		double vl = v[(size_t)lo * sd->k + k], vh = v[(size_t)hi * sd->k + k];
 		double slope = dL > 0 ? (vh - vl) / dL : 0, icpt = vl - slope * p->ctx[lo];
 		double big = 0;
-		for (int i = 0; i < PLAN_POOL; i++)
-			big = fmax(big, fabs(v[(size_t)i * sd->k + k]));
+		for (int i = 0; i < PLAN_POOL; i++) { /* not fmax: a libm call per entry */
+			double a = fabs(v[(size_t)i * sd->k + k]);
+			big = a > big ? a : big;
+		}
 		int affine = 1;
 		for (int i = 0; i < PLAN_POOL && affine; i++)
 			affine = fabs(icpt + slope * p->ctx[i] - v[(size_t)i * sd->k + k]) <=

@@ -582,3 +582,41 @@ Test(solve, timeline_is_the_sampled_schedule)
 	free(ev);
 	plan_free(p);
 }
+
+/* Issue 15: --microbatches auto skips a count whose GPU work alone bounds
+ * its throughput below the best so far.  The bound needs one micro-batch's
+ * GPU work to be non-decreasing in its request count; and the pruned
+ * search must pick what solving every count and keeping the best picks. */
+Test(solve, gpu_work_is_monotone_and_pruned_auto_equals_every_count)
+{
+	static struct setup s;
+	const char *models[] = {"deepseek-v3.2", "glm-5.2", "minimax-m3", "llama-3.1-70b",
+				"qwen3-235b-a22b"};
+	const char *systems[] = {"gpu-only", "gpu-karat", "gpu-attacc"};
+	for (int a = 0; a < 5; a++)
+		for (int b = 0; b < 3; b++) {
+			load(&s, models[a], systems[b], 0, "agentic");
+			s.d.samples = 16;
+			struct plan *p = plan(&s);
+			double prev = 0;
+			for (long n = 1; n <= 4096; n++) { /* the bound reads to 4,096 */
+				double t = plan_gpu_work(p, n);
+				cr_assert(t >= prev, "%s %s: GPU work %.9g at %ld requests, %.9g at %ld",
+					  models[a], systems[b], t, n, prev, n - 1);
+				prev = t;
+			}
+			struct result best, x, autor;
+			struct kerr err;
+			for (int m = 1; m <= PIPE_MAX_MB; m++) {
+				cr_assert_eq(plan_solve(p, m, &x, &err), 0, "%s", err.msg);
+				if (m == 1 || (x.feasible && (!best.feasible || x.throughput > best.throughput)))
+					best = x;
+			}
+			cr_assert_eq(plan_solve(p, 0, &autor, &err), 0, "%s", err.msg);
+			cr_expect(autor.mb == best.mb && autor.batch == best.batch &&
+					  autor.throughput == best.throughput,
+				  "%s %s: auto m=%d batch %.0f, every count m=%d batch %.0f", models[a],
+				  systems[b], autor.mb, autor.batch, best.mb, best.batch);
+			plan_free(p);
+		}
+}

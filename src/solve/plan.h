@@ -251,6 +251,12 @@ double plan_ingest_bytes(const struct plan *p, long B);
 double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *po,
 		   double *use_g, double *use_m);
 
+/* search.c */
+/* One micro-batch's GPU work (s) at n requests per GPU: every layer's
+ * tasks on the GPU (before and after attention, the experts) and the
+ * tail; NaN when the step cannot be built.  Non-decreasing in n. */
+double plan_gpu_work(struct plan *p, long n);
+
 /* fluid.c */
 /* Whether a batch of B at m micro-batches takes the fluid path. */
 int plan_fluid_ok(struct plan *p, long B, int m);

@@ -3,7 +3,8 @@
  * plan_eval_at with early exit (eval.c).  A feasible probe runs every
  * sample, so its result is the answer's but for the energy; with
  * --microbatches auto only the winning count is evaluated again, in
- * full. */
+ * full, and a count whose GPU work alone bounds its throughput below the
+ * best so far is not searched (gpu_bound). */
 #include "solve/plan.h"
 
 #include <math.h>
@@ -88,6 +89,53 @@ static int solve_m(struct plan *p, int m, double hint, int full, struct result *
 	return plan_eval(p, lo, m, best, err);
 }
 
+double plan_gpu_work(struct plan *p, long n)
+{
+	if (plan_ensure_memo(p, n + 1) != 0)
+		return NAN;
+	const double *ph = plan_gpu_phases(p, n);
+	if (!ph)
+		return NAN;
+	double t = ph[p->nkinds * PLAN_PH_STRIDE + PH_TAIL];
+	for (int k = 0; k < p->nkinds; k++) {
+		const double *pk = ph + k * PLAN_PH_STRIDE;
+		t += p->kind_layers[k] * (pk[PH_PRE] + pk[PH_POST] + pk[PH_EXP]);
+	}
+	return t;
+}
+
+#define BOUND_MAX_N 4096 /* past this many requests per GPU: no bound */
+
+/* An upper bound on the throughput of any batch that meets the SLO at m
+ * micro-batches, from the GPU's work alone.  The busiest GPU holds
+ * c >= ceil(B / G) requests, split within one of each other over its
+ * micro-batches, and the GPU runs each micro-batch's tasks in turn, so a
+ * step takes at least min(c, m) x gpu(max(1, floor(c / m))) with gpu
+ * non-decreasing in its count (tests/test_solve.c checks it on the zoo).
+ * A batch meets the SLO only if that is within it, and its tokens are at
+ * most G (m (n + 1) - 1) (1 + a d) for n = floor(c / m).  INFINITY where
+ * the bound would need counts past BOUND_MAX_N; NaN on error. */
+static double gpu_bound(struct plan *p, int m)
+{
+	double tok = 1 + p->d.accept * p->d.mtp, G = p->gpus, slo = p->d.slo, best = 0;
+	double t1 = plan_gpu_work(p, 1);
+	if (isnan(t1))
+		return NAN;
+	if (m > 1 && t1 <= slo) /* c < m: c micro-batches of one request each */
+		best = tok * G / t1;
+	for (long n = 1;; n++) {
+		if (n > BOUND_MAX_N)
+			return INFINITY;
+		double t = plan_gpu_work(p, n);
+		if (isnan(t))
+			return NAN;
+		if (m * t > slo)
+			break;
+		best = fmax(best, tok * G * (m * (n + 1.0) - 1) / (m * t));
+	}
+	return best;
+}
+
 int plan_solve(struct plan *p, int m, struct result *r, struct kerr *err)
 {
 	if (m < 0 || m > PIPE_MAX_MB)
@@ -97,6 +145,8 @@ int plan_solve(struct plan *p, int m, struct result *r, struct kerr *err)
 	double hint = 0;
 	for (int k = 1; k <= PIPE_MAX_MB; k++) {
 		struct result x;
+		if (k > 1 && r->feasible && gpu_bound(p, k) <= r->throughput)
+			continue; /* no batch at k can win (NaN: solve_m reports) */
 		if (solve_m(p, k, hint, 0, &x, err) != 0)
 			return -1;
 		if (k == 1 || (x.feasible && (!r->feasible || x.throughput > r->throughput)))

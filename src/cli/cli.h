@@ -104,6 +104,18 @@ void out_install_signals(void);
 /* One CSV row (libcsv quoting where needed); 0 or -1 on a write error. */
 int csv_write_row(FILE *fp, int n, const char *const *cells);
 
+/* The rows written so far (sweep, merge): a row a system cannot tell from
+ * an earlier one (the same cells: an override it cannot apply leaves its
+ * column empty) is written once. */
+struct rowset {
+	char **slot;
+	size_t *len, cap, n;
+};
+/* 1: row (len bytes) is new and now kept; 0: written before; -1: out of
+ * memory. */
+int rowset_add(struct rowset *rs, const char *row, size_t len);
+void rowset_free(struct rowset *rs);
+
 /* The command functions. */
 int cmd_help(const struct args *a);
 int cmd_list(const struct args *a);

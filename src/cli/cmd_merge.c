@@ -3,7 +3,8 @@
  * file's first column, `point`, is each row's index in the whole sweep;
  * the merge checks that every file has the same header and that the
  * indices cover 0 .. n-1 once each, then writes the rows in point order
- * without that column, quoted as the sweep quotes them.  Files are parsed
+ * without that column, quoted as the sweep quotes them, and a row equal
+ * to an earlier one once (as the unsharded sweep does).  Files are parsed
  * with libcsv; errors name the file and the row. */
 #include <csv.h>
 #include <stdio.h>
@@ -212,8 +213,22 @@ int cmd_merge(const struct args *a)
 	}
 	if (!rc) {
 		rc = csv_write_row(fp, rd[0].head.n - 1, (const char *const *)rd[0].head.f + 1) != 0;
-		for (long i = 0; i < total && !rc; i++)
-			rc = csv_write_row(fp, by[i]->n - 1, (const char *const *)by[i]->f + 1) != 0;
+		static struct rowset seen; /* the rows the unsharded sweep drops */
+		for (long i = 0; i < total && !rc; i++) {
+			char *one = NULL;
+			size_t n1 = 0;
+			FILE *f1 = open_memstream(&one, &n1);
+			rc = !f1 || csv_write_row(f1, by[i]->n - 1, (const char *const *)by[i]->f + 1) != 0;
+			if (f1 && fclose(f1) != 0)
+				rc = 1;
+			int fresh = rc ? -1 : rowset_add(&seen, one, n1);
+			if (fresh < 0)
+				rc = 1;
+			else if (fresh)
+				rc = fwrite(one, 1, n1, fp) != n1;
+			free(one);
+		}
+		rowset_free(&seen);
 		if (fclose(fp) != 0 || rc) {
 			die_msg("out of memory writing the merge");
 			rc = 1;

@@ -515,9 +515,30 @@ int cmd_sweep(const struct args *a)
 		size_t len = 0;
 		FILE *fp = open_memstream(&text, &len);
 		rc = !fp || write_head(fp, &sw, shard != NULL) != 0;
-		for (long i = 0; i < mine && !rc; i++)
-			rc = (shard && fprintf(fp, "%ld,", global_point(&sw, i)) < 0) ||
-			     write_row(fp, &sw, global_point(&sw, i), pl.rows[i], pl.applied[i]) != 0;
+		long dropped = 0;
+		static struct rowset seen;
+		for (long i = 0; i < mine && !rc; i++) {
+			if (shard) { /* every point, for the merge (which drops the same rows) */
+				rc = fprintf(fp, "%ld,", global_point(&sw, i)) < 0 ||
+				     write_row(fp, &sw, global_point(&sw, i), pl.rows[i], pl.applied[i]) != 0;
+				continue;
+			}
+			char *one = NULL;
+			size_t n1 = 0;
+			FILE *f1 = open_memstream(&one, &n1);
+			rc = !f1 || write_row(f1, &sw, i, pl.rows[i], pl.applied[i]) != 0;
+			if (f1 && fclose(f1) != 0)
+				rc = 1;
+			int fresh = rc ? -1 : rowset_add(&seen, one, n1);
+			if (fresh < 0)
+				rc = 1;
+			else if (fresh)
+				rc = fwrite(one, 1, n1, fp) != n1;
+			else
+				dropped++;
+			free(one);
+		}
+		rowset_free(&seen);
 		if (fp && fclose(fp) != 0)
 			rc = 1;
 		if (rc)
@@ -526,7 +547,11 @@ int cmd_sweep(const struct args *a)
 			rc = write_text_atomic(output, text) != 0;
 		else
 			rc = fputs(text, stdout) < 0;
-		if (!rc && output)
+		if (!rc && output && dropped)
+			fprintf(stderr, "karat sweep: %ld points, %ld rows -> %s (%ld a system could not "
+				"tell from an earlier one written once)\n", mine, mine - dropped, output,
+				dropped);
+		else if (!rc && output)
 			fprintf(stderr, "karat sweep: %ld points -> %s\n", mine, output);
 		free(text);
 		rc = rc ? 1 : 0;

@@ -343,3 +343,53 @@ int write_text_atomic(const char *path, const char *text)
 		return -1;
 	return out_close(&o, fputs(text, o.fp) < 0);
 }
+
+/* FNV-1a over a row's bytes. */
+static unsigned long long row_hash(const char *s, size_t n)
+{
+	unsigned long long h = 1469598103934665603ULL;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	return h;
+}
+
+int rowset_add(struct rowset *rs, const char *row, size_t len)
+{
+	if (2 * (rs->n + 1) > rs->cap) { /* grow: open addressing, at most half full */
+		size_t cap = rs->cap ? 2 * rs->cap : 1024;
+		char **slot = calloc(cap, sizeof *slot);
+		size_t *lens = calloc(cap, sizeof *lens);
+		if (!slot || !lens) {
+			free(slot), free(lens);
+			return -1;
+		}
+		for (size_t i = 0; i < rs->cap; i++)
+			if (rs->slot[i]) {
+				size_t j = row_hash(rs->slot[i], rs->len[i]) & (cap - 1);
+				while (slot[j])
+					j = (j + 1) & (cap - 1);
+				slot[j] = rs->slot[i], lens[j] = rs->len[i];
+			}
+		free(rs->slot), free(rs->len);
+		rs->slot = slot, rs->len = lens, rs->cap = cap;
+	}
+	size_t j = row_hash(row, len) & (rs->cap - 1);
+	for (; rs->slot[j]; j = (j + 1) & (rs->cap - 1))
+		if (rs->len[j] == len && memcmp(rs->slot[j], row, len) == 0)
+			return 0;
+	char *copy = malloc(len ? len : 1);
+	if (!copy)
+		return -1;
+	memcpy(copy, row, len);
+	rs->slot[j] = copy, rs->len[j] = len;
+	rs->n++;
+	return 1;
+}
+
+void rowset_free(struct rowset *rs)
+{
+	for (size_t i = 0; i < rs->cap; i++)
+		free(rs->slot[i]);
+	free(rs->slot), free(rs->len);
+	memset(rs, 0, sizeof *rs);
+}

@@ -620,3 +620,38 @@ Test(solve, gpu_work_is_monotone_and_pruned_auto_equals_every_count)
 			plan_free(p);
 		}
 }
+
+/* Issue 14 item 4: Duplex in the GPU's own HBM (system.memdev_in_hbm).
+ * The caches share what the weights leave of the GPU's HBM, so the
+ * largest batch the memory holds is GPU-only's (the same bytes in the same
+ * capacity); the devices add no TDP; and the key is refused where it
+ * cannot hold. */
+Test(solve, duplex_in_hbm_shares_the_gpus_capacity_and_tdp)
+{
+	static struct setup g, d;
+	load(&g, "deepseek-v3.2", "gpu-only", 65536, NULL);
+	load(&d, "deepseek-v3.2", "gpu-duplex-hbm", 65536, NULL);
+	g.d.slo = d.d.slo = 1000; /* capacity alone decides */
+	struct plan *pg = plan(&g), *pd = plan(&d);
+	struct result rg, rd;
+	struct kerr err;
+	cr_assert_eq(plan_solve(pg, 1, &rg, &err), 0, "%s", err.msg);
+	cr_assert_eq(plan_solve(pd, 1, &rd, &err), 0, "%s", err.msg);
+	cr_expect(rg.feasible && rd.feasible && rg.batch > 8, "%s / %s", rg.reason, rd.reason);
+	cr_expect_eq(rd.batch, rg.batch, "Duplex in HBM holds %g requests, GPU-only %g", rd.batch,
+		     rg.batch);
+	struct result over = eval(pd, rd.batch + 8, 1);
+	cr_expect(!over.feasible && strstr(over.reason, "the GPU's HBM less reserve and weights"),
+		  "%s", over.reason);
+	cr_expect_eq(rd.tdp, 8 * d.gpu.tdp, "TDP %g W: the devices' own must not be added", rd.tdp);
+	plan_free(pg), plan_free(pd);
+	/* one device per GPU, and only with a memory device */
+	struct ksystem sys = d.sys;
+	sys.memdevs = 16;
+	cr_expect_neq(system_validate(&sys, NULL, &err), 0);
+	cr_expect(strstr(err.msg, "must equal system.gpus"), "%s", err.msg);
+	sys = g.sys;
+	sys.memdev_in_hbm = IN_HBM_YES;
+	cr_expect_neq(system_validate(&sys, NULL, &err), 0);
+	cr_expect(strstr(err.msg, "memdev is none"), "%s", err.msg);
+}

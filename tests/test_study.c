@@ -44,6 +44,11 @@ Test(study, bad_studies_fail_with_file_and_line)
 	load_fails("[study]\ntitle = t\nmodels = deepseek-v3.2\nworkloads = agentic\n"
 		   "systems = gpu-karat\nbaseline = gpu-only\ngpus = 8\n",
 		   "study.baseline 'gpu-only' is not one of study.systems", 6);
+	load_fails(GOOD "baseline_gpus_for = gpu-duplex-hbm\n",
+		   "study.baseline_gpus_for names 'gpu-duplex-hbm', which is not one of study.systems",
+		   8);
+	load_fails(GOOD "memdevs_fixed = gpu-karta\n",
+		   "study.memdevs_fixed names 'gpu-karta', which is not one of study.systems", 8);
 }
 
 /* The shipped studies load (karat list studies reads each). */

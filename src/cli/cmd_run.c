@@ -142,11 +142,12 @@ struct layout {
 /* One system's points for one group: each GPU count, and with memory
  * devices each count per GPU (or its file's ratio r, when fixed). */
 static int add_system(const struct study_def *sd, struct grid *g, struct rpt p, double r,
-		      int fixed)
+		      int fixed, int wide)
 {
-	int nG = r > 0 ? sd->nmgpus : sd->ngpus, nd = r > 0 && !fixed ? sd->nper : 1;
+	int narrow = r > 0 && !wide; /* memdev_gpus, not the baseline's gpus */
+	int nG = narrow ? sd->nmgpus : sd->ngpus, nd = r > 0 && !fixed ? sd->nper : 1;
 	for (int k = 0; k < nG; k++) {
-		p.gpus = r > 0 ? sd->mgpus[k] : sd->gpus[k];
+		p.gpus = narrow ? sd->mgpus[k] : sd->gpus[k];
 		for (int d = 0; d < nd; d++) {
 			p.memdevs = r <= 0 ? 0
 				    : fixed ? (int)fmax(1, p.gpus * r + 0.5)
@@ -176,7 +177,8 @@ static int build(const struct study_def *sd, struct grid *g, struct layout *lay)
 		for (int s = 0; s < ns; s++) {
 			lay->start[gi * ns + s] = g->n;
 			struct rpt p = {sd->model[m], algo, sd->workload[w], sd->system[s], 0, 0};
-			if (add_system(sd, g, p, ratio[s], study_fixed(sd, sd->system[s])) != 0)
+			if (add_system(sd, g, p, ratio[s], study_fixed(sd, sd->system[s]),
+				       study_wide(sd, sd->system[s])) != 0)
 				return 1;
 		}
 	}

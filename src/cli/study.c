@@ -69,10 +69,18 @@ int study_fixed(const struct study_def *s, const char *sys)
 	return 0;
 }
 
+int study_wide(const struct study_def *s, const char *sys)
+{
+	for (int i = 0; i < s->nwide; i++)
+		if (strcmp(s->wide[i], sys) == 0)
+			return 1;
+	return 0;
+}
+
 /* The study's keys, in the order the help lists them. */
 static const char *const keys[] = {"title", "models", "algos", "workloads", "systems",
 				   "baseline", "gpus", "memdev_gpus", "memdevs_per_gpu",
-				   "memdevs_fixed", "paper", 0};
+				   "memdevs_fixed", "baseline_gpus_for", "paper", 0};
 
 static int set_key(struct study_def *s, const struct ini_entry *e, char *why, size_t nwhy)
 {
@@ -91,6 +99,8 @@ static int set_key(struct study_def *s, const struct ini_entry *e, char *why, si
 		return list_split(v, 0, s->system, STUDY_MAX_LIST, &s->nsystem, why, nwhy);
 	if (!strcmp(k, "memdevs_fixed"))
 		return list_split(v, 0, s->fixed, STUDY_MAX_LIST, &s->nfixed, why, nwhy);
+	if (!strcmp(k, "baseline_gpus_for"))
+		return list_split(v, 0, s->wide, STUDY_MAX_LIST, &s->nwide, why, nwhy);
 	if (!strcmp(k, "gpus"))
 		return counts(v, s->gpus, &s->ngpus, 1, 4096, why, nwhy);
 	if (!strcmp(k, "memdev_gpus"))
@@ -136,7 +146,7 @@ int study_load(const char *path, struct study_def *s, struct kerr *err)
 			rc = kerr_set(err, doc->path, e->line,
 				      "unknown key study.%s (title, models, algos, workloads, systems, "
 				      "baseline, gpus, memdev_gpus, memdevs_per_gpu, memdevs_fixed, "
-				      "paper)", e->key);
+				      "baseline_gpus_for, paper)", e->key);
 		else if (set_key(s, e, why, sizeof why) != 0)
 			rc = kerr_set(err, doc->path, e->line, "study.%s: %s", e->key, why);
 	}
@@ -160,6 +170,23 @@ int study_load(const char *path, struct study_def *s, struct kerr *err)
 		const struct ini_entry *e = ini_doc_find(doc, "study", "baseline");
 		rc = kerr_set(err, doc->path, e ? e->line : line,
 			      "study.baseline '%s' is not one of study.systems", s->baseline);
+	}
+	/* a system named in memdevs_fixed or baseline_gpus_for is a study system */
+	for (int l = 0; rc == 0 && l < 2; l++) {
+		int n = l ? s->nwide : s->nfixed;
+		for (int i = 0; rc == 0 && i < n; i++) {
+			const char *name = l ? s->wide[i] : s->fixed[i];
+			int in = 0;
+			for (int j = 0; j < s->nsystem; j++)
+				in |= strcmp(s->system[j], name) == 0;
+			if (!in) {
+				const char *key = l ? "baseline_gpus_for" : "memdevs_fixed";
+				const struct ini_entry *e = ini_doc_find(doc, "study", key);
+				rc = kerr_set(err, doc->path, e ? e->line : line,
+					      "study.%s names '%s', which is not one of study.systems", key,
+					      name);
+			}
+		}
 	}
 	ini_doc_free(doc);
 	return rc ? -1 : 0;

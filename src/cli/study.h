@@ -24,6 +24,9 @@ struct study_def {
 	char fixed[STUDY_MAX_LIST][INI_VALUE]; /* systems that keep their
 						   file's devices per GPU */
 	int nfixed;
+	char wide[STUDY_MAX_LIST][INI_VALUE]; /* systems tried at the baseline's
+						 GPU counts (gpus), not memdev_gpus */
+	int nwide;
 	double paper_lo, paper_hi;          /* 0: none given */
 	char paper_src[INI_VALUE];
 };
@@ -35,6 +38,8 @@ int study_load(const char *path, struct study_def *s, struct kerr *err);
 
 /* Whether system name sys keeps its file's device count in s. */
 int study_fixed(const struct study_def *s, const char *sys);
+/* Whether system name sys is tried at the baseline's GPU counts. */
+int study_wide(const struct study_def *s, const char *sys);
 
 /* Splits a comma-separated list into vals (at most max items of
  * INI_VALUE); with algo, "dsa:topk=1024,index_heads=32" is one item (a

@@ -26,7 +26,12 @@ static const struct field system_fields[] = {
 	 "placement of requests: memory-aware (default) or round-robin"},
 	{"system", "kv_shard", FK_ENUM, U_INT, OFF(kv_shard), 0, 0, 0, 0, 0, kv_shard_names,
 	 "split a request no one device holds over its node's devices: on (default) or off"},
+	{"system", "memdev_in_hbm", FK_ENUM, U_INT, OFF(memdev_in_hbm), 0, 0, 0, 0, 0, in_hbm_names,
+	 "the memory devices are the GPUs' own HBM (one per GPU, sharing its capacity and TDP): "
+	 "no (default) or yes"},
 };
+
+const char *const in_hbm_names[IN_HBM_N + 1] = {"no", "yes", 0};
 
 const char *const kv_shard_names[SHARD_N + 1] = {"on", "off", 0};
 
@@ -72,6 +77,9 @@ int system_validate(const struct ksystem *s, const struct ini_doc *doc,
 				"system.gpus (%g) must fill whole nodes of %g GPUs",
 				s->gpus, s->gpus_per_node);
 	if (!system_has_memdev(s)) {
+		if (s->memdev_in_hbm == IN_HBM_YES)
+			return kerr_set(err, path, line_of(doc, "memdev_in_hbm"),
+					"system.memdev_in_hbm is yes but system.memdev is none");
 		if (s->memdevs != 0)
 			return kerr_set(err, path, line_of(doc, "memdevs"),
 					"system.memdevs is %g but system.memdev is none",
@@ -91,5 +99,14 @@ int system_validate(const struct ksystem *s, const struct ini_doc *doc,
 		return kerr_set(err, path, line_of(doc, "memdev"),
 				"system.memdev_link is required when system.memdev is %s",
 				s->memdev);
+	if (s->memdev_in_hbm == IN_HBM_YES && s->memdevs != s->gpus)
+		return kerr_set(err, path, line_of(doc, "memdevs"),
+				"system.memdevs (%g) must equal system.gpus (%g) when "
+				"system.memdev_in_hbm is yes: each GPU's own HBM is one device",
+				s->memdevs, s->gpus);
+	if (s->memdev_in_hbm == IN_HBM_YES && system_has_port(s))
+		return kerr_set(err, path, line_of(doc, "gpu_port"),
+				"system.gpu_port must be none when system.memdev_in_hbm is yes "
+				"(the device is the GPU's own memory)");
 	return 0;
 }

@@ -28,7 +28,15 @@ struct ksystem {
 	int admission;                /* enum admission: how requests are placed */
 	int kv_shard;                 /* enum kv_shard: split a request no one
 					 device can hold over its node's devices */
+	int memdev_in_hbm;            /* enum in_hbm: the memory devices are
+					 the GPUs' own HBM stacks (one per
+					 GPU): they hold the caches in what the
+					 weights leave, and their power is
+					 within the GPU's TDP */
 };
+
+enum in_hbm { IN_HBM_NO, IN_HBM_YES, IN_HBM_N };
+extern const char *const in_hbm_names[IN_HBM_N + 1];
 
 enum kv_shard { SHARD_ON, SHARD_OFF, SHARD_N };
 extern const char *const kv_shard_names[SHARD_N + 1];

@@ -92,7 +92,7 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 	r->clipped = p->clipped;
 	r->sharded = shards / ((double)ns * B);
 	r->ingest = plan_ingest_bytes(p, B);
-	r->tdp = p->gpus * d->gpu->tdp + (p->has_mem ? p->devs * d->mem->tdp : 0);
+	r->tdp = p->gpus * d->gpu->tdp + (p->has_mem && !p->in_hbm ? p->devs * d->mem->tdp : 0);
 	r->throughput = tokens / r->tbt_mean;
 	r->tok_per_w = r->throughput / r->tdp;
 	r->j_per_tok = r->tdp * r->tbt_mean / tokens;
@@ -118,7 +118,8 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 	} else if (p->has_mem && um > p->cap_mem + PLAN_SLACK_BYTES) {
 		fmt_bytes(um, a, sizeof a), fmt_bytes(p->cap_mem, b, sizeof b);
 		snprintf(r->reason, sizeof r->reason, "memdev memory: %s needed (P99) of %s%s",
-			 a, b, p->cap_mem < d->mem->mem_capacity ? " (capacity less reserve)" : "");
+			 a, b, p->in_hbm ? " (the GPU's HBM less reserve and weights)"
+			 : p->cap_mem < d->mem->mem_capacity ? " (capacity less reserve)" : "");
 	} else if (!isfinite(r->tbt_p99)) {
 		snprintf(r->reason, sizeof r->reason, "%s cannot run %s",
 			 p->has_mem ? d->mem->name : d->gpu->name, unsupported(p));

@@ -265,6 +265,7 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->d = *d;
 	p->gpus = (int)d->sys->gpus;
 	p->has_mem = system_has_memdev(d->sys);
+	p->in_hbm = p->has_mem && d->sys->memdev_in_hbm == IN_HBM_YES;
 	p->devs = p->has_mem ? (int)d->sys->memdevs : p->gpus;
 	p->devs_per_gpu = p->devs >= p->gpus ? p->devs / p->gpus : 1;
 	p->gpus_per_dev = p->devs >= p->gpus ? 1 : p->gpus / p->devs;
@@ -300,8 +301,9 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->heap = grab((size_t)(D > G ? D : G), sizeof(int), &fail);
 	p->heap_pos = grab((size_t)(D > G ? D : G), sizeof(int), &fail);
 	p->cap_gpu = device_cache_capacity(d->gpu);
-	p->cap_mem = p->has_mem ? device_cache_capacity(d->mem) : 0;
 	p->free_gpu = p->cap_gpu - p->weights;
+	/* a device in the GPU's own HBM holds what the weights leave */
+	p->cap_mem = p->in_hbm ? p->free_gpu : p->has_mem ? device_cache_capacity(d->mem) : 0;
 	{ /* a remote slice returns its partial output (the LSE beside it is
 	   * H x 4 B, under 1% of it) and, with a token top-k, its k candidates
 	   * (score and index, 8 B each) for the merge */
@@ -422,9 +424,9 @@ static int pool_fill(struct plan *p, double *f, double *b)
 	gsl_rng_set(p->rng, d->seed);
 	long cut = 0;
 	int scan_on_gpu = 0; /* index keys go with the stage that reads them */
-	for (int s = 0; s < S; s++)
+	for (int s = 0; s < S; s++) /* in the GPU's own HBM they are one store */
 		if (p->layout.s[s].kind == OP_INDEX_SCAN && p->slot_dev[s].on_gpu)
-			scan_on_gpu = p->has_mem;
+			scan_on_gpu = p->has_mem && !p->in_hbm;
 	p->keys_on_gpu = scan_on_gpu;
 	for (int i = 0; i < PLAN_POOL; i++) {
 		double L = workload_draw_context(d->wl, p->rng);

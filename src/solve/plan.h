@@ -113,6 +113,9 @@ struct plan {
 	int gpus_per_dev;   /* G / D when D < G, else 1 */
 	int link_units;     /* links priced apart: max(D, G) */
 	int has_mem;        /* the system has memory devices */
+	int in_hbm;         /* they are the GPUs' own HBM (system.memdev_in_hbm):
+			       caches in what the weights leave, power within
+			       the GPU's TDP */
 	double q;           /* query tokens per request per step (1 + draft) */
 	double layers;      /* decoder layers */
 	double weights;     /* weight bytes per GPU */

@@ -391,7 +391,8 @@ static double step_energy(const struct plan *p, long B, int nm, double makespan)
 	int G = p->gpus, D = p->devs;
 	if (!p->has_energy || p->skip_energy)
 		return NAN;
-	double e = makespan * (G * d->gpu->e_static + (p->has_mem ? D * d->mem->e_static : 0));
+	double e = makespan * (G * d->gpu->e_static +
+			       (p->has_mem && !p->in_hbm ? D * d->mem->e_static : 0));
 	for (int i = 0; i < nm; i++)
 		e += p->mbl[i].energy;
 	/* links: queries, new rows and outputs of every request, and the

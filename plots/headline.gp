@@ -18,6 +18,16 @@ stats datafile using (best(0) ? (nb = nb + 1, 0) : 0) nooutput
 stats datafile using (best(0) && strcol("tok_s_per_w") ne "" ? column("tok_s_per_w") : 1/0) \
       name "Y" nooutput
 ytop = 10 ** ceil(log10(Y_max * 3))
+systems = "gpu-only gpu-host-offload gpu-attacc gpu-duplex gpu-duplex-hbm gpu-cxl-pnm gpu-karat gpu-karat-nvlink"
+array rgbs[8] = [0x606060, 0xb07030, 0x3070b0, 0x30a0a0, 0x90c8c0, 0xa050a0, 0xd03030, 0xe07070]
+idx(s) = sum [i=1:words(systems)] (word(systems, i) eq s ? i : 0)
+col(s) = idx(s) > 0 ? rgbs[idx(s)] : 0x000000
+# the key lists the systems the CSV holds (others are black, unlisted)
+array present[words(systems)]
+do for [i=1:words(systems)] {
+    stats datafile using (strcol("system") eq word(systems, i) ? 1 : 0) name "P" nooutput
+    present[i] = P_sum
+}
 W = 400 + 42 * nb; H = 560
 if (format eq "svg") { set terminal svg size W, H dynamic enhanced font ",10" } \
 else { if (format eq "pdf") { set terminal pdfcairo size W / 100.0, H / 100.0 enhanced font ",8" } \
@@ -32,10 +42,6 @@ set style fill solid 0.85 border -1
 set boxwidth 0.85
 set key outside right top noenhanced
 unset xtics
-systems = "gpu-only gpu-host-offload gpu-attacc gpu-duplex gpu-cxl-pnm gpu-karat gpu-karat-nvlink"
-array rgbs[7] = [0x606060, 0xb07030, 0x3070b0, 0x30a0a0, 0xa050a0, 0xd03030, 0xe07070]
-idx(s) = sum [i=1:words(systems)] (word(systems, i) eq s ? i : 0)
-col(s) = idx(s) > 0 ? rgbs[idx(s)] : 0x000000
 # x of a best row: a group's systems side by side, a gap between groups;
 # first is 1 on a group's first bar (its label goes there)
 key3(r) = strcol("model").strcol("algo").strcol("workload")
@@ -43,7 +49,8 @@ xpos(r) = (r == 0 ? (x = -1, pg = "") : 0, g = key3(0), \
            first = (g eq pg ? 0 : 1), x = x + (first ? 2 : 1), pg = g, x)
 group(r) = strcol("model").(strcol("algo") eq "native" ? "" : " ".strcol("algo"))." ".strcol("workload")
 tpw(r) = strcol("tok_s_per_w") eq "" ? 1/0 : column("tok_s_per_w")
-plot for [i=1:words(systems)] keyentry with boxes lc rgb rgbs[i] title word(systems, i), \
+plot for [i=1:words(systems)] keyentry with boxes lc rgb rgbs[i] \
+        title (present[i] > 0 ? word(systems, i) : ""), \
      datafile using (best(0) ? xpos($0) : 1/0):(tpw(0)):(col(strcol("system"))) \
         with boxes lc rgb variable notitle, \
      datafile using (best(0) ? xpos($0) : 1/0):(tpw(0) * 1.15): \

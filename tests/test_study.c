@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "helpers.h"
@@ -216,6 +217,21 @@ Test(study, plot_renders_every_figure_from_its_csv)
 	snprintf(args, sizeof args, "plot validation --from %s", dir);
 	cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 1);
 	cr_expect(strstr(errbuf, "validation.csv:1: no column 'measured'"), "%s", errbuf);
+	/* a render that fails (a CSV of no rows: gnuplot warns) keeps the
+	 * figure drawn before and leaves no temporary beside it */
+	snprintf(path, sizeof path, "%s/headline.png", dir);
+	struct stat before, after;
+	cr_assert_eq(stat(path, &before), 0);
+	char csvp[700];
+	snprintf(csvp, sizeof csvp, "%s/headline.csv", dir);
+	cr_assert_eq(write_text(csvp, "study,model,algo,workload,system,view,tok_s_per_w,vs_gpu_only\n"), 0);
+	snprintf(args, sizeof args, "plot headline --from %s", dir);
+	cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 1);
+	cr_expect(strstr(errbuf, "gnuplot"), "%s", errbuf);
+	cr_assert_eq(stat(path, &after), 0, "the previous figure was removed");
+	cr_expect_eq(after.st_size, before.st_size, "the previous figure was overwritten");
+	snprintf(args, sizeof args, "ls -a %s | grep -q tmp-", dir);
+	cr_expect_neq(system(args), 0, "a temporary was left in %s", dir);
 	snprintf(args, sizeof args, "rm -rf %s", dir);
 	cr_expect_eq(system(args), 0);
 }

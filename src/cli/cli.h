@@ -101,6 +101,13 @@ int write_text_atomic(const char *path, const char *text);
 int out_check(const char *path);
 /* Removes open temporaries on SIGINT, SIGTERM and SIGHUP (call once). */
 void out_install_signals(void);
+/* Runs plots/SCRIPT with gnuplot -e "outfile='...'; VARS" into a temporary
+ * beside out, renamed into place only when gnuplot succeeds and prints
+ * nothing on stderr (a warning is a failure); otherwise the temporary is
+ * removed and the previous file kept.  Prints "wrote OUT", or the error;
+ * 0 or -1. */
+int gnuplot_render(const char *vars, const char *script, const char *out);
+
 /* One CSV row (libcsv quoting where needed); 0 or -1 on a write error. */
 int csv_write_row(FILE *fp, int n, const char *const *cells);
 

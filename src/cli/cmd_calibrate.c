@@ -133,15 +133,9 @@ static int draw(const char *dir, const struct bench_data *d)
 		die_msg("gnuplot not found; skipped %s (sudo apt-get install gnuplot-nox)", png);
 		return 0;
 	}
-	snprintf(cmd, sizeof cmd,
-		 "gnuplot -e \"peak=%.6g; bw=%.6g; datafile='%s'; outfile='%s'\" '%s/plots/roofline.gp'",
-		 d->roof.peak, d->roof.bw, dat, png, zoo_home());
-	if (system(cmd) != 0) {
-		die_msg("gnuplot failed drawing %s", png);
-		return -1;
-	}
-	printf("wrote %s\n", png);
-	return 0;
+	snprintf(cmd, sizeof cmd, "peak=%.6g; bw=%.6g; datafile='%s';", d->roof.peak, d->roof.bw,
+		 dat);
+	return gnuplot_render(cmd, "roofline.gp", png);
 }
 
 int cmd_calibrate(const struct args *a)

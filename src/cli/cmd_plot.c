@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "base/suggest.h"
@@ -120,10 +119,11 @@ static int check_csv(const struct figure *f, const char *path)
 	return rc;
 }
 
-/* Runs gnuplot; anything it prints on stderr is a failure. */
+/* Runs the figure's script on its CSVs (cli/out.c gnuplot_render: a
+ * warning is a failure, the old figure is kept). */
 static int render(const struct figure *f, const char *dir, const char *fmt)
 {
-	char csv[1200], csv2[1200] = "", out[1200], cmd[5000], log[64];
+	char csv[1200], csv2[1200] = "", out[1200], vars[4000];
 	snprintf(csv, sizeof csv, "%s/%s", dir, f->csv);
 	if (check_csv(f, csv) != 0)
 		return 1;
@@ -133,26 +133,9 @@ static int render(const struct figure *f, const char *dir, const char *fmt)
 			return 1;
 	}
 	snprintf(out, sizeof out, "%s/%s.%s", dir, f->name, fmt);
-	snprintf(log, sizeof log, "/tmp/karat-plot-%ld.log", (long)getpid());
-	snprintf(cmd, sizeof cmd,
-		 "gnuplot -e \"datafile='%s'; %s%s%s outfile='%s'; format='%s'; %s\" '%s/plots/%s' "
-		 "2> %s", csv, f->csv2 ? "datafile2='" : "", f->csv2 ? csv2 : "", f->csv2 ? "';" : "",
-		 out, fmt, f->vars, zoo_home(), f->script, log);
-	int rc = system(cmd);
-	char *msg = NULL;
-	size_t n = 0;
-	struct kerr err;
-	file_read_all(log, 1 << 20, "gnuplot log", "", &msg, &n, &err);
-	unlink(log);
-	if (rc != 0 || n > 0) {
-		die_msg("gnuplot %s drawing %s: %.400s", rc ? "failed" : "warned", out,
-			msg && n ? msg : "(no message)");
-		free(msg);
-		return 1;
-	}
-	free(msg);
-	printf("wrote %s\n", out);
-	return 0;
+	snprintf(vars, sizeof vars, "datafile='%s'; %s%s%s format='%s'; %s", csv,
+		 f->csv2 ? "datafile2='" : "", f->csv2 ? csv2 : "", f->csv2 ? "';" : "", fmt, f->vars);
+	return gnuplot_render(vars, f->script, out) != 0;
 }
 
 int cmd_plot(const struct args *a)

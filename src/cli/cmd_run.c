@@ -282,19 +282,14 @@ static void row(struct out *o, const struct study_def *sd, const struct rpt *p,
 
 static void plot(const char *dir, const char *name, const char *csv)
 {
-	char png[1200], cmd[4000];
+	char png[1200], vars[1300];
 	snprintf(png, sizeof png, "%s/%s.png", dir, name);
 	if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
 		printf("gnuplot not found: skipped %s (apt-get install gnuplot-nox)\n", png);
 		return;
 	}
-	snprintf(cmd, sizeof cmd,
-		 "gnuplot -e \"datafile='%s'; outfile='%s'\" '%s/plots/headline.gp'", csv, png,
-		 zoo_home());
-	if (system(cmd) == 0)
-		printf("wrote %s\n", png);
-	else
-		die_msg("gnuplot failed drawing %s", png);
+	snprintf(vars, sizeof vars, "datafile='%s';", csv);
+	gnuplot_render(vars, "headline.gp", png); /* prints what it did */
 }
 
 /* Says how many points each --set reached (it may name a device, ROLE[NAME],

@@ -50,12 +50,8 @@ static void plot(const char *dir, const char *csv)
 		printf("gnuplot not found: skipped %s (apt-get install gnuplot-nox)\n", png);
 		return;
 	}
-	snprintf(cmd, sizeof cmd, "gnuplot -e \"datafile='%s'; outfile='%s'\" '%s/plots/validation.gp'",
-		 csv, png, zoo_home());
-	if (system(cmd) == 0)
-		printf("wrote %s\n", png);
-	else
-		die_msg("gnuplot failed drawing %s", png);
+	snprintf(cmd, sizeof cmd, "datafile='%s';", csv);
+	gnuplot_render(cmd, "validation.gp", png); /* prints what it did */
 }
 
 static int report(const struct command *c, const struct args *a, struct vtable *t, int nt)

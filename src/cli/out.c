@@ -1,6 +1,7 @@
 /* out.c: aligned text tables and CSV (quoting by libcsv, only where a field
  * needs it, so headers stay plain), and atomic file output. */
 #include "cli/cli.h"
+#include "karat.h"
 
 #include <csv.h>
 #include <errno.h>
@@ -392,4 +393,33 @@ void rowset_free(struct rowset *rs)
 		free(rs->slot[i]);
 	free(rs->slot), free(rs->len);
 	memset(rs, 0, sizeof *rs);
+}
+
+int gnuplot_render(const char *vars, const char *script, const char *out)
+{
+	char tmp[1300], cmd[6000], log[64];
+	const char *slash = strrchr(out, '/');
+	int dlen = slash ? (int)(slash - out + 1) : 0;
+	snprintf(tmp, sizeof tmp, "%.*s.%s.tmp-%ld", dlen, out, slash ? slash + 1 : out,
+		 (long)getpid());
+	snprintf(log, sizeof log, "/tmp/karat-gnuplot-%ld.log", (long)getpid());
+	snprintf(cmd, sizeof cmd, "gnuplot -e \"outfile='%s'; %s\" '%s/plots/%s' 2> %s", tmp, vars,
+		 zoo_home(), script, log);
+	int rc = system(cmd);
+	char *msg = NULL;
+	size_t n = 0;
+	struct kerr err;
+	file_read_all(log, 1 << 20, "gnuplot log", "", &msg, &n, &err);
+	unlink(log);
+	if (rc != 0 || n > 0 || rename(tmp, out) != 0) {
+		int warned = rc == 0 && n > 0;
+		unlink(tmp);
+		die_msg("gnuplot %s drawing %s: %.400s", warned ? "warned" : "failed", out,
+			msg && n ? msg : rc ? "(no message)" : strerror(errno));
+		free(msg);
+		return -1;
+	}
+	free(msg);
+	printf("wrote %s\n", out);
+	return 0;
 }

@@ -18,8 +18,8 @@ stats datafile using (best(0) ? (nb = nb + 1, 0) : 0) nooutput
 stats datafile using (best(0) && strcol("tok_s_per_w") ne "" ? column("tok_s_per_w") : 1/0) \
       name "Y" nooutput
 ytop = 10 ** ceil(log10(Y_max * 3))
-systems = "gpu-only gpu-host-offload gpu-attacc gpu-duplex gpu-duplex-hbm gpu-cxl-pnm gpu-karat gpu-karat-nvlink"
-array rgbs[8] = [0x606060, 0xb07030, 0x3070b0, 0x30a0a0, 0x90c8c0, 0xa050a0, 0xd03030, 0xe07070]
+systems = "gpu-only gpu-host-offload gpu-host-gather gpu-attacc gpu-duplex gpu-duplex-hbm gpu-cxl-pnm gpu-karat gpu-karat-nvlink"
+array rgbs[9] = [0x606060, 0xb07030, 0xe0b070, 0x3070b0, 0x30a0a0, 0x90c8c0, 0xa050a0, 0xd03030, 0xe07070]
 idx(s) = sum [i=1:words(systems)] (word(systems, i) eq s ? i : 0)
 col(s) = idx(s) > 0 ? rgbs[idx(s)] : 0x000000
 # the key lists the systems the CSV holds (others are black, unlisted)

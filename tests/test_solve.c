@@ -655,3 +655,82 @@ Test(solve, duplex_in_hbm_shares_the_gpus_capacity_and_tdp)
 	cr_expect_neq(system_validate(&sys, NULL, &err), 0);
 	cr_expect(strstr(err.msg, "memdev is none"), "%s", err.msg);
 }
+
+/* Issue 14 item 4: host offload with the GPU selecting and attending
+ * (system.memdev_role = gather, InfiniGen/ShadowKV style).  The host keeps
+ * the KV rows and gathers the selected ones; the GPU runs the index write,
+ * scan, top-k (before the link) and the attention (after the rows come
+ * back); the link carries the rows back instead of the output, and the
+ * attention query no longer goes out. */
+Test(solve, gather_role_attends_on_the_gpu_after_the_rows_come_back)
+{
+	static struct setup s, a;
+	load(&s, "deepseek-v3.2", "gpu-host-gather", 32768, NULL);
+	load(&a, "deepseek-v3.2", "gpu-host-offload", 32768, NULL);
+	struct plan *p = plan(&s), *pa = plan(&a);
+	int seen = 0;
+	for (int k = 0; k < p->layout.n; k++) {
+		enum op_kind op = p->layout.s[k].kind;
+		const struct plan_slot_rate *sd = &p->slot_dev[k];
+		int first_write = k % ATTN_SLOTS_PER_CLASS == 0;
+		if (op == OP_GATHER || (op == OP_CACHE_WRITE && first_write))
+			cr_expect(!sd->on_gpu, "slot %d (%s) left the host", k, op_table[op].name);
+		else
+			cr_expect(sd->on_gpu, "slot %d (%s) is not on the GPU", k, op_table[op].name);
+		cr_expect_eq(sd->after, op == OP_ATTENTION, "slot %d (%s): after %d", k,
+			     op_table[op].name, sd->after);
+		if (op != OP_ATTENTION)
+			continue;
+		int c = p->layout.s[k].lc;
+		seen++;
+		cr_expect(p->post_b[k] > 0);
+		cr_expect(near(p->cls_back[c], p->post_b[k] * p->layout.s[k].layers, 1e-12),
+			  "class %d: back %.6g, rows %.6g", c, p->cls_back[c],
+			  p->post_b[k] * p->layout.s[k].layers);
+		double f[ATTN_MAX_SLOTS], b[ATTN_MAX_SLOTS]; /* every request is at 32K */
+		attn_request(s.d.m, s.d.sp, &p->layout, 0, 32768, p->q, f, b);
+		cr_expect(near(p->post_b[k], b[k - 1], 1e-12) && p->layout.s[k - 1].kind == OP_GATHER,
+			  "the rows back are the gather's %.6g B, not %.6g", b[k - 1], p->post_b[k]);
+		cr_expect(p->cls_back[c] > p->layout.cls_back[c],
+			  "the rows (%.3g B) should outweigh the output (%.3g B)", p->cls_back[c],
+			  p->layout.cls_back[c]);
+		cr_expect(near(p->cls_out[c], pa->cls_out[c] - p->layout.cls_query[c] +
+						      attn_ids_bytes(s.d.m, s.d.sp, &p->layout, (enum lclass)c,
+								     32768, p->q) - p->layout.cls_index[c],
+			       1e-9), "class %d: out %.6g", c, p->cls_out[c]);
+	}
+	cr_expect_gt(seen, 0);
+	cr_expect(p->keys_on_gpu && p->has_post);
+	/* one sample: the attention is in the post-attention task, the host's
+	 * task is the gather alone */
+	struct pipe_out po;
+	double ug, um;
+	cr_assert_eq(plan_ensure_batch(p, 64), 0);
+	cr_assert_eq(plan_ensure_memo(p, 64), 0);
+	double t = plan_sample(p, 16, 1, 0, &po, &ug, &um);
+	cr_assert(isfinite(t), "%s", p->fail.msg);
+	const struct plan_mb *l = &p->mbl[0];
+	double fbp = 0, fb = 0;
+	for (int c = 0; c < LC_N; c++)
+		fbp += l->fbp[c], fb += l->fb[c];
+	cr_expect(fbp > 0 && fb > 0, "post %.3g, pre %.3g", fbp, fb);
+	plan_free(p), plan_free(pa);
+	/* the role needs a memory device */
+	struct ksystem sys = s.sys;
+	struct kerr err;
+	snprintf(sys.memdev, sizeof sys.memdev, "none");
+	sys.memdevs = 0;
+	cr_expect_neq(system_validate(&sys, NULL, &err), 0);
+	cr_expect(strstr(err.msg, "memdev_role is gather but system.memdev is none"), "%s", err.msg);
+	/* a dense attention gathers nothing: the whole cache it reads comes back */
+	load(&s, "qwen3-235b-a22b", "gpu-host-gather", 4096, NULL);
+	p = plan(&s);
+	for (int k = 0; k < p->layout.n; k++)
+		if (p->slot_dev[k].after) {
+			double f[ATTN_MAX_SLOTS], b[ATTN_MAX_SLOTS];
+			attn_request(s.d.m, s.d.sp, &p->layout, 0, 4096, p->q, f, b);
+			cr_expect(b[k - 1] == 0 && near(p->post_b[k], b[k], 1e-12),
+				  "dense: back %.6g, its attention reads %.6g", p->post_b[k], b[k]);
+		}
+	plan_free(p);
+}

@@ -267,6 +267,7 @@ void attn_layout(const struct kmodel *m, const struct sparse_cfg *sp,
 		lay->cls_layers[lc[i].cls] += lc[i].layers;
 		lay->cls_out[lc[i].cls] += out, lay->cls_back[lc[i].cls] += back;
 		lay->cls_index[lc[i].cls] += lc[i].layers * q * (idx_w + index_query_bytes(sp, lc[i].cls));
+		lay->cls_query[lc[i].cls] += lc[i].layers * q * g.H * g.dk * sa;
 	}
 }
 

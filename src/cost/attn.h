@@ -79,6 +79,8 @@ struct attn_layout {
 	 * cls_index: of cls_out, the indexer query and index key rows (which
 	 * stay on the GPU when it runs the scan) */
 	double cls_layers[LC_N], cls_out[LC_N], cls_back[LC_N], cls_index[LC_N];
+	double cls_query[LC_N]; /* of cls_out, the attention query (which stays
+				   on the GPU when it attends) */
 };
 
 /* Slots of `layers` decoder layers (mtp = 1: the MTP layer) at q query

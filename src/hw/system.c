@@ -26,12 +26,18 @@ static const struct field system_fields[] = {
 	 "placement of requests: memory-aware (default) or round-robin"},
 	{"system", "kv_shard", FK_ENUM, U_INT, OFF(kv_shard), 0, 0, 0, 0, 0, kv_shard_names,
 	 "split a request no one device holds over its node's devices: on (default) or off"},
+	{"system", "memdev_role", FK_ENUM, U_INT, OFF(memdev_role), 0, 0, 0, 0, 0, memdev_role_names,
+	 "what the memory devices run: all (every cache-side stage they support, the default) or "
+	 "gather (the caches and the gather of the selected rows; the GPU scores, selects and "
+	 "attends)"},
 	{"system", "memdev_in_hbm", FK_ENUM, U_INT, OFF(memdev_in_hbm), 0, 0, 0, 0, 0, in_hbm_names,
 	 "the memory devices are the GPUs' own HBM (one per GPU, sharing its capacity and TDP): "
 	 "no (default) or yes"},
 };
 
 const char *const in_hbm_names[IN_HBM_N + 1] = {"no", "yes", 0};
+
+const char *const memdev_role_names[ROLE_N + 1] = {"all", "gather", 0};
 
 const char *const kv_shard_names[SHARD_N + 1] = {"on", "off", 0};
 
@@ -80,6 +86,10 @@ int system_validate(const struct ksystem *s, const struct ini_doc *doc,
 		if (s->memdev_in_hbm == IN_HBM_YES)
 			return kerr_set(err, path, line_of(doc, "memdev_in_hbm"),
 					"system.memdev_in_hbm is yes but system.memdev is none");
+		if (s->memdev_role != ROLE_ALL)
+			return kerr_set(err, path, line_of(doc, "memdev_role"),
+					"system.memdev_role is %s but system.memdev is none",
+					memdev_role_names[s->memdev_role]);
 		if (s->memdevs != 0)
 			return kerr_set(err, path, line_of(doc, "memdevs"),
 					"system.memdevs is %g but system.memdev is none",

@@ -28,12 +28,20 @@ struct ksystem {
 	int admission;                /* enum admission: how requests are placed */
 	int kv_shard;                 /* enum kv_shard: split a request no one
 					 device can hold over its node's devices */
+	int memdev_role;              /* enum memdev_role */
 	int memdev_in_hbm;            /* enum in_hbm: the memory devices are
 					 the GPUs' own HBM stacks (one per
 					 GPU): they hold the caches in what the
 					 weights leave, and their power is
 					 within the GPU's TDP */
 };
+
+/* What the memory devices run: every cache-side stage they support (the
+ * GPU runs the rest), or only the caches and the gather of the selected
+ * rows, the GPU scoring, selecting and attending (InfiniGen/ShadowKV-style
+ * offload: the index keys in HBM, the selected rows over the link). */
+enum memdev_role { ROLE_ALL, ROLE_GATHER, ROLE_N };
+extern const char *const memdev_role_names[ROLE_N + 1];
 
 enum in_hbm { IN_HBM_NO, IN_HBM_YES, IN_HBM_N };
 extern const char *const in_hbm_names[IN_HBM_N + 1];

@@ -209,15 +209,15 @@ static void cut_bands(const struct plan *p, int m, const double *cnt,
  * requests (values v), on side sd (the memory side or the GPU's
  * fallback stages). */
 static void unit_time(const struct plan *p, const struct plan_side *sd, const double *band,
-		      const double *res, double cnt, double share, int want_gpu, double *t,
+		      const double *res, double cnt, double share, int where, double *t,
 		      double *tm)
 {
 	double r[PLAN_MAX_VALUES], v[PLAN_MAX_VALUES];
 	for (int x = 0; x < sd->nres; x++)
 		r[x] = res[x] * share;
 	plan_side_eval(sd, cnt * share, band[FV_CTX] * share, r, v);
-	plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, v, want_gpu, t);
-	*tm = plan_bucket_time(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_map_mtp, v, want_gpu,
+	plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, v, where, t);
+	*tm = plan_bucket_time(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_map_mtp, v, where,
 			       NULL);
 }
 
@@ -260,13 +260,17 @@ int plan_fluid_sample(struct plan *p, long B, int m, int sample, int want_energy
 		l->c = p->has_mem ? ceil((double)reqs / D) : 0;
 		l->n_port = l->n;
 		l->merge = 0;
-		unit_time(p, &p->mem_side, b, b + FV_RES, (double)reqs, 1.0 / D, 0, l->attn,
+		unit_time(p, &p->mem_side, b, b + FV_RES, (double)reqs, 1.0 / D, W_DEVICE, l->attn,
 			  &l->attn_m);
 		memset(l->fb, 0, sizeof l->fb);
-		l->fbm = 0;
+		memset(l->fbp, 0, sizeof l->fbp);
+		l->fbm = l->fbpm = 0;
 		if (p->has_mem && p->gpu_side.k)
-			unit_time(p, &p->gpu_side, b, b + FV_RES + f->nm, (double)reqs, 1.0 / G, 1,
-				  l->fb, &l->fbm);
+			unit_time(p, &p->gpu_side, b, b + FV_RES + f->nm, (double)reqs, 1.0 / G,
+				  W_GPU_PRE, l->fb, &l->fbm);
+		if (p->has_post)
+			unit_time(p, &p->gpu_side, b, b + FV_RES + f->nm, (double)reqs, 1.0 / G,
+				  W_GPU_POST, l->fbp, &l->fbpm);
 		l->energy = 0;
 		if (!want_energy)
 			continue;

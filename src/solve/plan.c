@@ -46,20 +46,31 @@ static void slot_rates(const struct kdevice *dv, const struct attn_slot *s,
 	sd->eb = 8 * dv->e_bit;
 }
 
+/* Slot s of a layout (each layer class has ATTN_SLOTS_PER_CLASS, in
+ * attn_layout's order: KV write, index write, scan, top-k, gather,
+ * attention). */
+enum { SL_KV_WRITE, SL_INDEX_WRITE, SL_SCAN, SL_TOPK, SL_GATHER, SL_ATTENTION };
+
 static void place_slots(struct plan *p, const struct attn_layout *lay,
 			struct plan_slot_rate *sd)
 {
 	const struct design *d = &p->d;
+	int gather_only = p->has_mem && d->sys->memdev_role == ROLE_GATHER;
 	for (int s = 0; s < lay->n; s++) {
 		struct plan_slot_rate own;
+		int k = s % ATTN_SLOTS_PER_CLASS;
 		slot_rates(p->has_mem ? d->mem : d->gpu, &lay->s[s], &own);
-		if (isfinite(own.ic) || !p->has_mem) {
+		int mine = isfinite(own.ic) && (!gather_only || k == SL_KV_WRITE || k == SL_GATHER);
+		if (mine || !p->has_mem) {
 			sd[s] = own;
 			sd[s].on_gpu = !p->has_mem;
-		} else { /* a fixed-function device: the GPU runs this stage */
+		} else { /* a fixed-function device, or its role: the GPU runs it */
 			slot_rates(d->gpu, &lay->s[s], &sd[s]);
 			sd[s].on_gpu = 1;
 		}
+		/* attention over rows the device gathered: after the link back */
+		sd[s].after = sd[s].on_gpu && p->has_mem && k == SL_ATTENTION && s > 0 &&
+			      !sd[s - 1].on_gpu;
 	}
 }
 
@@ -214,10 +225,27 @@ static void link_bytes(struct plan *p)
 		mean += p->ctx[i] / PLAN_POOL;
 	for (int c = 0; c < LC_N; c++) {
 		p->cls_out[c] = p->layout.cls_out[c];
+		p->cls_back[c] = p->layout.cls_back[c];
 		if (p->keys_on_gpu && p->layout.cls_layers[c] > 0)
 			p->cls_out[c] += attn_ids_bytes(d->m, d->sp, &p->layout, (enum lclass)c, mean,
 							p->q) - p->layout.cls_index[c];
 	}
+	/* the GPU attends over rows the device gathered: the query stays, the
+	 * rows come back instead of the output (their mean over the pool, as
+	 * the indices above) */
+	p->mtp_link = p->layout_mtp.out_bytes + p->layout_mtp.back_bytes;
+	for (int s = 0; s < p->layout.n; s++)
+		if (p->slot_dev[s].after) {
+			int c = p->layout.s[s].lc;
+			p->cls_out[c] -= p->layout.cls_query[c];
+			p->cls_back[c] = p->post_b[s] * p->layout.s[s].layers;
+		}
+	for (int s = 0; s < p->layout_mtp.n; s++)
+		if (p->slot_dev_mtp[s].after) {
+			int c = p->layout_mtp.s[s].lc;
+			p->mtp_link += p->post_bm[s] * p->layout_mtp.s[s].layers -
+				       p->layout_mtp.cls_query[c] - p->layout_mtp.cls_back[c];
+		}
 }
 
 static int check_design(const struct design *d, struct kerr *err)
@@ -342,6 +370,7 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 		kerr_set(err, 0, 0, "workload %s: a context length could not be drawn "
 			 "(the distribution's inverse CDF failed); use a quantile table",
 			 d->wl->name);
+
 	else
 		kerr_set(err, 0, 0, "out of memory");
 	return NULL;
@@ -446,6 +475,20 @@ static int pool_fill(struct plan *p, double *f, double *b)
 		p->rank[i] = i;
 	}
 	p->clipped = (double)cut / PLAN_POOL;
+	p->has_post = 0;
+	for (int s = 0; s < n; s++) { /* the rows the device gathered for an after
+				       * slot (the slot before it) cross the link */
+		int mtp = s >= S, k = mtp ? s - S : s;
+		if (!(mtp ? p->slot_dev_mtp[k] : p->slot_dev[k]).after)
+			continue;
+		double sum = 0, own = 0;
+		for (int i = 0; i < PLAN_POOL; i++)
+			sum += b[(size_t)i * n + s - 1], own += b[(size_t)i * n + s];
+		/* a dense attention gathers nothing: the whole cache it reads
+		 * streams over (with its query and output, a small overcount) */
+		*(mtp ? &p->post_bm[k] : &p->post_b[k]) = (sum > 0 ? sum : own) / PLAN_POOL;
+		p->has_post = 1;
+	}
 	p->mem_side.k = p->gpu_side.k = 0;
 	for (int s = 0; s < S; s++)
 		pack(p, f, b, n, 0, p->slot_dev, s, &p->slot_map[s].f, &p->slot_map[s].b);
@@ -491,15 +534,21 @@ double plan_ingest_bytes(const struct plan *p, long B)
 
 /* Time of the slots of lay that run on the GPU (want_gpu) or the memory
  * device, from a bucket's packed sums v. */
+/* Where slot s runs (enum plan_where). */
+static int where_of(const struct plan *p, const struct plan_slot_rate *sd)
+{
+	return !(sd->on_gpu && p->has_mem) ? W_DEVICE : sd->after ? W_GPU_POST : W_GPU_PRE;
+}
+
 double plan_bucket_time(const struct plan *p, const struct attn_layout *lay,
 			const struct plan_slot_rate *sd, const struct plan_vmap *map,
-			const double *v, int want_gpu, double *per_class)
+			const double *v, int where, double *per_class)
 {
 	double t = 0;
 	if (per_class)
 		memset(per_class, 0, sizeof(double) * LC_N);
 	for (int s = 0; s < lay->n; s++)
-		if ((sd[s].on_gpu && p->has_mem) == want_gpu) {
+		if (where_of(p, &sd[s]) == where) {
 			double x = plan_slot_time(&sd[s], &lay->s[s], map[s].f >= 0 ? v[map[s].f] : 0,
 						  map[s].b >= 0 ? v[map[s].b] : 0);
 			t += x;
@@ -515,7 +564,7 @@ double plan_bucket_energy(const struct plan *p, const struct attn_layout *lay,
 {
 	double e = 0;
 	for (int s = 0; s < lay->n; s++)
-		if ((sd[s].on_gpu && p->has_mem) == want_gpu)
+		if ((sd[s].on_gpu && p->has_mem) == want_gpu) /* the GPU's, before and after */
 			e += lay->s[s].layers * ((map[s].f >= 0 ? v[map[s].f] : 0) * sd[s].ef +
 						 (map[s].b >= 0 ? v[map[s].b] : 0) * sd[s].eb);
 	return e;

@@ -35,7 +35,14 @@ struct plan_slot_rate {
 	const struct kdevice *dev; /* the device that runs it (its overlap) */
 	double ef, eb;      /* J per FLOP, J per byte on that device (0: none given) */
 	int on_gpu;         /* unsupported on the memory device: the GPU runs it */
+	int after;          /* on the GPU after the device's gather (attention
+			       over rows the link brings back): priced after
+			       the link, not before it */
 };
+
+/* Which slots a bucket's time or energy covers: the memory device's, the
+ * GPU's before the device's stages, the GPU's after them. */
+enum plan_where { W_DEVICE, W_GPU_PRE, W_GPU_POST };
 
 /* Per kind of layer (and the tail) in plan_gpu_phases' memo: the phase
  * seconds, then the GPU's activity energy (J, all but the all-to-all) and
@@ -100,7 +107,10 @@ struct plan_mb {
 	double c, n_port;  /* requests on its busiest device link and GPU port */
 	double attn[LC_N], attn_m; /* slowest device's cache-side seconds: the
 				      layers by class, the MTP layer */
-	double fb[LC_N], fbm;      /* the same for the stages the GPU runs */
+	double fb[LC_N], fbm;      /* the same for the stages the GPU runs
+				      before the device's */
+	double fbp[LC_N], fbpm;    /* ... and after them (attention over the
+				      rows the device gathered) */
 	double merge;      /* s per step: split requests' partial outputs */
 	double energy;     /* J: its GPUs' operators and its cache-side work */
 };
@@ -152,6 +162,14 @@ struct plan {
 	int *heap;          /* placement: units ordered by free room */
 	int *heap_pos;      /* where each unit sits in the heap */
 	int keys_on_gpu;    /* index keys stay in HBM (the GPU runs the scan) */
+	int has_post;       /* some slot runs on the GPU after the device's gather */
+	double cls_back[LC_N]; /* per request per step, by layer class: the bytes
+				  the device links carry back (the attention
+				  output, or the gathered rows the GPU attends) */
+	double mtp_link;    /* the same out and back for the MTP layer */
+	double post_b[ATTN_MAX_SLOTS], post_bm[ATTN_MAX_SLOTS]; /* an after slot's
+				  bytes per instance, mean over the pool (the
+				  layers', the MTP layer's) */
 	/* per request per step, by layer class: the bytes the device link
 	 * carries out (with the GPU running the scan and top-k: not the
 	 * indexer's rows and query, but the selected indices) */
@@ -218,12 +236,12 @@ void plan_side_eval(const struct plan_side *sd, double cnt, double L, const doub
 double plan_gpu_energy(struct plan *p, long n, double e_a2a);
 /* J per all-to-all byte: the share inside a node on the scale-up link. */
 double plan_a2a_energy(const struct plan *p);
-/* Seconds of the slots of lay that run on the GPU (want_gpu) or on the
- * memory device, from a bucket's packed sums v; per_class (LC_N, or NULL)
- * gets them by layer class. */
+/* Seconds of the slots of lay that run where (enum plan_where: the
+ * memory device, the GPU before it, the GPU after it), from a bucket's
+ * packed sums v; per_class (LC_N, or NULL) gets them by layer class. */
 double plan_bucket_time(const struct plan *p, const struct attn_layout *lay,
 			const struct plan_slot_rate *sd, const struct plan_vmap *map,
-			const double *v, int want_gpu, double *per_class);
+			const double *v, int where, double *per_class);
 
 /* Activity energy (J) of the slots of lay a bucket with sums v runs on the
  * GPU (want_gpu) or on the memory device. */

@@ -146,7 +146,7 @@ static double merge_time(struct plan *p, long B, int i)
  * by class: its cache-side time over each class's layers (t, LC_N) and
  * for the MTP layer (tm). */
 static void side_peak(const struct plan *p, const struct plan_side *sd, int i, int units,
-		      const int *cnt, int want_gpu, double *t, double *tm)
+		      const int *cnt, int where, double *t, double *tm)
 {
 	memset(t, 0, sizeof(double) * LC_N);
 	*tm = 0;
@@ -156,9 +156,9 @@ static void side_peak(const struct plan *p, const struct plan_side *sd, int i, i
 			continue;
 		double v[PLAN_MAX_VALUES], a[LC_N];
 		plan_side_values(sd, i * units + u, c, v);
-		plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, v, want_gpu, a);
+		plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, v, where, a);
 		double b = plan_bucket_time(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_map_mtp, v,
-					    want_gpu, NULL);
+					    where, NULL);
 		for (int k = 0; k < LC_N; k++)
 			t[k] = a[k] > t[k] ? a[k] : t[k];
 		*tm = b > *tm ? b : *tm;
@@ -272,11 +272,14 @@ static int exact_loads(struct plan *p, long B, int m, int want_energy)
 		for (int k = 0; k < p->link_units; k++)
 			c = p->link_count[i * p->link_units + k] > c ? p->link_count[i * p->link_units + k] : c;
 		l->reqs = reqs, l->n = n, l->c = c;
-		side_peak(p, &p->mem_side, i, D, p->dev_count, 0, l->attn, &l->attn_m);
+		side_peak(p, &p->mem_side, i, D, p->dev_count, W_DEVICE, l->attn, &l->attn_m);
 		memset(l->fb, 0, sizeof l->fb);
-		l->fbm = 0;
+		memset(l->fbp, 0, sizeof l->fbp);
+		l->fbm = l->fbpm = 0;
 		if (p->has_mem && p->gpu_side.k) /* stages the memory device hands to the GPU */
-			side_peak(p, &p->gpu_side, i, G, p->gpu_count, 1, l->fb, &l->fbm);
+			side_peak(p, &p->gpu_side, i, G, p->gpu_count, W_GPU_PRE, l->fb, &l->fbm);
+		if (p->has_post)
+			side_peak(p, &p->gpu_side, i, G, p->gpu_count, W_GPU_POST, l->fbp, &l->fbpm);
 		l->merge = p->nsharded ? merge_time(p, B, i) / p->layers : 0;
 		l->n_port = p->has_mem && c > 0 && p->d.port && D >= G ? port_requests(p, i) : 0;
 		l->energy = 0;
@@ -326,14 +329,14 @@ static int price(struct plan *p, long B, int m, int nm, struct pipe_in *in)
 			double *du = k ? in->cdur[k][mi] : in->dur[mi];
 			du[T_PRE] = pk[PH_PRE] + l->fb[cl] / lc;
 			du[T_ATTN] = l->attn[cl] / lc;
-			du[T_POST] = pk[PH_POST] + l->merge;
+			du[T_POST] = pk[PH_POST] + l->merge + l->fbp[cl] / lc;
 			du[T_DISP] = pk[PH_DISP];
 			if (!p->has_mem && ing > 0)
 				du[T_DISP] += ing / G / (d->out->bw * d->out->efficiency);
 			du[T_EXP] = pk[PH_EXP];
 			du[T_COMB] = pk[PH_COMB];
 			if (links) {
-				double out = p->cls_out[cl] / lc, back = p->layout.cls_back[cl] / lc;
+				double out = p->cls_out[cl] / lc, back = p->cls_back[cl] / lc;
 				du[T_OUT] = transfer(ml, port, c * out + ing / D, n_port * out + ing / G);
 				du[T_BACK] = transfer(ml, port, c * back, n_port * back);
 			} else {
@@ -348,9 +351,9 @@ static int price(struct plan *p, long B, int m, int nm, struct pipe_in *in)
 				in->dur[mi][t] = sum / layers;
 			}
 		double *du = in->dur[mi];
-		du[T_TAIL_G] = ph[nk * PLAN_PH_STRIDE + PH_TAIL] + l->fbm * d->mtp;
+		du[T_TAIL_G] = ph[nk * PLAN_PH_STRIDE + PH_TAIL] + (l->fbm + l->fbpm) * d->mtp;
 		du[T_TAIL_M] = l->attn_m * d->mtp;
-		double mtp = p->layout_mtp.out_bytes + p->layout_mtp.back_bytes;
+		double mtp = p->mtp_link;
 		du[T_TAIL_L] = links && d->mtp > 0
 				       ? d->mtp * 2 * transfer(ml, port, c * mtp / 2, n_port * mtp / 2)
 				       : 0;
@@ -399,10 +402,9 @@ static double step_energy(const struct plan *p, long B, int nm, double makespan)
 	 * caches ingested (into the devices, or from the prefill side) */
 	double ing = plan_ingest_bytes(p, B);
 	if (p->has_mem) {
-		double per = p->layout.back_bytes +
-			     d->mtp * (p->layout_mtp.out_bytes + p->layout_mtp.back_bytes);
+		double per = d->mtp * p->mtp_link;
 		for (int c = 0; c < LC_N; c++)
-			per += p->cls_out[c];
+			per += p->cls_out[c] + p->cls_back[c];
 		e += ((double)B * per + ing) * 8 * d->mlink->energy_bit;
 	} else {
 		e += ing * 8 * d->out->energy_bit;

@@ -122,6 +122,17 @@ struct rowset {
  * memory. */
 int rowset_add(struct rowset *rs, const char *row, size_t len);
 void rowset_free(struct rowset *rs);
+/* One row rendered into memory, then written once (rowset). */
+struct rowbuf {
+	char *s;
+	size_t n;
+	FILE *fp;
+};
+/* The stream to render the row into (NULL: out of memory). */
+FILE *rowbuf_open(struct rowbuf *b);
+/* Closes the row (ok: it rendered) and writes it to fp unless rs holds it
+ * already: 1 written, 0 dropped, -1 an error. */
+int rowbuf_emit(struct rowbuf *b, int ok, struct rowset *rs, FILE *fp);
 
 /* The command functions. */
 int cmd_help(const struct args *a);

@@ -215,18 +215,11 @@ int cmd_merge(const struct args *a)
 		rc = csv_write_row(fp, rd[0].head.n - 1, (const char *const *)rd[0].head.f + 1) != 0;
 		static struct rowset seen; /* the rows the unsharded sweep drops */
 		for (long i = 0; i < total && !rc; i++) {
-			char *one = NULL;
-			size_t n1 = 0;
-			FILE *f1 = open_memstream(&one, &n1);
-			rc = !f1 || csv_write_row(f1, by[i]->n - 1, (const char *const *)by[i]->f + 1) != 0;
-			if (f1 && fclose(f1) != 0)
-				rc = 1;
-			int fresh = rc ? -1 : rowset_add(&seen, one, n1);
-			if (fresh < 0)
-				rc = 1;
-			else if (fresh)
-				rc = fwrite(one, 1, n1, fp) != n1;
-			free(one);
+			struct rowbuf rb;
+			FILE *f1 = rowbuf_open(&rb);
+			rc = rowbuf_emit(&rb, f1 && csv_write_row(f1, by[i]->n - 1,
+								  (const char *const *)by[i]->f + 1) == 0,
+					 &seen, fp) < 0;
 		}
 		rowset_free(&seen);
 		if (fclose(fp) != 0 || rc) {

@@ -523,20 +523,12 @@ int cmd_sweep(const struct args *a)
 				     write_row(fp, &sw, global_point(&sw, i), pl.rows[i], pl.applied[i]) != 0;
 				continue;
 			}
-			char *one = NULL;
-			size_t n1 = 0;
-			FILE *f1 = open_memstream(&one, &n1);
-			rc = !f1 || write_row(f1, &sw, i, pl.rows[i], pl.applied[i]) != 0;
-			if (f1 && fclose(f1) != 0)
-				rc = 1;
-			int fresh = rc ? -1 : rowset_add(&seen, one, n1);
-			if (fresh < 0)
-				rc = 1;
-			else if (fresh)
-				rc = fwrite(one, 1, n1, fp) != n1;
-			else
-				dropped++;
-			free(one);
+			struct rowbuf rb;
+			FILE *f1 = rowbuf_open(&rb);
+			int put = rowbuf_emit(&rb, f1 && write_row(f1, &sw, i, pl.rows[i],
+								   pl.applied[i]) == 0, &seen, fp);
+			rc = put < 0;
+			dropped += put == 0;
 		}
 		rowset_free(&seen);
 		if (fp && fclose(fp) != 0)

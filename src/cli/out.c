@@ -387,6 +387,24 @@ int rowset_add(struct rowset *rs, const char *row, size_t len)
 	return 1;
 }
 
+FILE *rowbuf_open(struct rowbuf *b)
+{
+	b->s = NULL, b->n = 0;
+	return b->fp = open_memstream(&b->s, &b->n);
+}
+
+int rowbuf_emit(struct rowbuf *b, int ok, struct rowset *rs, FILE *fp)
+{
+	if (b->fp && fclose(b->fp) != 0)
+		ok = 0;
+	int fresh = ok && b->fp ? rowset_add(rs, b->s, b->n) : -1;
+	if (fresh > 0 && fwrite(b->s, 1, b->n, fp) != b->n)
+		fresh = -1;
+	free(b->s);
+	b->s = NULL, b->fp = NULL;
+	return fresh;
+}
+
 void rowset_free(struct rowset *rs)
 {
 	for (size_t i = 0; i < rs->cap; i++)

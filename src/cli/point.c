@@ -17,7 +17,7 @@ const char *const point_head[] = {
 	"busy_gpu_s", "busy_memdev_s", "busy_link_s", "busy_net_s",
 	"bubble_gpu", "bubble_memdev", "bubble_link", "bubble_net", "sharded_share",
 	"ingest_bytes_per_step", "power_activity_w", "energy_activity_j_per_tok",
-	"tok_s_per_w_activity", "overrides", "algo_params"};
+	"tok_s_per_w_activity", "overrides", "algo_params", "evaluation"};
 const int point_ncols = sizeof point_head / sizeof point_head[0];
 
 static int bad(struct kerr *err, int rc, const char *fmt, const char *a,
@@ -248,5 +248,6 @@ void point_cells(const struct loaded *ld, const struct result *r,
 	out[i++] = ld->sets;
 	out[i] = cells[i]; /* every parameter of the algorithm that ran */
 	sparse_format_spec(d->sp, cells[i++], OUT_CELL);
+	CELL("%s", r->fluid ? "fluid" : "per-request"); /* how the samples were drawn */
 #undef CELL
 }

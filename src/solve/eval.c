@@ -48,6 +48,7 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 		return kerr_set(err, 0, 0, "out of memory for a batch of %ld", B);
 	memset(r, 0, sizeof *r);
 	r->batch = batch, r->mb = m;
+	r->fluid = fluid;
 	int ns = d->samples;
 	/* p99 = s[k] + f (s[k+1] - s[k]), k = floor(0.99 (n - 1)): once n - k
 	 * samples exceed a limit, so does the P99. */

@@ -70,6 +70,8 @@ struct result {
 	double clipped;                /* share of drawn contexts cut to the model maximum */
 	double sharded;                /* mean share of requests split over devices */
 	double ingest;                 /* cache-ingest bytes per step, whole system */
+	int fluid;                     /* 1: the samples came from their sums
+					  (fluid.c), 0: every request placed */
 	/* activity-based energy (NaN where a device gives no [energy]) */
 	double energy_act;             /* J per step, mean over samples */
 	double power_act;              /* W: energy_act / tbt_mean */

@@ -71,23 +71,31 @@ static void expect_plain(const char *path)
 	cr_expect_str_eq(b, a, "%s differs from the plain sweep", path);
 }
 
+/* Sweep ini (with extra options) in n shards, DIR/s{k}-{n}.csv, and merge
+ * them into DIR/m{n}.csv, its path into merged. */
+static void shard_and_merge(const char *ini, int n, const char *extra, char *merged, size_t len)
+{
+	char cmd[4096];
+	snprintf(merged, len, "%s/m%d.csv", dir, n);
+	size_t used = (size_t)snprintf(cmd, sizeof cmd, "merge --output %s", merged);
+	for (int k = 1; k <= n; k++) {
+		char sh[700];
+		snprintf(sh, sizeof sh, "sweep %s --shard %d/%d --output %s/s%d-%d.csv -j 2 %s", ini, k,
+			 n, dir, k, n, extra);
+		cr_assert_eq(run_karat(sh, out, sizeof out, err, sizeof err), 0, "%s", err);
+		used += (size_t)snprintf(cmd + used, sizeof cmd - used, " %s/s%d-%d.csv", dir, k, n);
+	}
+	cr_assert_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+}
+
 Test(shard, shards_merged_are_the_plain_sweep, .init = setup_dir, .fini = remove_dir)
 {
 	const int ns[] = {1, 2, 3, 7};
+	char ini[128];
+	snprintf(ini, sizeof ini, "%s/s.ini", dir);
 	for (int t = 0; t < 4; t++) {
-		int n = ns[t];
-		char cmd[4096];
-		size_t used = (size_t)snprintf(cmd, sizeof cmd, "merge --output %s/m%d.csv", dir, n);
-		for (int k = 1; k <= n; k++) {
-			char sh[512];
-			snprintf(sh, sizeof sh, "sweep %s/s.ini --shard %d/%d --output %s/s%d-%d.csv -j 2",
-				 dir, k, n, dir, k, n);
-			cr_assert_eq(run_karat(sh, out, sizeof out, err, sizeof err), 0, "%s", err);
-			used += (size_t)snprintf(cmd + used, sizeof cmd - used, " %s/s%d-%d.csv", dir, k, n);
-		}
-		cr_assert_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
 		char m[128];
-		snprintf(m, sizeof m, "%s/m%d.csv", dir, n);
+		shard_and_merge(ini, ns[t], "", m, sizeof m);
 		expect_plain(m);
 	}
 	/* a shard's rows carry their point: shard 2 of 3 holds points 1, 4, 7 */
@@ -171,18 +179,28 @@ Test(shard, gnu_parallel_example_script, .init = setup_dir, .fini = remove_dir)
  * its value on each row, empty where the system cannot apply it; a
  * command-line --set of the same key wins and is marked "(--set)"; the
  * algo_params column gives the specification that ran. */
+/* Writes sweep file DIR/NAME.ini (its path into path), runs it with the
+ * extra options into DIR/NAME.csv and reads that into text. */
+static void sweep_to_text(const char *name, const char *ini, const char *extra, char *path,
+			  size_t np, char *text, size_t nt)
+{
+	char csvp[128], args[600];
+	snprintf(path, np, "%s/%s.ini", dir, name);
+	snprintf(csvp, sizeof csvp, "%s/%s.csv", dir, name);
+	cr_assert_eq(write_text(path, ini), 0);
+	snprintf(args, sizeof args, "sweep %s --output %s %s", path, csvp, extra);
+	cr_assert_eq(run_karat(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+	slurp_file(csvp, text, nt);
+}
+
 Test(shard, sweep_columns_name_their_keys, .init = setup_dir, .fini = remove_dir)
 {
-	char path[128], csvp[128], args[600];
-	snprintf(path, sizeof path, "%s/s.ini", dir);
-	snprintf(csvp, sizeof csvp, "%s/s.csv", dir);
-	cr_assert_eq(write_text(path, "[sweep]\nmodel = deepseek-v3.2\nsystem = gpu-only, gpu-karat\nworkload = agentic\n"
-	      "batch = 16\nmicrobatches = 1\nsamples = 8\n[set]\n"
-	      "memdev.memory.bandwidth = 1TB/s, 2TB/s\nsystem.gpus = 8\n"), 0);
-	snprintf(args, sizeof args, "sweep %s --output %s --set system.gpus=16", path, csvp);
-	cr_assert_eq(run_karat(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+	char path[128];
 	static char text[1 << 16];
-	slurp_file(csvp, text, sizeof text);
+	sweep_to_text("s", "[sweep]\nmodel = deepseek-v3.2\nsystem = gpu-only, gpu-karat\nworkload = agentic\n"
+		      "batch = 16\nmicrobatches = 1\nsamples = 8\n[set]\n"
+		      "memdev.memory.bandwidth = 1TB/s, 2TB/s\nsystem.gpus = 8\n",
+		      "--set system.gpus=16", path, sizeof path, text, sizeof text);
 	const char *nl = strchr(text, '\n');
 	cr_assert(nl);
 	const char *tail = ",overrides,algo_params,evaluation,set.memdev.memory.bandwidth,"
@@ -203,15 +221,8 @@ Test(shard, sweep_columns_name_their_keys, .init = setup_dir, .fini = remove_dir
 	cr_expect_eq(rows, 3);
 	cr_expect(strstr(err, "4 points, 3 rows"), "%s", err);
 	/* the shards hold every point; their merge drops the same row */
-	char sh[700], merged[128];
-	for (int k = 1; k <= 2; k++) {
-		snprintf(sh, sizeof sh, "sweep %s --shard %d/2 --output %s/s%d.csv --set system.gpus=16",
-			 path, k, dir, k);
-		cr_assert_eq(run_karat(sh, out, sizeof out, err, sizeof err), 0, "%s", err);
-	}
-	snprintf(merged, sizeof merged, "%s/m.csv", dir);
-	snprintf(sh, sizeof sh, "merge %s/s1.csv %s/s2.csv --output %s", dir, dir, merged);
-	cr_assert_eq(run_karat(sh, out, sizeof out, err, sizeof err), 0, "%s", err);
+	char merged[128];
+	shard_and_merge(path, 2, "--set system.gpus=16", merged, sizeof merged);
 	static char m[1 << 16];
 	slurp_file(merged, m, sizeof m);
 	cr_expect_str_eq(m, text, "the merge of two shards differs from the plain sweep");
@@ -223,17 +234,12 @@ Test(shard, sweep_columns_name_their_keys, .init = setup_dir, .fini = remove_dir
  * refused with its line. */
 Test(shard, vary_runs_one_label_at_a_time, .init = setup_dir, .fini = remove_dir)
 {
-	char path[128], csvp[128], args[600];
-	snprintf(path, sizeof path, "%s/v.ini", dir);
-	snprintf(csvp, sizeof csvp, "%s/v.csv", dir);
-	cr_assert_eq(write_text(path, "[sweep]\nmodel = deepseek-v3.2, minimax-m3\nsystem = gpu-karat\nworkload = agentic\n"
-	      "batch = 16\nmicrobatches = 1\nsamples = 4\n[vary]\n"
-	      "slow = memdev.memory.bandwidth=600GB/s & memdev.tdp=130W\n"
-	      "hot = memdev.tdp=300W\n"), 0);
-	snprintf(args, sizeof args, "sweep %s --output %s", path, csvp);
-	cr_assert_eq(run_karat(args, out, sizeof out, err, sizeof err), 0, "%s", err);
+	char path[128], args[600];
 	static char text[1 << 16];
-	slurp_file(csvp, text, sizeof text);
+	sweep_to_text("v", "[sweep]\nmodel = deepseek-v3.2, minimax-m3\nsystem = gpu-karat\nworkload = agentic\n"
+		      "batch = 16\nmicrobatches = 1\nsamples = 4\n[vary]\n"
+		      "slow = memdev.memory.bandwidth=600GB/s & memdev.tdp=130W\n"
+		      "hot = memdev.tdp=300W\n", "", path, sizeof path, text, sizeof text);
 	const char *want[] = {"deepseek-v3.2", "base", "deepseek-v3.2", "slow", "deepseek-v3.2",
 			      "hot", "minimax-m3", "base", "minimax-m3", "slow", "minimax-m3", "hot"};
 	const char *p = strchr(text, '\n') + 1;
@@ -256,6 +262,7 @@ Test(shard, vary_runs_one_label_at_a_time, .init = setup_dir, .fini = remove_dir
 	cr_assert(f);
 	fputs("bad = memdev.tdp\n", f);
 	fclose(f);
+	snprintf(args, sizeof args, "sweep %s --output %s/v.csv", path, dir);
 	cr_expect_eq(run_karat(args, out, sizeof out, err, sizeof err), 1);
 	cr_expect(strstr(err, "v.ini:11: vary.bad: 'memdev.tdp' is not section.key=value"), "%s",
 		  err);

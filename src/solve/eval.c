@@ -57,6 +57,7 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 	if (early && p->weights > p->cap_gpu + PLAN_SLACK_BYTES)
 		return 1;
 	double busy[RES_N] = {0}, bubble[RES_N] = {0}, ctx_sum = 0, shards = 0, energy = 0;
+	p->fluid_now = fluid;
 	for (int s = 0; s < ns; s++) {
 		struct pipe_out po;
 		p->tbt[s] = plan_sample(p, B, m, s, &po, &p->use_gpu[s], &p->use_mem[s]);
@@ -74,7 +75,7 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 			busy[x] += po.busy[x], bubble[x] += po.bubble[x];
 		energy += p->energy_last;
 		r->mb_ran = p->pin.m > r->mb_ran ? p->pin.m : r->mb_ran;
-		shards += p->fluid_last ? 0 : (double)p->nsharded;
+		shards += (double)p->nsharded; /* none from the fluid path */
 		ctx_sum += p->ctx_last;
 	}
 	double tokens = batch * (1 + d->accept * d->mtp);

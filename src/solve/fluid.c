@@ -255,7 +255,6 @@ int plan_fluid_sample(struct plan *p, long B, int m, int sample, int want_energy
 		struct plan_mb *l = &p->mbl[i];
 		const double *b = band[i];
 		long reqs = B / m + (i < B % m); /* counts within one of each other */
-		l->reqs = reqs;
 		l->n = (int)((reqs + G - 1) / G);
 		l->c = p->has_mem ? ceil((double)reqs / D) : 0;
 		l->n_port = l->n;

@@ -102,7 +102,6 @@ struct plan_fluid {
 /* One micro-batch's load, as the pricing reads it: from the buckets of
  * placed requests (sample.c) or from a fluid sample's sums (fluid.c). */
 struct plan_mb {
-	long reqs;         /* requests in the micro-batch */
 	int n;             /* requests on its busiest GPU */
 	double c, n_port;  /* requests on its busiest device link and GPU port */
 	double attn[LC_N], attn_m; /* slowest device's cache-side seconds: the
@@ -207,8 +206,9 @@ struct plan {
 	double energy_last;  /* the last sample's activity energy, J (NaN: none) */
 	double *energy;      /* per sample */
 	double ctx_last;     /* the last sample's summed context */
-	int force_exact;     /* plan_inspect: every request placed */
-	int fluid_last;      /* the last sample took the fluid path */
+	int fluid_now;       /* the batch being sampled comes from its sums (set
+				by plan_eval_at from plan_fluid_ok; plan_inspect,
+				a view of placed requests, clears it) */
 	struct plan_mb mbl[PIPE_MAX_MB]; /* the last sample's non-empty micro-batches */
 	struct plan_fluid fl;
 };
@@ -266,7 +266,7 @@ int plan_gpu_of(const struct plan *p, int dev);
 double plan_ingest_bytes(const struct plan *p, long B);
 
 /* sample.c: one sampled batch (sample s of a batch of B at m micro-batches):
- * placed, assigned, priced, scheduled.  Returns the step time (infinite
+ * placed, assigned, priced, scheduled (from its sums with p->fluid_now).  Returns the step time (infinite
  * when a stage cannot run) and the bytes on the fullest GPU and device;
  * NaN when it cannot be priced, with the reason in p->fail. */
 double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *po,

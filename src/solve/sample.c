@@ -261,17 +261,14 @@ static int exact_loads(struct plan *p, long B, int m, int want_energy)
 	double e_a2a = want_energy ? plan_a2a_energy(p) : 0;
 	for (int i = 0; i < m; i++) {
 		int n = 0, c = 0;
-		long reqs = 0;
-		for (int g = 0; g < G; g++) {
+		for (int g = 0; g < G; g++)
 			n = p->gpu_count[i * G + g] > n ? p->gpu_count[i * G + g] : n;
-			reqs += p->gpu_count[i * G + g];
-		}
 		if (n == 0)
 			continue;
 		struct plan_mb *l = &p->mbl[nm++];
 		for (int k = 0; k < p->link_units; k++)
 			c = p->link_count[i * p->link_units + k] > c ? p->link_count[i * p->link_units + k] : c;
-		l->reqs = reqs, l->n = n, l->c = c;
+		l->n = n, l->c = c;
 		side_peak(p, &p->mem_side, i, D, p->dev_count, W_DEVICE, l->attn, &l->attn_m);
 		memset(l->fb, 0, sizeof l->fb);
 		memset(l->fbp, 0, sizeof l->fbp);
@@ -433,8 +430,7 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 {
 	const struct design *d = &p->d;
 	int want_energy = p->has_energy && !p->skip_energy, nm;
-	p->fluid_last = !p->force_exact && plan_fluid_ok(p, B, m);
-	if (p->fluid_last) { /* stages 1-5a from the batch's sums */
+	if (p->fluid_now) { /* stages 1-5a from the batch's sums */
 		if (plan_fluid_sample(p, B, m, sample, want_energy, &nm, use_g, use_m) != 0)
 			return NAN; /* p->fail says why */
 	} else {
@@ -487,9 +483,8 @@ int plan_inspect(struct plan *p, double batch, int m, int sample,
 		return kerr_set(err, 0, 0, "out of memory for a batch of %ld", B);
 	struct pipe_out po;
 	double ug, um;
-	p->force_exact = 1; /* the view is of placed requests */
+	p->fluid_now = 0; /* the view is of placed requests */
 	v->tbt = plan_sample(p, B, m, sample, &po, &ug, &um);
-	p->force_exact = 0;
 	if (isnan(v->tbt))
 		return kerr_set(err, 0, 0, "%s", p->fail.msg);
 	v->n = B;

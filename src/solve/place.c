@@ -10,27 +10,27 @@
 
 void plan_order_longest(struct plan *p, long B, int *out)
 {
-	/* radix sort on the pool rank, two passes */
-	_Static_assert(2 * PLAN_RADIX_BITS == PLAN_POOL_BITS, "two radix passes cover the rank");
-	const int R = 1 << PLAN_RADIX_BITS;
-	int *src = out, *dst = p->scratch;
-	for (long j = 0; j < B; j++)
-		src[j] = (int)j;
-	for (int pass = 0; pass < 2; pass++) {
-		long cnt[(1 << PLAN_RADIX_BITS) + 1] = {0};
-		int sh = PLAN_RADIX_BITS * pass;
-		for (long j = 0; j < B; j++)
-			cnt[((PLAN_POOL - 1 - p->rank[p->req_pool[src[j]]]) >> sh & (R - 1)) + 1]++;
-		for (int k = 0; k < R; k++)
-			cnt[k + 1] += cnt[k];
-		for (long j = 0; j < B; j++)
-			dst[cnt[(PLAN_POOL - 1 - p->rank[p->req_pool[src[j]]]) >> sh & (R - 1)]++] = src[j];
-		int *x = src;
-		src = dst, dst = x;
+	/* a stable radix sort on the key, two passes of PLAN_RADIX_BITS: the
+	 * low digit (from arrival order) into scratch, the high one into out;
+	 * both digits are counted in one read */
+	_Static_assert(2 * PLAN_RADIX_BITS == PLAN_POOL_BITS, "two radix passes cover the key");
+	enum { R = 1 << PLAN_RADIX_BITS };
+	const int *key = p->req_key;
+	int *mid = p->scratch;
+	long lo[R + 1] = {0}, hi[R + 1] = {0};
+	for (long j = 0; j < B; j++) {
+		lo[(key[j] & (R - 1)) + 1]++;
+		hi[(key[j] >> PLAN_RADIX_BITS) + 1]++;
 	}
-	/* two passes: the result is back in out */
+	for (int k = 0; k < R; k++)
+		lo[k + 1] += lo[k], hi[k + 1] += hi[k];
+	for (long j = 0; j < B; j++)
+		mid[lo[key[j] & (R - 1)]++] = (int)j;
+	for (long t = 0; t < B; t++) {
+		int j = mid[t];
+		out[hi[key[j] >> PLAN_RADIX_BITS]++] = j;
+	}
 }
-
 
 static void place_reset(struct plan *p, long B)
 {
@@ -98,40 +98,42 @@ static inline int before(const struct plan *p, int a, int b)
 	return p->dev_rank[a] < p->dev_rank[b];
 }
 
-/* Moves heap entry i down after its device's key got worse. */
-static void sift_down(struct plan *p, int n, int i)
+/* Placement keeps the units in a tournament tree: leaf P + u holds unit u
+ * (P = p->tour_p, a power of two >= D; leaves past D hold -1, which never
+ * wins) and every inner node the winner of its two children by `before`,
+ * with the winner's room beside it (p->tour_room), so the root p->tour[1]
+ * is the unit that goes first.  `before` is a strict order, so the root
+ * is the minimum a scan of every unit would find.  A placement changes
+ * only the units it placed on, and each change replays the log2 P
+ * matches on that unit's path: the winner so far against the sibling. */
+static void tour_update(struct plan *p, int u)
 {
-	int *h = p->heap;
-	for (;;) {
-		int l = 2 * i + 1, r = l + 1, t = i;
-		if (l < n && before(p, h[l], h[t]))
-			t = l;
-		if (r < n && before(p, h[r], h[t]))
-			t = r;
-		if (t == i)
-			return;
-		int x = h[i];
-		h[i] = h[t], h[t] = x;
-		p->heap_pos[h[i]] = i, p->heap_pos[h[t]] = t;
-		i = t;
+	int *t = p->tour;
+	double *room = p->tour_room;
+	int i = p->tour_p + u, w = u;
+	double rw = room_of(p, u);
+	t[i] = w, room[i] = rw;
+	for (; i > 1; i >>= 1) {
+		int s = t[i ^ 1];
+		double rs = room[i ^ 1];
+		int take = rs > rw;
+		if (rs == rw) /* rare: the tie-breaks of `before` */
+			take = s >= 0 && before(p, s, w);
+		w = take ? s : w;
+		rw = take ? rs : rw;
+		t[i >> 1] = w, room[i >> 1] = rw;
 	}
 }
 
-/* Restores the heap after the rooms of units u[0..n) shrank: each sinks
- * from where it is, deepest first, so every subtree below is a heap when
- * its root is sifted.  `before` is a strict order, so the root (all the
- * placement reads) is the one a full rebuild would give. */
-static void resift(struct plan *p, int D, const int *u, int n)
+static void tour_build(struct plan *p, int D)
 {
-	int pos[PLAN_MAX_SHARDS];
-	for (int k = 0; k < n; k++) {
-		int x = p->heap_pos[u[k]], i = k;
-		for (; i > 0 && pos[i - 1] < x; i--) /* descending */
-			pos[i] = pos[i - 1];
-		pos[i] = x;
-	}
-	for (int k = 0; k < n; k++)
-		sift_down(p, D, pos[k]);
+	int P = p->tour_p, *t = p->tour;
+	for (int u = D; u < P; u++)
+		t[P + u] = -1, p->tour_room[P + u] = -INFINITY;
+	for (int i = 1; i < P; i++)
+		t[i] = -1, p->tour_room[i] = -INFINITY;
+	for (int u = 0; u < D; u++)
+		tour_update(p, u);
 }
 
 /* The GPU a request on device dev goes to: the device's own GPU, or
@@ -234,8 +236,8 @@ static int shard(struct plan *p, long j, int r, int *cnt)
  * with the most free room that can hold the request, ties to the lowest
  * summed context.  A request no device can hold goes to the roomiest one,
  * which it overfills: the capacity check then fails this sample.  Returns
- * whether every request fitted.  Devices are kept in a heap by room (a
- * placement only shrinks its device's room); where index keys also take
+ * whether every request fitted.  Devices are kept in a tournament tree by
+ * room (a placement only shrinks its device's room); where index keys also take
  * HBM (the GPU runs the scan) or several GPUs share one device, they are
  * scanned instead. */
 static int place_memory(struct plan *p, long B)
@@ -246,18 +248,18 @@ static int place_memory(struct plan *p, long B)
 	int scan = p->has_mem && D < p->gpus;
 	int *cnt = p->n_big; /* requests per GPU so far (group_by_gpu reuses it) */
 	memset(cnt, 0, sizeof(int) * (size_t)p->gpus);
-	for (int u = 0; u < D; u++) /* sorted by rank: a valid heap */
-		p->heap[p->dev_rank[u]] = u, p->heap_pos[u] = p->dev_rank[u];
+	tour_build(p, D);
 	/* Rooms only shrink during a placement, so a split that failed for
 	 * caches of (s, sg) fails for any as large; and none succeeds when even
 	 * the roomiest device cannot take one slice.  Both skip shard()'s scan
-	 * of every node, which an overfull batch would pay per request. */
+	 * of every node, which an overfull batch would pay per request.  The
+	 * tree's root (p->tour[1]) is the device with the most room. */
 	double fail_s = INFINITY, fail_sg = INFINITY;
 	for (long t = 0; t < B; t++) {
 		long j = p->req_order[t];
 		int r = p->req_pool[j], dev;
-		if (!scan && (!p->keys_on_gpu || fits(p, p->heap[0], gpu_for(p, p->heap[0], cnt), r))) {
-			dev = p->heap[0];
+		if (!scan && (!p->keys_on_gpu || fits(p, p->tour[1], gpu_for(p, p->tour[1], cnt), r))) {
+			dev = p->tour[1];
 		} else { /* the best device that holds it, else the roomiest */
 			int best = -1, roomy = -1;
 			for (int k = 0; k < D; k++) {
@@ -272,10 +274,11 @@ static int place_memory(struct plan *p, long B)
 		int fit = fits(p, dev, g, r);
 		double need = p->store[r], need_g = p->store_gpu[r];
 		if (!fit && p->d.sys->kv_shard == SHARD_ON && !(need >= fail_s && need_g >= fail_sg) &&
-		    (scan || need / PLAN_MAX_SHARDS <= room_of(p, p->heap[0]) + PLAN_SLACK_BYTES)) {
+		    (scan || need / PLAN_MAX_SHARDS <= room_of(p, p->tour[1]) + PLAN_SLACK_BYTES)) {
 			if (shard(p, j, r, cnt)) {
-				if (!scan) /* its slices' devices have less room */
-					resift(p, D, &p->shard_dev[j * PLAN_MAX_SHARDS], p->nshard[j]);
+				for (int k = 0; !scan && k < p->nshard[j]; k++) /* its slices'
+									    * devices have less room */
+					tour_update(p, p->shard_dev[j * PLAN_MAX_SHARDS + k]);
 				continue;
 			}
 			fail_s = need, fail_sg = need_g;
@@ -285,7 +288,7 @@ static int place_memory(struct plan *p, long B)
 		cnt[g]++;
 		if (!scan) /* its room shrank (the root's, or another's where the GPU's
 			    * room sent it elsewhere) */
-			resift(p, D, &dev, 1);
+			tour_update(p, dev);
 	}
 	return ok;
 }

@@ -117,13 +117,14 @@ int plan_ensure_batch(struct plan *p, long B)
 	long c = p->cap_batch ? p->cap_batch : 256;
 	while (c < B)
 		c *= 2;
-	free(p->req_pool), free(p->req_gpu), free(p->req_dev), free(p->req_mb), free(p->req_order), free(p->scratch);
+	free(p->req_pool), free(p->req_key), free(p->req_gpu), free(p->req_dev), free(p->req_mb), free(p->req_order), free(p->scratch);
 	free(p->by_gpu), free(p->nshard), free(p->shard_dev);
 	int fail = 0;
 	p->by_gpu = grab((size_t)c, sizeof(int), &fail);
 	p->nshard = grab((size_t)c, sizeof(int), &fail);
 	p->shard_dev = grab((size_t)c * PLAN_MAX_SHARDS, sizeof(int), &fail);
 	p->req_pool = grab((size_t)c, sizeof(int), &fail);
+	p->req_key = grab((size_t)c, sizeof(int), &fail);
 	p->req_gpu = grab((size_t)c, sizeof(int), &fail);
 	p->req_dev = grab((size_t)c, sizeof(int), &fail);
 	p->req_mb = grab((size_t)c, sizeof(int), &fail);
@@ -197,17 +198,17 @@ void plan_free(struct plan *p)
 {
 	if (!p)
 		return;
-	free(p->ctx), free(p->rank);
+	free(p->ctx), free(p->rank), free(p->pool_key), free(p->req_key);
 	free(p->mem_side.pool), free(p->mem_side.acc), free(p->mem_side.suml);
 	free(p->gpu_side.pool), free(p->gpu_side.acc), free(p->gpu_side.suml);
 	free(p->store), free(p->store_gpu), free(p->memo), free(p->memo_ok);
 	free(p->req_pool), free(p->req_gpu), free(p->req_dev), free(p->req_mb), free(p->req_order), free(p->scratch);
-	free(p->by_gpu), free(p->gpu_start), free(p->heap), free(p->heap_pos), free(p->dev_rank);
+	free(p->by_gpu), free(p->gpu_start), free(p->tour), free(p->tour_room), free(p->dev_rank);
 	free(p->nshard), free(p->shard_dev);
 	free(p->lctx_view);
 	free(p->dev_load), free(p->dev_store), free(p->gpu_store);
 	free(p->mb_load);
-	free(p->gpu_count), free(p->dev_count), free(p->link_count), free(p->mb_count), free(p->n_big);
+	free(p->gpu_count), free(p->dev_count), free(p->link_count), free(p->mb_count), free(p->n_big), free(p->gpu_share);
 	free(p->tbt), free(p->use_gpu), free(p->use_mem), free(p->energy);
 	if (p->rng)
 		gsl_rng_free(p->rng);
@@ -313,6 +314,7 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	double *b = grab((size_t)PLAN_POOL * (S + Sm), sizeof(double), &fail);
 	p->ctx = grab(PLAN_POOL, sizeof(double), &fail);
 	p->rank = grab(PLAN_POOL, sizeof(int), &fail);
+	p->pool_key = grab(PLAN_POOL, sizeof(int), &fail);
 	p->store = grab(PLAN_POOL, sizeof(double), &fail);
 	p->store_gpu = grab(PLAN_POOL, sizeof(double), &fail);
 	p->dev_load = grab((size_t)D, sizeof(double), &fail);
@@ -322,12 +324,15 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->gpu_count = grab((size_t)G * PIPE_MAX_MB, sizeof(int), &fail);
 	p->mb_count = grab((size_t)G * PIPE_MAX_MB, sizeof(int), &fail);
 	p->n_big = grab((size_t)G, sizeof(int), &fail);
+	p->gpu_share = grab(2 * (size_t)G, sizeof(int), &fail);
 	p->gpu_start = grab((size_t)G + 1, sizeof(int), &fail);
 	p->dev_rank = grab((size_t)D, sizeof(int), &fail);
 	for (int dev = 0; !fail && dev < D; dev++)
 		p->dev_rank[dev] = p->has_mem && D >= G ? (dev % p->devs_per_gpu) * G + dev / p->devs_per_gpu : dev;
-	p->heap = grab((size_t)(D > G ? D : G), sizeof(int), &fail);
-	p->heap_pos = grab((size_t)(D > G ? D : G), sizeof(int), &fail);
+	for (p->tour_p = 1; p->tour_p < D; p->tour_p *= 2)
+		;
+	p->tour = grab(2 * (size_t)p->tour_p, sizeof(int), &fail);
+	p->tour_room = grab(2 * (size_t)p->tour_p, sizeof(double), &fail);
 	p->cap_gpu = device_cache_capacity(d->gpu);
 	p->free_gpu = p->cap_gpu - p->weights;
 	/* a device in the GPU's own HBM holds what the weights leave */
@@ -520,7 +525,7 @@ static int pool_fill(struct plan *p, double *f, double *b)
 		goto done;
 	gsl_sort_index(order, p->ctx, 1, PLAN_POOL);
 	for (int i = 0; i < PLAN_POOL; i++)
-		p->rank[order[i]] = i;
+		p->rank[order[i]] = i, p->pool_key[order[i]] = PLAN_POOL - 1 - i;
 	rc = 0;
 done:
 	free(vm), free(vg), free(order);

@@ -137,6 +137,7 @@ struct plan {
 	 * slot_map_mtp for the MTP layer */
 	double *ctx, *store, *store_gpu;
 	int *rank;                 /* order of each pool entry by context */
+	int *pool_key;             /* its longest-first position: PLAN_POOL - 1 - rank */
 	struct plan_side mem_side, gpu_side;
 	struct plan_vmap slot_map[ATTN_MAX_SLOTS], slot_map_mtp[ATTN_MAX_SLOTS];
 	double clipped;
@@ -154,12 +155,15 @@ struct plan {
 	/* per request of the batch being sampled, sized for cap_batch */
 	long cap_batch;
 	int *req_pool;      /* its entry in the pool */
+	int *req_key;       /* that entry's pool_key (the longest-first sort key) */
 	int *req_gpu, *req_dev, *req_mb; /* where it runs, its micro-batch */
 	int *req_order, *scratch; /* orderings (CMR's longest first), scratch */
 	int *by_gpu;        /* requests grouped by GPU, ascending within a GPU */
 	int *gpu_start;     /* G + 1: GPU g's requests are by_gpu[gpu_start[g] ..] */
-	int *heap;          /* placement: units ordered by free room */
-	int *heap_pos;      /* where each unit sits in the heap */
+	int *tour;          /* placement: a tournament tree of the units by free
+			       room (place.c), 2 tour_p entries */
+	double *tour_room;  /* the room of each node's winner */
+	int tour_p;         /* its leaves: the least power of two >= the units */
 	int keys_on_gpu;    /* index keys stay in HBM (the GPU runs the scan) */
 	int has_post;       /* some slot runs on the GPU after the device's gather */
 	double cls_back[LC_N]; /* per request per step, by layer class: the bytes
@@ -196,6 +200,7 @@ struct plan {
 	/* per (micro-batch, unit): requests on each GPU, device and link;
 	 * CMR's count per (micro-batch, GPU) and its GPUs' big micro-batches */
 	int *gpu_count, *dev_count, *link_count, *mb_count, *n_big;
+	int *gpu_share;     /* CMR: per GPU, its count over m and the remainder */
 	double *tbt, *use_gpu, *use_mem; /* per sample: step time, fullest GPU and device */
 	gsl_rng *rng;
 	struct step step;
@@ -250,8 +255,8 @@ double plan_bucket_energy(const struct plan *p, const struct attn_layout *lay,
 			  const double *v, int want_gpu);
 
 /* place.c */
-/* The requests of a batch in longest-first order (pool rank), into out
- * (uses p->scratch as scratch). */
+/* The requests of a batch in longest-first order (req_key; ties in
+ * arrival order), into out (uses p->scratch as scratch). */
 void plan_order_longest(struct plan *p, long B, int *out);
 /* Places the B requests by the system's rule (rgpu, rdev, nshard and the
  * device and GPU stores); returns the order they were placed in, or NULL

@@ -56,16 +56,23 @@ static void assign_mb(struct plan *p, long B, int m)
 		return;
 	}
 	int *src = p->req_order;
-	plan_order_longest(p, B, src);
+	if (p->placed != p->req_order) /* else placement left it in that order */
+		plan_order_longest(p, B, src);
 	memset(p->mb_load, 0, sizeof(double) * (size_t)m * D);
 	memset(p->mb_count, 0, sizeof(int) * (size_t)m * G);
 	memset(p->n_big, 0, sizeof(int) * (size_t)G);
+	/* counts stay within one of each other: of a GPU's n requests, n % m
+	 * micro-batches take ceil(n / m), the others floor(n / m) (per GPU:
+	 * the floor, then the remainder) */
+	int *share = p->gpu_share;
+	for (int g = 0; g < G; g++) {
+		int n = p->gpu_start[g + 1] - p->gpu_start[g];
+		share[2 * g] = n / m, share[2 * g + 1] = n % m;
+	}
 	for (long t = 0; t < B; t++) {
 		long j = src[t];
 		int g = p->req_gpu[j], dev = p->req_dev[j], best = -1;
-		/* counts stay within one of each other: n % m micro-batches take
-		 * ceil(n / m), the others floor(n / m) */
-		long n = p->gpu_start[g + 1] - p->gpu_start[g], lo = n / m, extra = n % m;
+		int lo = share[2 * g], extra = share[2 * g + 1];
 		int *big = &p->n_big[g];
 		for (int i = 0; i < m; i++) {
 			int c = p->mb_count[i * G + g];
@@ -173,8 +180,11 @@ static void draw_requests(struct plan *p, long B, int sample)
 	gsl_rng_set(p->rng, p->d.seed * 1000003UL + (unsigned long)sample + 1);
 	/* PLAN_POOL is a power of two and taus2 returns 32 uniform bits
 	 * (plan_new checks): the top PLAN_POOL_BITS are a uniform pool index */
-	for (long j = 0; j < B; j++)
-		p->req_pool[j] = (int)(gsl_rng_get(p->rng) >> (32 - PLAN_POOL_BITS));
+	for (long j = 0; j < B; j++) {
+		int r = (int)(gsl_rng_get(p->rng) >> (32 - PLAN_POOL_BITS));
+		p->req_pool[j] = r;
+		p->req_key[j] = p->pool_key[r];
+	}
 }
 
 /* Stage 4: every request's cache-side values summed into the bucket of

@@ -95,13 +95,12 @@ static double task_work(const struct pipe_in *in, const double *n, int i, int t)
 
 /* Times closer than this are ties: a tie decided by rounding noise would
  * make the schedule depend on where it sits in time.  Once per schedule
- * call, not per variant tried. */
-static double tie_tol(const struct pipe_in *in)
+ * call, not per variant tried; n gets the layers of each class. */
+static double tie_tol(const struct pipe_in *in, double n[PIPE_MAX_CLASSES])
 {
 	double work = 0;
+	class_layers(in, n);
 	if (in->nclass > 1) {
-		double n[PIPE_MAX_CLASSES];
-		class_layers(in, n);
 		for (int i = 0; i < in->m; i++)
 			for (int t = 0; t < T_ALL; t++)
 				work += task_work(in, n, i, t);
@@ -275,7 +274,7 @@ int pipe_list(const struct pipe_in *in, struct pipe_out *out,
 		return -1;
 	_Static_assert(T_ALL == T_LAYER + 3, "the tail has three tasks");
 	int lo, hi, best = -1;
-	double tol = tie_tol(in);
+	double n[PIPE_MAX_CLASSES], tol = tie_tol(in, n);
 	variant_range(in, &lo, &hi);
 	for (int v = lo; v < hi; v++) {
 		struct pipe_out o;
@@ -335,15 +334,14 @@ static int same(const struct snap *a, const struct snap *b, int m, double eps)
  * ready when the previous one ends) or when there is one micro-batch (its
  * chain is sequential): the makespan is the sum of all work.  1 when it
  * applied. */
-static int one_stream(const struct sim *s, struct pipe_out *out)
+/* (n: the layers of each class) */
+static int one_stream(const struct sim *s, const double *n, struct pipe_out *out)
 {
 	for (int t = 1; t < T_ALL && s->in->m > 1; t++)
 		if (s->tres[t] != s->tres[0])
 			return 0;
 	memset(out, 0, sizeof *out);
 	const struct pipe_in *in = s->in;
-	double n[PIPE_MAX_CLASSES];
-	class_layers(in, n);
 	for (int i = 0; i < in->m; i++)
 		for (int t = 0; t < T_ALL; t++) {
 			double d = task_work(in, n, i, t);
@@ -370,11 +368,12 @@ static long periodic_end(const struct pipe_in *in, long x0, long P)
 	return in->layers;
 }
 
-static void run_fast(const struct pipe_in *in, int v, double tol, struct pipe_out *out)
+static void run_fast(const struct pipe_in *in, int v, double tol, const double *ncls,
+		     struct pipe_out *out)
 {
 	struct sim s;
 	sim_init(&s, in, variants[v].fixed, variants[v].comm_on_gpu, tol);
-	if (one_stream(&s, out))
+	if (one_stream(&s, ncls, out))
 		return;
 	struct snap ring[NSNAP];
 	int nsnap = 0, jumped = 0;
@@ -439,11 +438,11 @@ int pipe_fast(const struct pipe_in *in, struct pipe_out *out)
 		return -1;
 	int lo, hi;
 	long tasks = 0;
-	double tol = tie_tol(in);
+	double n[PIPE_MAX_CLASSES], tol = tie_tol(in, n);
 	variant_range(in, &lo, &hi);
 	for (int v = lo; v < hi; v++) {
 		struct pipe_out o;
-		run_fast(in, v, tol, &o);
+		run_fast(in, v, tol, n, &o);
 		tasks += o.tasks;
 		if (v == lo || better(o.makespan, out->makespan))
 			*out = o;

@@ -20,8 +20,9 @@
  * micro-batches' bands are cut from the strata in order; every device gets
  * 1/D of its band, every GPU 1/G.  plan_fluid_ok decides where this holds
  * (enough requests per device and per stratum, no request large against a
- * device's share, the memory-aware placement); below that the exact path
- * runs.  tests/test_fluid.c holds the two together. */
+ * device's share, the memory-aware placement, and no GEMM tile edge just
+ * above a GPU's even share, where the exact placement's busiest GPU would
+ * pay a wave more); elsewhere the exact path runs.  tests/test_fluid.c holds the two together. */
 #include "solve/plan.h"
 
 #include <gsl/gsl_eigen.h>
@@ -69,7 +70,9 @@ static int fluid_build(struct plan *p)
 	for (int e = 0; e < PLAN_POOL; e++) /* longest first */
 		by_pos[PLAN_POOL - 1 - p->rank[e]] = e;
 	f->max_store = f->max_store_gpu = f->mean_store = f->mean_store_gpu = 0;
+	f->alike = 1;
 	for (int e = 0; e < PLAN_POOL; e++) {
+		f->alike &= p->store[e] == p->store[0] && p->store_gpu[e] == p->store_gpu[0];
 		f->max_store = fmax(f->max_store, p->store[e]);
 		f->max_store_gpu = fmax(f->max_store_gpu, p->store_gpu[e]);
 		f->mean_store += p->store[e] / PLAN_POOL;
@@ -135,8 +138,23 @@ int plan_fluid_ok(struct plan *p, long B, int m)
 	/* every request small against a device's share of the batch, so the
 	 * placement can even the devices out (and none needs splitting) */
 	double n = (double)B / p->devs;
-	return f->max_store * PLAN_FLUID_GRAIN <= n * f->mean_store &&
-	       f->max_store_gpu * PLAN_FLUID_GRAIN <= (double)B / p->gpus * f->mean_store_gpu;
+	if (!(f->max_store * PLAN_FLUID_GRAIN <= n * f->mean_store &&
+	      f->max_store_gpu * PLAN_FLUID_GRAIN <= (double)B / p->gpus * f->mean_store_gpu))
+		return 0;
+	/* The exact placement evens out bytes, not requests, so where
+	 * requests differ its busiest GPU holds a request or two more than an
+	 * even share (up to PLAN_FLUID_EXCESS in nearly every sample; alike
+	 * requests are dealt evenly).  Where the GPU's work is flat over that
+	 * range, the fluid path's even share prices it; at a GEMM tile edge
+	 * one request more costs a whole wave, and the exact path runs. */
+	long excess = f->alike ? 0 : PLAN_FLUID_EXCESS;
+	for (long reqs = B / m; reqs <= (B + m - 1) / m; reqs++) { /* micro-batch sizes */
+		long n0 = (reqs + p->gpus - 1) / p->gpus;
+		double t0 = plan_gpu_work(p, n0), t1 = plan_gpu_work(p, n0 + excess);
+		if (!(t1 <= t0 * (1 + PLAN_FLUID_STEP)))
+			return 0; /* NaN too: the exact path reports the error */
+	}
+	return 1;
 }
 
 /* The batch's strata: counts and summed values (sums[s][0..k)). */

@@ -86,6 +86,12 @@ struct plan_side {
 #define PLAN_FLUID_PER_STRATUM 16 /* requests per stratum, at least */
 #define PLAN_FLUID_GRAIN 16   /* a device's mean cache bytes over the
 				 largest request's, at least */
+#define PLAN_FLUID_EXCESS 3   /* requests the exact placement's busiest GPU
+				 holds over an even share: 0-2 in every
+				 sample but one (4) of 256 in each of 7
+				 designs at 128-8,192 per GPU (README) */
+#define PLAN_FLUID_STEP 0.005 /* the GPU's work over that many requests more
+				 grows by no more than this (no tile edge) */
 
 struct plan_fluid {
 	int state;      /* 0: not built; 1: built; -1: not available */
@@ -94,6 +100,7 @@ struct plan_fluid {
 	int rank[PLAN_FLUID_STRATA]; /* factor columns kept per stratum */
 	double max_store, max_store_gpu;  /* the pool's largest request */
 	double mean_store, mean_store_gpu;
+	int alike;      /* every pool entry stores the same bytes */
 	double mu[PLAN_FLUID_STRATA][PLAN_FLUID_VALUES];
 	/* covariance factor: column r of stratum s is fac[s][r][0..k) */
 	double fac[PLAN_FLUID_STRATA][PLAN_FLUID_VALUES][PLAN_FLUID_VALUES];

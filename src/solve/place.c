@@ -165,11 +165,6 @@ static inline int fits(const struct plan *p, int dev, int g, int r)
 	return fits_bytes(p, dev, g, p->store[r], p->store_gpu[r]);
 }
 
-/* The GPU of device dev (the first, where GPUs share one). */
-int plan_gpu_of(const struct plan *p, int dev)
-{
-	return !p->has_mem ? dev : p->devs >= p->gpus ? dev / p->devs_per_gpu : dev * p->gpus_per_dev;
-}
 
 /* Splits request j (pool entry r), which no device holds whole, into n
  * equal slices on n devices of one node (decode context parallelism: each

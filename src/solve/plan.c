@@ -203,7 +203,7 @@ void plan_free(struct plan *p)
 	free(p->gpu_side.pool), free(p->gpu_side.acc), free(p->gpu_side.suml);
 	free(p->store), free(p->store_gpu), free(p->memo), free(p->memo_ok);
 	free(p->req_pool), free(p->req_gpu), free(p->req_dev), free(p->req_mb), free(p->req_order), free(p->scratch);
-	free(p->by_gpu), free(p->gpu_start), free(p->tour), free(p->tour_room), free(p->dev_rank);
+	free(p->by_gpu), free(p->gpu_start), free(p->tour), free(p->tour_room), free(p->dev_rank), free(p->dev_gpu);
 	free(p->nshard), free(p->shard_dev);
 	free(p->lctx_view);
 	free(p->dev_load), free(p->dev_store), free(p->gpu_store);
@@ -327,8 +327,11 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->gpu_share = grab(2 * (size_t)G, sizeof(int), &fail);
 	p->gpu_start = grab((size_t)G + 1, sizeof(int), &fail);
 	p->dev_rank = grab((size_t)D, sizeof(int), &fail);
-	for (int dev = 0; !fail && dev < D; dev++)
+	p->dev_gpu = grab((size_t)D, sizeof(int), &fail);
+	for (int dev = 0; !fail && dev < D; dev++) {
 		p->dev_rank[dev] = p->has_mem && D >= G ? (dev % p->devs_per_gpu) * G + dev / p->devs_per_gpu : dev;
+		p->dev_gpu[dev] = !p->has_mem ? dev : D >= G ? dev / p->devs_per_gpu : dev * p->gpus_per_dev;
+	}
 	for (p->tour_p = 1; p->tour_p < D; p->tour_p *= 2)
 		;
 	p->tour = grab(2 * (size_t)p->tour_p, sizeof(int), &fail);

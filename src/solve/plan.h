@@ -201,6 +201,9 @@ struct plan {
 	double ingest_req;  /* bytes moved per admission */
 	double *lctx_view;  /* plan_inspect's contexts */
 	double *dev_load, *dev_store, *gpu_store;
+	int *dev_gpu;       /* the GPU of each device (the first, where GPUs
+			       share one; without memory devices the unit is
+			       the GPU) */
 	int *dev_rank;      /* placement tie-break: GPUs' first devices, then
 			       their second devices, ... */
 	double *mb_load;    /* (micro-batch, device): summed context */
@@ -272,7 +275,10 @@ const int *plan_place(struct plan *p, long B);
 /* byg and gstart: each GPU's requests in the order it received them. */
 void plan_group_by_gpu(struct plan *p, long B, const int *seq);
 /* The GPU of device dev (the first, where GPUs share one). */
-int plan_gpu_of(const struct plan *p, int dev);
+static inline int plan_gpu_of(const struct plan *p, int dev)
+{
+	return p->dev_gpu[dev];
+}
 
 /* Cache-ingest bytes per step for a batch of B (the whole system). */
 double plan_ingest_bytes(const struct plan *p, long B);

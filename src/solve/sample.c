@@ -74,17 +74,19 @@ static void assign_mb(struct plan *p, long B, int m)
 		int g = p->req_gpu[j], dev = p->req_dev[j], best = -1;
 		int lo = share[2 * g], extra = share[2 * g + 1];
 		int *big = &p->n_big[g];
+		int at_lo_ok = extra > 0 && *big < extra; /* may one at lo take one more */
+		double bl = 0;
+		int bc = 0;
 		for (int i = 0; i < m; i++) {
 			int c = p->mb_count[i * G + g];
-			if (c > lo || (c == lo && (extra == 0 || *big >= extra)))
+			if (c > lo || (c == lo && !at_lo_ok))
 				continue;
 			double li = p->mb_load[i * D + dev];
-			if (best < 0 || li < p->mb_load[best * D + dev] ||
-			    (li == p->mb_load[best * D + dev] && c < p->mb_count[best * G + g]))
-				best = i;
+			if (best < 0 || li < bl || (li == bl && c < bc))
+				best = i, bl = li, bc = c;
 		}
 		assert(best >= 0); /* some micro-batch is below its share of the count */
-		if (p->mb_count[best * G + g] == lo)
+		if (bc == lo)
 			(*big)++;
 		p->req_mb[j] = best;
 		p->mb_count[best * G + g]++;

@@ -393,7 +393,7 @@ static void pack(struct plan *p, const double *f, const double *b, int n, int of
 	int gpu = sd[s].on_gpu && p->has_mem;
 	int *k = gpu ? &p->gpu_side.k : &p->mem_side.k;
 	int fz = 1, bz = 1;
-	for (int i = 0; i < PLAN_POOL; i++) {
+	for (int i = 0; i < PLAN_POOL && (fz || bz); i++) {
 		fz &= f[(size_t)i * n + off + s] == 0;
 		bz &= b[(size_t)i * n + off + s] == 0;
 	}
@@ -415,15 +415,16 @@ static int side_fill(struct plan *p, struct plan_side *sd, const double *v, int 
 	for (int k = 0; k < sd->k; k++) {
 		double vl = v[(size_t)lo * sd->k + k], vh = v[(size_t)hi * sd->k + k];
 		double slope = dL > 0 ? (vh - vl) / dL : 0, icpt = vl - slope * p->ctx[lo];
-		double big = 0;
+		double big = 0, off = 0; /* the largest value and miss of the line */
+		int nan = 0;
 		for (int i = 0; i < PLAN_POOL; i++) { /* not fmax: a libm call per entry */
-			double a = fabs(v[(size_t)i * sd->k + k]);
+			double x = v[(size_t)i * sd->k + k], a = fabs(x);
+			double e = fabs(icpt + slope * p->ctx[i] - x);
 			big = a > big ? a : big;
+			off = e > off ? e : off;
+			nan |= e != e;
 		}
-		int affine = 1;
-		for (int i = 0; i < PLAN_POOL && affine; i++)
-			affine = fabs(icpt + slope * p->ctx[i] - v[(size_t)i * sd->k + k]) <=
-				 1e-12 * big;
+		int affine = !nan && off <= 1e-12 * big;
 		sd->a[k] = icpt, sd->b[k] = slope;
 		sd->pos[k] = affine ? -1 : sd->nres++;
 	}

@@ -229,3 +229,51 @@ Test(fluid, solved_batch_within_one_percent, .timeout = 600)
 		plan_free(pf), plan_free(pe);
 	}
 }
+
+/* At production batches (16,384 and 65,536 requests on 64-128 GPUs, one
+ * and two micro-batches): the fluid path within 1% of the exact one (P99
+ * as p99_tol), where the batch fits and the exact path splits nothing. */
+Test(fluid, within_one_percent_at_large_batches, .timeout = 600)
+{
+	static struct setup s;
+	static const struct {
+		const char *model, *system, *workload;
+		double gpus;
+	} pts[] = {{"deepseek-v3", "gpu-only", "azure-conv", 128},
+		   {"deepseek-v3.2", "gpu-karat", "azure-code", 64},
+		   {"glm-5.2", "gpu-duplex", "azure-conv", 64}};
+	static const long batches[] = {16384, 65536};
+	int compared = 0;
+	double worst = 0;
+	for (size_t i = 0; i < sizeof pts / sizeof *pts; i++)
+		for (size_t k = 0; k < sizeof batches / sizeof *batches; k++)
+			for (int m = 1; m <= 2; m++) {
+				load(&s, pts[i].model, pts[i].system, 0, pts[i].workload);
+				s.d.samples = 64;
+				s.d.sys = &s.sys;
+				s.sys.memdevs *= pts[i].gpus / s.sys.gpus; /* devices per GPU kept */
+				s.sys.gpus = pts[i].gpus;
+				struct design exact = s.d;
+				exact.per_request = 1;
+				struct kerr err;
+				struct plan *pf = plan(&s), *pe = plan_new(&exact, &err);
+				cr_assert_not_null(pe, "%s", err.msg);
+				long B = batches[k];
+				cr_expect(plan_fluid_ok(pf, B, m), "%s %s B=%ld m=%d takes the exact path",
+					  pts[i].model, pts[i].system, B, m);
+				struct result f = eval(pf, (double)B, m), e = eval(pe, (double)B, m);
+				if (e.sharded == 0 && e.gpu_use <= 1 && e.mem_use <= 1) {
+					double d = fabs(f.tbt_p99 / e.tbt_p99 - 1);
+					double tol = p99_tol(pe->tbt, 64, e.tbt_p99);
+					worst = fmax(worst, d);
+					compared++;
+					cr_expect(d <= tol && rel_near(f.tbt_mean, e.tbt_mean, 0.01),
+						  "%s %s B=%ld m=%d: P99 %.6g exact %.6g (tolerance %.2f%%), "
+						  "mean %.6g %.6g", pts[i].model, pts[i].system, B, m,
+						  f.tbt_p99, e.tbt_p99, 100 * tol, f.tbt_mean, e.tbt_mean);
+				}
+				plan_free(pf), plan_free(pe);
+			}
+	cr_log_info("large batches: %d compared, worst P99 difference %.3f%%", compared, 100 * worst);
+	cr_expect_geq(compared, 8, "only %d of 12 points hold their batch", compared);
+}

@@ -99,39 +99,41 @@ static inline int before(const struct plan *p, int a, int b)
 }
 
 /* Placement keeps the units in a tournament tree: leaf P + u holds unit u
- * (P = p->tour_p, a power of two >= D; leaves past D hold -1, which never
- * wins) and every inner node the winner of its two children by `before`,
- * with the winner's room beside it (p->tour_room), so the root p->tour[1]
- * is the unit that goes first.  `before` is a strict order, so the root
- * is the minimum a scan of every unit would find.  A placement changes
- * only the units it placed on, and each change replays the log2 P
- * matches on that unit's path: the winner so far against the sibling. */
+ * (P = p->tour_p, a power of two >= D; leaves past D hold -1, whose room
+ * of -infinity never wins) and every inner node the winner of its two
+ * children by `before`, with the winner's key beside it (p->tour_key:
+ * room, summed context, rank), so the root p->tour[1] is the unit that
+ * goes first.  `before` is a strict order, so the root is the minimum a
+ * scan of every unit would find.  A placement changes only the units it
+ * placed on, and each change replays the log2 P matches on that unit's
+ * path: the winner so far against the sibling. */
 static void tour_update(struct plan *p, int u)
 {
 	int *t = p->tour;
-	double *room = p->tour_room;
+	struct plan_tkey *key = p->tour_key;
 	int i = p->tour_p + u, w = u;
-	double rw = room_of(p, u);
-	t[i] = w, room[i] = rw;
+	struct plan_tkey kw = {room_of(p, u), p->dev_load[u], p->dev_rank[u]};
+	t[i] = w, key[i] = kw;
 	for (; i > 1; i >>= 1) {
-		int s = t[i ^ 1];
-		double rs = room[i ^ 1];
-		int take = rs > rw;
-		if (rs == rw) /* rare: the tie-breaks of `before` */
-			take = s >= 0 && before(p, s, w);
-		w = take ? s : w;
-		rw = take ? rs : rw;
-		t[i >> 1] = w, room[i >> 1] = rw;
+		const struct plan_tkey *ks = &key[i ^ 1];
+		/* `before`, from the keys */
+		int take = ks->room > kw.room ||
+			   (ks->room == kw.room &&
+			    (ks->load < kw.load || (ks->load == kw.load && ks->rank < kw.rank)));
+		if (take)
+			w = t[i ^ 1], kw = *ks;
+		t[i >> 1] = w, key[i >> 1] = kw;
 	}
 }
 
 static void tour_build(struct plan *p, int D)
 {
 	int P = p->tour_p, *t = p->tour;
+	const struct plan_tkey none = {-INFINITY, 0, 0};
 	for (int u = D; u < P; u++)
-		t[P + u] = -1, p->tour_room[P + u] = -INFINITY;
+		t[P + u] = -1, p->tour_key[P + u] = none;
 	for (int i = 1; i < P; i++)
-		t[i] = -1, p->tour_room[i] = -INFINITY;
+		t[i] = -1, p->tour_key[i] = none;
 	for (int u = 0; u < D; u++)
 		tour_update(p, u);
 }

@@ -203,7 +203,7 @@ void plan_free(struct plan *p)
 	free(p->gpu_side.pool), free(p->gpu_side.acc), free(p->gpu_side.suml);
 	free(p->store), free(p->store_gpu), free(p->memo), free(p->memo_ok);
 	free(p->req_pool), free(p->req_gpu), free(p->req_dev), free(p->req_mb), free(p->req_order), free(p->scratch);
-	free(p->by_gpu), free(p->gpu_start), free(p->tour), free(p->tour_room), free(p->dev_rank), free(p->dev_gpu);
+	free(p->by_gpu), free(p->gpu_start), free(p->tour), free(p->tour_key), free(p->dev_rank), free(p->dev_gpu);
 	free(p->nshard), free(p->shard_dev);
 	free(p->lctx_view);
 	free(p->dev_load), free(p->dev_store), free(p->gpu_store);
@@ -335,7 +335,7 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	for (p->tour_p = 1; p->tour_p < D; p->tour_p *= 2)
 		;
 	p->tour = grab(2 * (size_t)p->tour_p, sizeof(int), &fail);
-	p->tour_room = grab(2 * (size_t)p->tour_p, sizeof(double), &fail);
+	p->tour_key = grab(2 * (size_t)p->tour_p, sizeof(struct plan_tkey), &fail);
 	p->cap_gpu = device_cache_capacity(d->gpu);
 	p->free_gpu = p->cap_gpu - p->weights;
 	/* a device in the GPU's own HBM holds what the weights leave */

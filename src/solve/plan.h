@@ -121,6 +121,13 @@ struct plan_mb {
 	double energy;     /* J: its GPUs' operators and its cache-side work */
 };
 
+/* A placement unit's key in the tournament tree (place.c): free room,
+ * summed context, tie-break rank. */
+struct plan_tkey {
+	double room, load;
+	int rank;
+};
+
 struct plan {
 	struct design d;
 	int gpus;           /* G */
@@ -169,7 +176,7 @@ struct plan {
 	int *gpu_start;     /* G + 1: GPU g's requests are by_gpu[gpu_start[g] ..] */
 	int *tour;          /* placement: a tournament tree of the units by free
 			       room (place.c), 2 tour_p entries */
-	double *tour_room;  /* the room of each node's winner */
+	struct plan_tkey *tour_key; /* each node's winner's key */
 	int tour_p;         /* its leaves: the least power of two >= the units */
 	int keys_on_gpu;    /* index keys stay in HBM (the GPU runs the scan) */
 	int has_post;       /* some slot runs on the GPU after the device's gather */

@@ -111,18 +111,20 @@ static void tour_update(struct plan *p, int u)
 {
 	int *t = p->tour;
 	struct plan_tkey *key = p->tour_key;
-	int i = p->tour_p + u, w = u;
-	struct plan_tkey kw = {room_of(p, u), p->dev_load[u], p->dev_rank[u]};
-	t[i] = w, key[i] = kw;
+	int i = p->tour_p + u, w = u, kw = p->dev_rank[u];
+	double rw = room_of(p, u), lw = p->dev_load[u];
+	t[i] = w, key[i] = (struct plan_tkey){rw, lw, kw};
 	for (; i > 1; i >>= 1) {
 		const struct plan_tkey *ks = &key[i ^ 1];
-		/* `before`, from the keys */
-		int take = ks->room > kw.room ||
-			   (ks->room == kw.room &&
-			    (ks->load < kw.load || (ks->load == kw.load && ks->rank < kw.rank)));
-		if (take)
-			w = t[i ^ 1], kw = *ks;
-		t[i >> 1] = w, key[i >> 1] = kw;
+		double rs = ks->room;
+		int take = rs > rw;
+		if (rs == rw) /* rare but for alike requests: `before`'s tie-breaks */
+			take = ks->load < lw || (ks->load == lw && ks->rank < kw);
+		w = take ? t[i ^ 1] : w;
+		rw = take ? rs : rw;
+		lw = take ? ks->load : lw;
+		kw = take ? ks->rank : kw;
+		t[i >> 1] = w, key[i >> 1] = (struct plan_tkey){rw, lw, kw};
 	}
 }
 

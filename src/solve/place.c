@@ -116,13 +116,13 @@ static void tour_update(struct plan *p, int u)
 	t[i] = w, key[i] = (struct plan_tkey){rw, lw, kw};
 	for (; i > 1; i >>= 1) {
 		const struct plan_tkey *ks = &key[i ^ 1];
-		double rs = ks->room;
-		int take = rs > rw;
-		if (rs == rw) /* rare but for alike requests: `before`'s tie-breaks */
-			take = ks->load < lw || (ks->load == lw && ks->rank < kw);
+		double rs = ks->room, ls = ks->load;
+		/* `before`, without branches: the sibling wins on room, or on
+		 * equal rooms by its tie-breaks (alike requests) */
+		int take = (rs > rw) | ((rs == rw) & ((ls < lw) | ((ls == lw) & (ks->rank < kw))));
 		w = take ? t[i ^ 1] : w;
 		rw = take ? rs : rw;
-		lw = take ? ks->load : lw;
+		lw = take ? ls : lw;
 		kw = take ? ks->rank : kw;
 		t[i >> 1] = w, key[i >> 1] = (struct plan_tkey){rw, lw, kw};
 	}

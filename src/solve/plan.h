@@ -213,9 +213,9 @@ struct plan {
 			       the GPU) */
 	int *dev_rank;      /* placement tie-break: GPUs' first devices, then
 			       their second devices, ... */
-	double *mb_load;    /* (micro-batch, device): summed context */
+	double *mb_load;    /* (device, micro-batch): summed context (CMR) */
 	/* per (micro-batch, unit): requests on each GPU, device and link;
-	 * CMR's count per (micro-batch, GPU) and its GPUs' big micro-batches */
+	 * CMR's count per (GPU, micro-batch) and its GPUs' big micro-batches */
 	int *gpu_count, *dev_count, *link_count, *mb_count, *n_big;
 	int *gpu_share;     /* CMR: per GPU, its count over m and the remainder */
 	double *tbt, *use_gpu, *use_mem; /* per sample: step time, fullest GPU and device */

@@ -37,7 +37,7 @@ static double peak_load(struct plan *p, long B, int m, const int *mb)
 	memset(p->mb_load, 0, sizeof(double) * (size_t)m * D);
 	double peak = 0;
 	for (long j = 0; j < B; j++) {
-		double *l = &p->mb_load[mb[j] * D + p->req_dev[j]];
+		double *l = &p->mb_load[p->req_dev[j] * m + mb[j]];
 		*l += p->ctx[p->req_pool[j]];
 		peak = *l > peak ? *l : peak;
 	}
@@ -75,22 +75,24 @@ static void assign_mb(struct plan *p, long B, int m)
 		int lo = share[2 * g], extra = share[2 * g + 1];
 		int *big = &p->n_big[g];
 		int at_lo_ok = extra > 0 && *big < extra; /* may one at lo take one more */
-		double bl = 0;
+		int *cnt = &p->mb_count[g * m]; /* this GPU's and this device's rows */
+		double *load = &p->mb_load[dev * m], bl = 0;
 		int bc = 0;
-		for (int i = 0; i < m; i++) {
-			int c = p->mb_count[i * G + g];
-			if (c > lo || (c == lo && !at_lo_ok))
-				continue;
-			double li = p->mb_load[i * D + dev];
-			if (best < 0 || li < bl || (li == bl && c < bc))
-				best = i, bl = li, bc = c;
+		for (int i = 0; i < m; i++) { /* without branches: */
+			int c = cnt[i];
+			double li = load[i];
+			int ok = (c < lo) | ((c == lo) & at_lo_ok); /* below its share */
+			int take = ok & ((best < 0) | (li < bl) | ((li == bl) & (c < bc)));
+			best = take ? i : best;
+			bl = take ? li : bl;
+			bc = take ? c : bc;
 		}
 		assert(best >= 0); /* some micro-batch is below its share of the count */
 		if (bc == lo)
 			(*big)++;
 		p->req_mb[j] = best;
-		p->mb_count[best * G + g]++;
-		p->mb_load[best * D + dev] += p->ctx[p->req_pool[j]];
+		cnt[best]++;
+		load[best] += p->ctx[p->req_pool[j]];
 	}
 	/* Greedy longest-first with equal counts is a heuristic; when the
 	 * arrival order happens to balance better, keep it, so CMR is never

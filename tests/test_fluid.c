@@ -19,6 +19,18 @@ static int rel_near(double a, double b, double tol)
 	return fabs(a - b) <= tol * fmax(fabs(a), fabs(b));
 }
 
+/* The plans of s's design as it is and with every request placed
+ * (design.per_request, the exact path), into *pf and *pe. */
+static void both_plans(struct setup *s, struct plan **pf, struct plan **pe)
+{
+	struct design exact = s->d;
+	exact.per_request = 1;
+	struct kerr err;
+	*pf = plan(s);
+	*pe = plan_new(&exact, &err);
+	cr_assert_not_null(*pe, "%s", err.msg);
+}
+
 /* With every request alike, the exact placement and CMR split the batch
  * evenly, and the fluid path's sums are exact: the two agree to rounding
  * (the batch divides over every GPU, device and micro-batch). */
@@ -28,11 +40,8 @@ Test(fluid, equals_exact_when_every_request_is_alike)
 	const char *systems[] = {"gpu-only", "gpu-karat", "gpu-attacc"};
 	for (int k = 0; k < 3; k++) {
 		load(&s, "deepseek-v3.2", systems[k], 256, NULL);
-		struct design exact = s.d;
-		exact.per_request = 1;
-		struct kerr err;
-		struct plan *pf = plan(&s), *pe = plan_new(&exact, &err);
-		cr_assert_not_null(pe, "%s", err.msg);
+		struct plan *pf, *pe;
+		both_plans(&s, &pf, &pe);
 		for (int m = 1; m <= 4; m *= 4) {
 			long B = (long)PLAN_FLUID_MIN * m * pf->devs;
 			while (B < (long)PLAN_FLUID_PER_STRATUM * PLAN_FLUID_STRATA)
@@ -123,10 +132,8 @@ Test(fluid, within_one_percent_of_exact_over_the_zoo, .timeout = 600)
 				int m = (a + b + c) % 2 ? 4 : 1;
 				if ((a + b + c) % 4 == 3) /* arrival order: the longest-first bands */
 					s.d.sched = SCHED_OFMS;
-				struct design exact = s.d;
-				exact.per_request = 1;
-				struct plan *pf = plan(&s), *pe = plan_new(&exact, &err);
-				cr_assert_not_null(pe, "%s", err.msg);
+				struct plan *pf, *pe;
+				both_plans(&s, &pf, &pe);
 				long B = batch_for(pf, m);
 				if (plan_fluid_ok(pf, B, m)) {
 					struct result f = eval(pf, (double)B, m), e = eval(pe, (double)B, m);
@@ -173,11 +180,8 @@ Test(fluid, within_one_percent_across_tile_edges, .timeout = 600)
 	static struct setup s;
 	load(&s, "deepseek-v3.2", "gpu-only", 0, "azure-conv");
 	s.d.samples = 128;
-	struct design exact = s.d;
-	exact.per_request = 1;
-	struct kerr err;
-	struct plan *pf = plan(&s), *pe = plan_new(&exact, &err);
-	cr_assert_not_null(pe, "%s", err.msg);
+	struct plan *pf, *pe;
+	both_plans(&s, &pf, &pe);
 	int fluid = 0, refused = 0;
 	double worst = 0;
 	for (long B = 1024; B <= 2048; B += 8) {
@@ -214,12 +218,10 @@ Test(fluid, solved_batch_within_one_percent, .timeout = 600)
 	for (size_t i = 0; i < sizeof pts / sizeof *pts; i++) {
 		load(&s, pts[i].model, pts[i].system, 0, pts[i].workload);
 		s.d.samples = 256;
-		struct design exact = s.d;
-		exact.per_request = 1;
-		struct kerr err;
-		struct plan *pf = plan(&s), *pe = plan_new(&exact, &err);
-		cr_assert_not_null(pe, "%s", err.msg);
+		struct plan *pf, *pe;
+		both_plans(&s, &pf, &pe);
 		struct result f, e;
+		struct kerr err;
 		cr_assert_eq(plan_solve(pf, 1, &f, &err), 0, "%s", err.msg);
 		cr_assert_eq(plan_solve(pe, 1, &e, &err), 0, "%s", err.msg);
 		cr_expect(plan_fluid_ok(pf, (long)f.batch, 1), "%s %s %s: batch %.0f is below the "
@@ -255,11 +257,8 @@ Test(fluid, within_one_percent_at_large_batches, .timeout = 600)
 				s.d.sys = &s.sys;
 				s.sys.memdevs *= pts[i].gpus / s.sys.gpus; /* devices per GPU kept */
 				s.sys.gpus = pts[i].gpus;
-				struct design exact = s.d;
-				exact.per_request = 1;
-				struct kerr err;
-				struct plan *pf = plan(&s), *pe = plan_new(&exact, &err);
-				cr_assert_not_null(pe, "%s", err.msg);
+				struct plan *pf, *pe;
+				both_plans(&s, &pf, &pe);
 				long B = batches[k];
 				struct result f = eval(pf, (double)B, m), e = eval(pe, (double)B, m);
 				if (e.sharded == 0 && e.gpu_use <= 1 && e.mem_use <= 1) {

@@ -282,3 +282,26 @@ Test(fluid, within_one_percent_at_large_batches, .timeout = 600)
 	cr_expect_geq(2 * fluid, compared, "only %d of %d points take the fluid path", fluid,
 		      compared);
 }
+
+/* Past the exact path's work limit, a batch at a tile edge is refused with
+ * a reason that names the edge; a few requests per GPU below it, the
+ * fluid path evaluates it. */
+Test(fluid, a_tile_edge_past_the_work_limit_says_why)
+{
+	static struct setup s;
+	load(&s, "deepseek-v3", "gpu-only", 0, "azure-conv");
+	s.d.samples = 256;
+	s.d.sys = &s.sys;
+	s.sys.gpus = 128;
+	struct plan *p = plan(&s);
+	long B = 1048576, below = B - 2L * 128 * 8; /* 4,096 and 4,088 per GPU and micro-batch */
+	cr_assert(plan_fluid_edge(p, B, 2) && !plan_fluid_ok(p, B, 2));
+	struct result r;
+	struct kerr err;
+	cr_expect_eq(plan_eval(p, (double)B, 2, &r, &err), -1);
+	cr_expect(strstr(err.msg, "over the limit") && strstr(err.msg, "tile edge"), "%s", err.msg);
+	cr_assert(plan_fluid_ok(p, below, 2));
+	r = eval(p, (double)below, 2);
+	cr_expect(r.fluid && r.tbt_p99 > 0);
+	plan_free(p);
+}

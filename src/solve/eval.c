@@ -42,8 +42,13 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 		return kerr_set(err, 0, 0, "a batch of %.0f on %d GPUs and %d memory devices "
 				"with %d samples is %.3g request placements per evaluation, over "
 				"the limit of %.3g: use fewer samples, a smaller "
-				"batch or fewer devices", batch, p->gpus, p->has_mem ? p->devs : 0,
-				d->samples, work, PLAN_MAX_WORK);
+				"batch or fewer devices%s", batch, p->gpus, p->has_mem ? p->devs : 0,
+				d->samples, work, PLAN_MAX_WORK,
+				plan_fluid_edge(p, B, m)
+					? " (it is placed request by request because a GEMM tile "
+					  "edge lies just above a GPU's share; a batch a few "
+					  "requests per GPU away from it is evaluated from its sums)"
+					: "");
 	if ((!fluid && plan_ensure_batch(p, 2 * B) != 0) || plan_ensure_memo(p, B / p->gpus + 2) != 0)
 		return kerr_set(err, 0, 0, "out of memory for a batch of %ld", B);
 	memset(r, 0, sizeof *r);

@@ -122,7 +122,8 @@ done:
 	return rc;
 }
 
-int plan_fluid_ok(struct plan *p, long B, int m)
+/* Every condition of the fluid path but the tile edge's. */
+static int fluid_fits(struct plan *p, long B, int m)
 {
 	const struct design *d = &p->d;
 	if (d->per_request || d->sys->admission != ADMIT_MEMORY || (p->has_mem && p->devs < p->gpus))
@@ -138,23 +139,37 @@ int plan_fluid_ok(struct plan *p, long B, int m)
 	/* every request small against a device's share of the batch, so the
 	 * placement can even the devices out (and none needs splitting) */
 	double n = (double)B / p->devs;
-	if (!(f->max_store * PLAN_FLUID_GRAIN <= n * f->mean_store &&
-	      f->max_store_gpu * PLAN_FLUID_GRAIN <= (double)B / p->gpus * f->mean_store_gpu))
-		return 0;
-	/* The exact placement evens out bytes, not requests, so where
-	 * requests differ its busiest GPU holds a request or two more than an
-	 * even share (up to PLAN_FLUID_EXCESS in nearly every sample; alike
-	 * requests are dealt evenly).  Where the GPU's work is flat over that
-	 * range, the fluid path's even share prices it; at a GEMM tile edge
-	 * one request more costs a whole wave, and the exact path runs. */
-	long excess = f->alike ? 0 : PLAN_FLUID_EXCESS;
+	return f->max_store * PLAN_FLUID_GRAIN <= n * f->mean_store &&
+	       f->max_store_gpu * PLAN_FLUID_GRAIN <= (double)B / p->gpus * f->mean_store_gpu;
+}
+
+/* The exact placement evens out bytes, not requests, so where requests
+ * differ its busiest GPU holds a request or two more than an even share
+ * (up to PLAN_FLUID_EXCESS in nearly every sample; alike requests are
+ * dealt evenly).  Where the GPU's work is flat over that range, the fluid
+ * path's even share prices it; at a GEMM tile edge one request more costs
+ * a whole wave.  Whether some micro-batch's even share of B at m sits
+ * just below an edge (NaN work too: the exact path reports the error). */
+static int at_edge(struct plan *p, long B, int m)
+{
+	long excess = p->fl.alike ? 0 : PLAN_FLUID_EXCESS;
 	for (long reqs = B / m; reqs <= (B + m - 1) / m; reqs++) { /* micro-batch sizes */
 		long n0 = (reqs + p->gpus - 1) / p->gpus;
 		double t0 = plan_gpu_work(p, n0), t1 = plan_gpu_work(p, n0 + excess);
 		if (!(t1 <= t0 * (1 + PLAN_FLUID_STEP)))
-			return 0; /* NaN too: the exact path reports the error */
+			return 1;
 	}
-	return 1;
+	return 0;
+}
+
+int plan_fluid_ok(struct plan *p, long B, int m)
+{
+	return fluid_fits(p, B, m) && !at_edge(p, B, m);
+}
+
+int plan_fluid_edge(struct plan *p, long B, int m)
+{
+	return fluid_fits(p, B, m) && at_edge(p, B, m);
 }
 
 /* The batch's strata: counts and summed values (sums[s][0..k)). */

@@ -306,6 +306,9 @@ double plan_gpu_work(struct plan *p, long n);
 /* fluid.c */
 /* Whether a batch of B at m micro-batches takes the fluid path. */
 int plan_fluid_ok(struct plan *p, long B, int m);
+/* Whether it would but for a GEMM tile edge just above a GPU's even
+ * share (where the exact path runs instead). */
+int plan_fluid_edge(struct plan *p, long B, int m);
 /* Sample s of a batch of B at m from its sums: p->mbl (and in->m's count
  * in *nmb), the fullest GPU's and device's bytes, p->ctx_last; the
  * energy of each micro-batch when want_energy.  -1 when a GPU step cannot

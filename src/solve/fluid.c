@@ -22,7 +22,8 @@
  * (enough requests per device and per stratum, no request large against a
  * device's share, the memory-aware placement, and no GEMM tile edge just
  * above a GPU's even share, where the exact placement's busiest GPU would
- * pay a wave more); elsewhere the exact path runs.  tests/test_fluid.c holds the two together. */
+ * pay a wave more); elsewhere the exact path runs.  tests/test_fluid.c
+ * holds the two together. */
 #include "solve/plan.h"
 
 #include <gsl/gsl_eigen.h>

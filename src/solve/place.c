@@ -169,7 +169,6 @@ static inline int fits(const struct plan *p, int dev, int g, int r)
 	return fits_bytes(p, dev, g, p->store[r], p->store_gpu[r]);
 }
 
-
 /* Splits request j (pool entry r), which no device holds whole, into n
  * equal slices on n devices of one node (decode context parallelism: each
  * slice holds and scans its share of the context), the fewest n of any

@@ -117,8 +117,8 @@ int plan_ensure_batch(struct plan *p, long B)
 	long c = p->cap_batch ? p->cap_batch : 256;
 	while (c < B)
 		c *= 2;
-	free(p->req_pool), free(p->req_key), free(p->req_gpu), free(p->req_dev), free(p->req_mb), free(p->req_order), free(p->scratch);
-	free(p->by_gpu), free(p->nshard), free(p->shard_dev);
+	free(p->req_pool), free(p->req_key), free(p->req_gpu), free(p->req_dev), free(p->req_mb);
+	free(p->req_order), free(p->scratch), free(p->by_gpu), free(p->nshard), free(p->shard_dev);
 	int fail = 0;
 	p->by_gpu = grab((size_t)c, sizeof(int), &fail);
 	p->nshard = grab((size_t)c, sizeof(int), &fail);
@@ -203,12 +203,14 @@ void plan_free(struct plan *p)
 	free(p->gpu_side.pool), free(p->gpu_side.acc), free(p->gpu_side.suml);
 	free(p->store), free(p->store_gpu), free(p->memo), free(p->memo_ok);
 	free(p->req_pool), free(p->req_gpu), free(p->req_dev), free(p->req_mb), free(p->req_order), free(p->scratch);
-	free(p->by_gpu), free(p->gpu_start), free(p->tour), free(p->tour_key), free(p->dev_rank), free(p->dev_gpu);
+	free(p->by_gpu), free(p->gpu_start), free(p->tour), free(p->tour_key);
+	free(p->dev_rank), free(p->dev_gpu);
 	free(p->nshard), free(p->shard_dev);
 	free(p->lctx_view);
 	free(p->dev_load), free(p->dev_store), free(p->gpu_store);
 	free(p->mb_load);
-	free(p->gpu_count), free(p->dev_count), free(p->link_count), free(p->mb_count), free(p->n_big), free(p->gpu_share);
+	free(p->gpu_count), free(p->dev_count), free(p->link_count), free(p->mb_count);
+	free(p->n_big), free(p->gpu_share);
 	free(p->tbt), free(p->use_gpu), free(p->use_mem), free(p->energy);
 	if (p->rng)
 		gsl_rng_free(p->rng);

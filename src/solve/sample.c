@@ -161,15 +161,23 @@ static void side_peak(const struct plan *p, const struct plan_side *sd, int i, i
 {
 	memset(t, 0, sizeof(double) * LC_N);
 	*tm = 0;
+	double prev[PLAN_MAX_VALUES], a[LC_N], b = 0;
+	size_t vb = sizeof(double) * (size_t)sd->k;
+	int have = 0; /* a bucket like the last one priced (alike requests) is
+		       * not priced again */
 	for (int u = 0; u < units; u++) {
 		int c = cnt[i * units + u];
 		if (!c)
 			continue;
-		double v[PLAN_MAX_VALUES], a[LC_N];
+		double v[PLAN_MAX_VALUES];
 		plan_side_values(sd, i * units + u, c, v);
-		plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, v, where, a);
-		double b = plan_bucket_time(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_map_mtp, v,
-					    where, NULL);
+		if (!have || memcmp(v, prev, vb) != 0) {
+			plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, v, where, a);
+			b = plan_bucket_time(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_map_mtp, v,
+					     where, NULL);
+			memcpy(prev, v, vb);
+			have = 1;
+		}
 		for (int k = 0; k < LC_N; k++)
 			t[k] = a[k] > t[k] ? a[k] : t[k];
 		*tm = b > *tm ? b : *tm;
@@ -252,16 +260,23 @@ static double port_requests(const struct plan *p, int i)
 static double side_energy(const struct plan *p, const struct plan_side *sd, int i, int units,
 			  const int *cnt, int want_gpu)
 {
-	double e = 0;
+	double e = 0, prev[PLAN_MAX_VALUES], last = 0;
+	size_t vb = sizeof(double) * (size_t)sd->k;
+	int have = 0; /* as in side_peak */
 	for (int u = 0; u < units; u++) {
 		int c = cnt[i * units + u];
 		if (!c)
 			continue;
 		double v[PLAN_MAX_VALUES];
 		plan_side_values(sd, i * units + u, c, v);
-		e += plan_bucket_energy(p, &p->layout, p->slot_dev, p->slot_map, v, want_gpu) +
-		     p->d.mtp * plan_bucket_energy(p, &p->layout_mtp, p->slot_dev_mtp,
-						   p->slot_map_mtp, v, want_gpu);
+		if (!have || memcmp(v, prev, vb) != 0) {
+			last = plan_bucket_energy(p, &p->layout, p->slot_dev, p->slot_map, v, want_gpu) +
+			       p->d.mtp * plan_bucket_energy(p, &p->layout_mtp, p->slot_dev_mtp,
+							     p->slot_map_mtp, v, want_gpu);
+			memcpy(prev, v, vb);
+			have = 1;
+		}
+		e += last;
 	}
 	return e;
 }

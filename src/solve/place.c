@@ -98,6 +98,14 @@ static inline int before(const struct plan *p, int a, int b)
 	return p->dev_rank[a] < p->dev_rank[b];
 }
 
+/* `before` on two keys, without branches: a wins on room, or on equal
+ * rooms by its tie-breaks (alike requests). */
+static inline int key_before(const struct plan_tkey *a, const struct plan_tkey *b)
+{
+	return (a->room > b->room) |
+	       ((a->room == b->room) & ((a->load < b->load) | ((a->load == b->load) & (a->rank < b->rank))));
+}
+
 /* Placement keeps the units in a tournament tree: leaf P + u holds unit u
  * (P = p->tour_p, a power of two >= D; leaves past D hold -1, whose room
  * of -infinity never wins) and every inner node the winner of its two
@@ -117,8 +125,7 @@ static void tour_update(struct plan *p, int u)
 	for (; i > 1; i >>= 1) {
 		const struct plan_tkey *ks = &key[i ^ 1];
 		double rs = ks->room, ls = ks->load;
-		/* `before`, without branches: the sibling wins on room, or on
-		 * equal rooms by its tie-breaks (alike requests) */
+		/* key_before(sibling, winner so far), in registers */
 		int take = (rs > rw) | ((rs == rw) & ((ls < lw) | ((ls == lw) & (ks->rank < kw))));
 		w = take ? t[i ^ 1] : w;
 		rw = take ? rs : rw;
@@ -128,16 +135,21 @@ static void tour_update(struct plan *p, int u)
 	}
 }
 
+/* The whole tree from the units' keys: the leaves, then each inner node
+ * from its children, bottom up (P - 1 matches). */
 static void tour_build(struct plan *p, int D)
 {
 	int P = p->tour_p, *t = p->tour;
-	const struct plan_tkey none = {-INFINITY, 0, 0};
-	for (int u = D; u < P; u++)
-		t[P + u] = -1, p->tour_key[P + u] = none;
-	for (int i = 1; i < P; i++)
-		t[i] = -1, p->tour_key[i] = none;
-	for (int u = 0; u < D; u++)
-		tour_update(p, u);
+	struct plan_tkey *key = p->tour_key;
+	for (int u = 0; u < P; u++) {
+		t[P + u] = u < D ? u : -1;
+		key[P + u] = u < D ? (struct plan_tkey){room_of(p, u), p->dev_load[u], p->dev_rank[u]}
+				   : (struct plan_tkey){-INFINITY, 0, 0};
+	}
+	for (int i = P - 1; i >= 1; i--) {
+		int c = key_before(&key[2 * i + 1], &key[2 * i]) ? 2 * i + 1 : 2 * i;
+		t[i] = t[c], key[i] = key[c];
+	}
 }
 
 /* The GPU a request on device dev goes to: the device's own GPU, or

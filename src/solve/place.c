@@ -6,6 +6,7 @@
 #include "solve/plan.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 void plan_order_longest(struct plan *p, long B, int *out)
@@ -115,23 +116,38 @@ static inline int key_before(const struct plan_tkey *a, const struct plan_tkey *
  * scan of every unit would find.  A placement changes only the units it
  * placed on, and each change replays the log2 P matches on that unit's
  * path: the winner so far against the sibling. */
+/* Room as an unsigned integer in the same order (more room: larger), so a
+ * match on the critical path compares integers: the sign bit flipped for
+ * non-negative values, every bit for negative ones (an overfull unit);
+ * zero as +0.  Rooms are finite, or -infinity for the padding. */
+static inline uint64_t room_bits(double room)
+{
+	uint64_t u;
+	room = room == 0 ? 0.0 : room;
+	memcpy(&u, &room, sizeof u);
+	return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
+}
+
 static void tour_update(struct plan *p, int u)
 {
 	int *t = p->tour;
 	struct plan_tkey *key = p->tour_key;
 	int i = p->tour_p + u, w = u, kw = p->dev_rank[u];
 	double rw = room_of(p, u), lw = p->dev_load[u];
-	t[i] = w, key[i] = (struct plan_tkey){rw, lw, kw};
+	uint64_t bw = room_bits(rw);
+	t[i] = w, key[i] = (struct plan_tkey){rw, lw, kw, bw};
 	for (; i > 1; i >>= 1) {
 		const struct plan_tkey *ks = &key[i ^ 1];
-		double rs = ks->room, ls = ks->load;
-		/* key_before(sibling, winner so far), in registers */
-		int take = (rs > rw) | ((rs == rw) & ((ls < lw) | ((ls == lw) & (ks->rank < kw))));
+		uint64_t bs = ks->bits;
+		int take = bs > bw;
+		if (bs == bw) /* equal rooms: `before`'s tie-breaks (alike requests) */
+			take = ks->load < lw || (ks->load == lw && ks->rank < kw);
 		w = take ? t[i ^ 1] : w;
-		rw = take ? rs : rw;
-		lw = take ? ls : lw;
+		bw = take ? bs : bw;
+		lw = take ? ks->load : lw;
 		kw = take ? ks->rank : kw;
-		t[i >> 1] = w, key[i >> 1] = (struct plan_tkey){rw, lw, kw};
+		rw = take ? ks->room : rw;
+		t[i >> 1] = w, key[i >> 1] = (struct plan_tkey){rw, lw, kw, bw};
 	}
 }
 
@@ -143,8 +159,9 @@ static void tour_build(struct plan *p, int D)
 	struct plan_tkey *key = p->tour_key;
 	for (int u = 0; u < P; u++) {
 		t[P + u] = u < D ? u : -1;
-		key[P + u] = u < D ? (struct plan_tkey){room_of(p, u), p->dev_load[u], p->dev_rank[u]}
-				   : (struct plan_tkey){-INFINITY, 0, 0};
+		double r = u < D ? room_of(p, u) : -INFINITY;
+		key[P + u] = u < D ? (struct plan_tkey){r, p->dev_load[u], p->dev_rank[u], room_bits(r)}
+				   : (struct plan_tkey){r, 0, 0, room_bits(r)};
 	}
 	for (int i = P - 1; i >= 1; i--) {
 		int c = key_before(&key[2 * i + 1], &key[2 * i]) ? 2 * i + 1 : 2 * i;

@@ -9,6 +9,8 @@
 
 #include "base/limits.h"
 
+#include <stdint.h>
+
 #include <gsl/gsl_rng.h>
 
 #include "cost/attn.h"
@@ -126,6 +128,7 @@ struct plan_mb {
 struct plan_tkey {
 	double room, load;
 	int rank;
+	uint64_t bits; /* room in an integer of the same order */
 };
 
 struct plan {

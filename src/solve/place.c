@@ -99,23 +99,6 @@ static inline int before(const struct plan *p, int a, int b)
 	return p->dev_rank[a] < p->dev_rank[b];
 }
 
-/* `before` on two keys, without branches: a wins on room, or on equal
- * rooms by its tie-breaks (alike requests). */
-static inline int key_before(const struct plan_tkey *a, const struct plan_tkey *b)
-{
-	return (a->room > b->room) |
-	       ((a->room == b->room) & ((a->load < b->load) | ((a->load == b->load) & (a->rank < b->rank))));
-}
-
-/* Placement keeps the units in a tournament tree: leaf P + u holds unit u
- * (P = p->tour_p, a power of two >= D; leaves past D hold -1, whose room
- * of -infinity never wins) and every inner node the winner of its two
- * children by `before`, with the winner's key beside it (p->tour_key:
- * room, summed context, rank), so the root p->tour[1] is the unit that
- * goes first.  `before` is a strict order, so the root is the minimum a
- * scan of every unit would find.  A placement changes only the units it
- * placed on, and each change replays the log2 P matches on that unit's
- * path: the winner so far against the sibling. */
 /* Room as an unsigned integer in the same order (more room: larger), so a
  * match on the critical path compares integers: the sign bit flipped for
  * non-negative values, every bit for negative ones (an overfull unit);
@@ -128,26 +111,42 @@ static inline uint64_t room_bits(double room)
 	return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
 }
 
+/* Unit u's key: `before`'s order (room, then summed context, then rank). */
+static inline struct plan_tkey key_of(const struct plan *p, int u)
+{
+	return (struct plan_tkey){room_bits(room_of(p, u)), p->dev_load[u], p->dev_rank[u]};
+}
+
+/* `before` on two keys: a wins on room, or on equal rooms (alike
+ * requests) by the tie-breaks. */
+static inline int key_before(const struct plan_tkey *a, const struct plan_tkey *b)
+{
+	if (a->room == b->room)
+		return a->load < b->load || (a->load == b->load && a->rank < b->rank);
+	return a->room > b->room;
+}
+
+/* Placement keeps the units in a tournament tree: leaf P + u holds unit u
+ * (P = p->tour_p, a power of two >= D; leaves past D hold -1, whose room
+ * of -infinity never wins) and every inner node the winner of its two
+ * children by `before`, with the winner's key beside it (p->tour_key),
+ * so the root p->tour[1] is the unit that goes first.  `before` is a
+ * strict order, so the root is the minimum a scan of every unit would
+ * find.  A placement changes only the units it placed on, and each change
+ * replays the log2 P matches on that unit's path: the winner so far
+ * against the sibling. */
 static void tour_update(struct plan *p, int u)
 {
 	int *t = p->tour;
-	struct plan_tkey *key = p->tour_key;
-	int i = p->tour_p + u, w = u, kw = p->dev_rank[u];
-	double rw = room_of(p, u), lw = p->dev_load[u];
-	uint64_t bw = room_bits(rw);
-	t[i] = w, key[i] = (struct plan_tkey){rw, lw, kw, bw};
+	struct plan_tkey *key = p->tour_key, kw = key_of(p, u);
+	int i = p->tour_p + u, w = u;
+	t[i] = w, key[i] = kw;
 	for (; i > 1; i >>= 1) {
 		const struct plan_tkey *ks = &key[i ^ 1];
-		uint64_t bs = ks->bits;
-		int take = bs > bw;
-		if (bs == bw) /* equal rooms: `before`'s tie-breaks (alike requests) */
-			take = ks->load < lw || (ks->load == lw && ks->rank < kw);
+		int take = key_before(ks, &kw);
 		w = take ? t[i ^ 1] : w;
-		bw = take ? bs : bw;
-		lw = take ? ks->load : lw;
-		kw = take ? ks->rank : kw;
-		rw = take ? ks->room : rw;
-		t[i >> 1] = w, key[i >> 1] = (struct plan_tkey){rw, lw, kw, bw};
+		kw = take ? *ks : kw;
+		t[i >> 1] = w, key[i >> 1] = kw;
 	}
 }
 
@@ -159,9 +158,7 @@ static void tour_build(struct plan *p, int D)
 	struct plan_tkey *key = p->tour_key;
 	for (int u = 0; u < P; u++) {
 		t[P + u] = u < D ? u : -1;
-		double r = u < D ? room_of(p, u) : -INFINITY;
-		key[P + u] = u < D ? (struct plan_tkey){r, p->dev_load[u], p->dev_rank[u], room_bits(r)}
-				   : (struct plan_tkey){r, 0, 0, room_bits(r)};
+		key[P + u] = u < D ? key_of(p, u) : (struct plan_tkey){room_bits(-INFINITY), 0, 0};
 	}
 	for (int i = P - 1; i >= 1; i--) {
 		int c = key_before(&key[2 * i + 1], &key[2 * i]) ? 2 * i + 1 : 2 * i;

@@ -126,9 +126,9 @@ struct plan_mb {
 /* A placement unit's key in the tournament tree (place.c): free room,
  * summed context, tie-break rank. */
 struct plan_tkey {
-	double room, load;
+	uint64_t room; /* free room, as an integer of the same order */
+	double load;
 	int rank;
-	uint64_t bits; /* room in an integer of the same order */
 };
 
 struct plan {

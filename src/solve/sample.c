@@ -153,6 +153,34 @@ static double merge_time(struct plan *p, long B, int i)
 	return worst;
 }
 
+/* The non-empty buckets of one side in micro-batch i, unit by unit: each
+ * one's packed sums into v, and whether they differ from the last one's
+ * (alike requests give many equal buckets, priced once). */
+struct bucket_walk {
+	const struct plan_side *sd;
+	const int *cnt;
+	int i, units, u, seen;
+	double v[PLAN_MAX_VALUES], prev[PLAN_MAX_VALUES];
+};
+
+/* The next bucket, or 0 when there is none; *fresh: its sums are new. */
+static int next_bucket(struct bucket_walk *w, int *fresh)
+{
+	size_t vb = sizeof(double) * (size_t)w->sd->k;
+	for (; w->u < w->units; w->u++) {
+		int idx = w->i * w->units + w->u, c = w->cnt[idx];
+		if (!c)
+			continue;
+		plan_side_values(w->sd, idx, c, w->v);
+		*fresh = !w->seen || memcmp(w->v, w->prev, vb) != 0;
+		if (*fresh)
+			memcpy(w->prev, w->v, vb), w->seen = 1;
+		w->u++;
+		return 1;
+	}
+	return 0;
+}
+
 /* The slowest unit (device or GPU) of one side in micro-batch i, class
  * by class: its cache-side time over each class's layers (t, LC_N) and
  * for the MTP layer (tm). */
@@ -161,22 +189,14 @@ static void side_peak(const struct plan *p, const struct plan_side *sd, int i, i
 {
 	memset(t, 0, sizeof(double) * LC_N);
 	*tm = 0;
-	double prev[PLAN_MAX_VALUES], a[LC_N], b = 0;
-	size_t vb = sizeof(double) * (size_t)sd->k;
-	int have = 0; /* a bucket like the last one priced (alike requests) is
-		       * not priced again */
-	for (int u = 0; u < units; u++) {
-		int c = cnt[i * units + u];
-		if (!c)
-			continue;
-		double v[PLAN_MAX_VALUES];
-		plan_side_values(sd, i * units + u, c, v);
-		if (!have || memcmp(v, prev, vb) != 0) {
-			plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, v, where, a);
-			b = plan_bucket_time(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_map_mtp, v,
+	struct bucket_walk w = {.sd = sd, .cnt = cnt, .i = i, .units = units};
+	double a[LC_N], b = 0;
+	int fresh;
+	while (next_bucket(&w, &fresh)) {
+		if (fresh) {
+			plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, w.v, where, a);
+			b = plan_bucket_time(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_map_mtp, w.v,
 					     where, NULL);
-			memcpy(prev, v, vb);
-			have = 1;
 		}
 		for (int k = 0; k < LC_N; k++)
 			t[k] = a[k] > t[k] ? a[k] : t[k];
@@ -260,22 +280,14 @@ static double port_requests(const struct plan *p, int i)
 static double side_energy(const struct plan *p, const struct plan_side *sd, int i, int units,
 			  const int *cnt, int want_gpu)
 {
-	double e = 0, prev[PLAN_MAX_VALUES], last = 0;
-	size_t vb = sizeof(double) * (size_t)sd->k;
-	int have = 0; /* as in side_peak */
-	for (int u = 0; u < units; u++) {
-		int c = cnt[i * units + u];
-		if (!c)
-			continue;
-		double v[PLAN_MAX_VALUES];
-		plan_side_values(sd, i * units + u, c, v);
-		if (!have || memcmp(v, prev, vb) != 0) {
-			last = plan_bucket_energy(p, &p->layout, p->slot_dev, p->slot_map, v, want_gpu) +
+	struct bucket_walk w = {.sd = sd, .cnt = cnt, .i = i, .units = units};
+	double e = 0, last = 0;
+	int fresh;
+	while (next_bucket(&w, &fresh)) {
+		if (fresh)
+			last = plan_bucket_energy(p, &p->layout, p->slot_dev, p->slot_map, w.v, want_gpu) +
 			       p->d.mtp * plan_bucket_energy(p, &p->layout_mtp, p->slot_dev_mtp,
-							     p->slot_map_mtp, v, want_gpu);
-			memcpy(prev, v, vb);
-			have = 1;
-		}
+							     p->slot_map_mtp, w.v, want_gpu);
 		e += last;
 	}
 	return e;

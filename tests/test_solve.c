@@ -3,6 +3,7 @@
  * CMR against arrival order, MTP token accounting, and the per-request
  * cache slots against the step's own operators. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <string.h>
 
 #include "helpers.h"
@@ -733,4 +734,41 @@ Test(solve, gather_role_attends_on_the_gpu_after_the_rows_come_back)
 				  "dense: back %.6g, its attention reads %.6g", p->post_b[k], b[k]);
 		}
 	plan_free(p);
+}
+
+/* A fixed context draws the same batch in every sample, so the evaluator
+ * prices sample 0 for all of them; each sample priced on its own (as
+ * plan_inspect does) must give that same step time and bytes. */
+Test(solve, an_alike_pool_prices_one_sample_for_all)
+{
+	static const char *systems[] = {"gpu-only", "gpu-karat", "gpu-attacc"};
+	static const int scheds[] = {SCHED_OFMS, SCHED_OFMS_CMR, SCHED_NAIVE};
+	static const double batches[] = {7, 64, 300};
+	for (int a = 0; a < 3; a++)
+		for (int k = 0; k < 3; k++) {
+			static struct setup s;
+			load(&s, "deepseek-v3.2", systems[a], 20000, NULL);
+			s.d.sched = scheds[k];
+			struct plan *p = plan(&s);
+			for (int b = 0; b < 3; b++) {
+				struct result r = eval(p, batches[b], 3);
+				cr_assert(!r.fluid);
+				for (int smp = 0; smp < s.d.samples; smp++) {
+					struct sample_view v;
+					struct kerr err;
+					cr_assert_eq(plan_inspect(p, batches[b], 3, smp, &v, &err), 0,
+						     "%s", err.msg);
+					cr_expect_eq(v.tbt, r.tbt_mean, "%s %s batch %g sample %d: %.9g "
+						     "against %.9g", systems[a], sched_names[scheds[k]],
+						     batches[b], smp, v.tbt, r.tbt_mean);
+					cr_expect_eq(v.use_gpu / p->cap_gpu, r.gpu_use);
+				}
+				/* GSL interpolates the quantile as (1 - f) x + f x: rounding */
+				cr_expect(fabs(r.tbt_p99 - r.tbt_mean) <= 1e-15 * r.tbt_mean,
+					  "%s %s batch %g: P99 %.17g, mean %.17g", systems[a],
+					  sched_names[scheds[k]], batches[b], r.tbt_p99, r.tbt_mean);
+			}
+			plan_free(p);
+			design_free(&s);
+		}
 }

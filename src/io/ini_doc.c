@@ -191,11 +191,14 @@ static void inih_configure(void)
 struct ini_doc *ini_doc_parse(const char *name, const char *text, size_t len,
 			      struct kerr *err)
 {
-	struct ini_doc *d = calloc(1, sizeof *d);
+	/* not calloc: the entries past d->n are never read, and clearing
+	 * 400 KB per file was a tenth of a query's time */
+	struct ini_doc *d = malloc(sizeof *d);
 	if (!d) {
 		kerr_set(err, name, 0, "out of memory");
 		return NULL;
 	}
+	d->n = d->nsec = d->nlines = 0;
 	snprintf(d->path, sizeof d->path, "%s", name);
 	const char *nul = memchr(text, '\0', len);
 	if (nul) {

@@ -63,11 +63,18 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 		return 1;
 	double busy[RES_N] = {0}, bubble[RES_N] = {0}, ctx_sum = 0, shards = 0, energy = 0;
 	p->fluid_now = fluid;
+	/* An alike pool draws the same batch every time: sample 0 stands for
+	 * all (plan_sample leaves its energy, context and shards in p) */
+	int same = p->pool_alike && !fluid;
+	struct pipe_out po;
 	for (int s = 0; s < ns; s++) {
-		struct pipe_out po;
-		p->tbt[s] = plan_sample(p, B, m, s, &po, &p->use_gpu[s], &p->use_mem[s]);
-		if (isnan(p->tbt[s]))
-			return kerr_set(err, 0, 0, "batch %.0f: %s", batch, p->fail.msg);
+		if (same && s > 0) {
+			p->tbt[s] = p->tbt[0], p->use_gpu[s] = p->use_gpu[0], p->use_mem[s] = p->use_mem[0];
+		} else {
+			p->tbt[s] = plan_sample(p, B, m, s, &po, &p->use_gpu[s], &p->use_mem[s]);
+			if (isnan(p->tbt[s]))
+				return kerr_set(err, 0, 0, "batch %.0f: %s", batch, p->fail.msg);
+		}
 		if (early && (!(p->tbt[s] <= d->slo) ||
 			      p->use_gpu[s] > p->cap_gpu + PLAN_SLACK_BYTES ||
 			      (p->has_mem && p->use_mem[s] > p->cap_mem + PLAN_SLACK_BYTES)) &&

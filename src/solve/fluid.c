@@ -62,11 +62,12 @@ static int fluid_build(struct plan *p)
 		return 0; /* the exact path only */
 	int k = f->k, per = PLAN_POOL / PLAN_FLUID_STRATA, rc = -1;
 	int *by_pos = malloc(sizeof(int) * PLAN_POOL);
+	f->st = malloc(sizeof *f->st);
 	gsl_eigen_symmv_workspace *w = gsl_eigen_symmv_alloc((size_t)k);
 	gsl_matrix *cov = gsl_matrix_alloc((size_t)k, (size_t)k);
 	gsl_matrix *vec = gsl_matrix_alloc((size_t)k, (size_t)k);
 	gsl_vector *val = gsl_vector_alloc((size_t)k);
-	if (!by_pos || !w || !cov || !vec || !val)
+	if (!by_pos || !f->st || !w || !cov || !vec || !val)
 		goto done;
 	for (int e = 0; e < PLAN_POOL; e++) /* longest first */
 		by_pos[PLAN_POOL - 1 - p->rank[e]] = e;
@@ -81,7 +82,7 @@ static int fluid_build(struct plan *p)
 	}
 	for (int s = 0; s < PLAN_FLUID_STRATA; s++) {
 		const int *ent = by_pos + s * per;
-		double *mu = f->mu[s];
+		double *mu = f->st->mu[s];
 		for (int x = 0; x < k; x++) {
 			mu[x] = 0;
 			for (int j = 0; j < per; j++)
@@ -106,7 +107,7 @@ static int fluid_build(struct plan *p)
 			double lam = gsl_vector_get(val, (size_t)r);
 			if (!(lam > 1e-14 * top))
 				continue; /* a direction the stratum does not vary in */
-			double *col = f->fac[s][f->rank[s]++];
+			double *col = f->st->fac[s][f->rank[s]++];
 			for (int x = 0; x < k; x++)
 				col[x] = sqrt(lam) * gsl_matrix_get(vec, (size_t)x, (size_t)r);
 		}
@@ -190,10 +191,10 @@ static void draw_strata(struct plan *p, long B, int sample, double *cnt,
 	for (int s = 0; s < S; s++) {
 		double *v = sums[s], sc = sqrt(cnt[s]);
 		for (int x = 0; x < f->k; x++)
-			v[x] = cnt[s] * f->mu[s][x];
+			v[x] = cnt[s] * f->st->mu[s][x];
 		for (int r = 0; r < f->rank[s]; r++) {
 			double g = sc * gsl_ran_gaussian_ziggurat(p->rng, 1.0);
-			const double *col = f->fac[s][r];
+			const double *col = f->st->fac[s][r];
 			for (int x = 0; x < f->k; x++)
 				v[x] += g * col[x];
 		}

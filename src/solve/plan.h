@@ -103,6 +103,12 @@ struct plan_fluid {
 	double max_store, max_store_gpu;  /* the pool's largest request */
 	double mean_store, mean_store_gpu;
 	int alike;      /* every pool entry stores the same bytes */
+	struct plan_strata *st; /* allocated when built (300 KB a plan would
+				   otherwise clear without using) */
+};
+
+/* Each stratum's mean and covariance factor (fluid.c). */
+struct plan_strata {
 	double mu[PLAN_FLUID_STRATA][PLAN_FLUID_VALUES];
 	/* covariance factor: column r of stratum s is fac[s][r][0..k) */
 	double fac[PLAN_FLUID_STRATA][PLAN_FLUID_VALUES][PLAN_FLUID_VALUES];
@@ -154,7 +160,10 @@ struct plan {
 	 * slot_map_mtp for the MTP layer */
 	double *ctx, *store, *store_gpu;
 	int *rank;                 /* order of each pool entry by context */
-	int *pool_key;             /* its longest-first position: PLAN_POOL - 1 - rank */
+	int *pool_key;             /* its longest-first position: PLAN_POOL - 1 - rank
+				      (0 for all when the pool is alike) */
+	int pool_alike;            /* every entry is the same request (a fixed
+				      context): every sample is the same batch */
 	struct plan_side mem_side, gpu_side;
 	struct plan_vmap slot_map[ATTN_MAX_SLOTS], slot_map_mtp[ATTN_MAX_SLOTS];
 	double clipped;

@@ -6,7 +6,10 @@ CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Werror \
            -Wno-format-truncation -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla \
            -Isrc -DKARAT_DATADIR='"$(CURDIR)"'
-LDLIBS  = -fopenmp -linih -lcsv -lgsl -lgslcblas -lm -lpthread
+# The three Debian libraries link statically (their -dev packages ship the
+# archives): resolving GSL's symbols at every start cost a quarter of a
+# millisecond, a tenth of a what-if query.
+LDLIBS  = -fopenmp -Wl,-Bstatic -linih -lcsv -lgsl -lgslcblas -Wl,-Bdynamic -lm -lpthread
 
 VERSION := 0.9.0
 GIT_REV := $(shell git rev-parse --short HEAD 2>/dev/null)

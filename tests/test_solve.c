@@ -772,3 +772,48 @@ Test(solve, an_alike_pool_prices_one_sample_for_all)
 			design_free(&s);
 		}
 }
+
+/* The search probes where the P99's line meets the SLO (search.c,
+ * narrow_next) rather than at the bracket's middle.  Its answer must be
+ * a crossing (feasible, one more is not), and where feasibility crosses
+ * once in [1, 2B] (monotone), the largest feasible batch of a full scan. */
+Test(solve, interpolated_search_finds_the_crossing, .timeout = 300)
+{
+	static struct setup s;
+	static const struct {
+		const char *model, *system, *workload;
+	} pts[] = {{"deepseek-v3.2", "gpu-karat", "agentic"},
+		   {"minimax-m3", "gpu-karat", "agentic"},
+		   {"glm-5.2", "gpu-attacc", "azure-code"},
+		   {"deepseek-v3.2", "gpu-only", "azure-conv"}};
+	int monotone = 0;
+	for (size_t i = 0; i < sizeof pts / sizeof *pts; i++)
+		for (int m = 1; m <= 4; m *= 2) {
+			load(&s, pts[i].model, pts[i].system, 0, pts[i].workload);
+			struct plan *p = plan(&s);
+			struct result r;
+			struct kerr err;
+			cr_assert_eq(plan_solve(p, m, &r, &err), 0, "%s", err.msg);
+			cr_assert(r.feasible && r.batch > 1, "%s %s m=%d: nothing fits", pts[i].model,
+				  pts[i].system, m);
+			cr_expect(!eval(p, r.batch + 1, m).feasible, "%s %s m=%d: %g + 1 also fits",
+				  pts[i].model, pts[i].system, m, r.batch);
+			int crossings = 0, prev = 1;
+			double last = 0;
+			for (double B = 1; B <= 2 * r.batch; B++) {
+				int f = eval(p, B, m).feasible;
+				crossings += prev && !f;
+				last = f ? B : last;
+				prev = f;
+			}
+			if (crossings == 1) {
+				monotone++;
+				cr_expect_eq(r.batch, last, "%s %s %s m=%d: search %g, scan %g",
+					     pts[i].model, pts[i].system, pts[i].workload, m, r.batch,
+					     last);
+			}
+			plan_free(p);
+		}
+	cr_expect(monotone >= 8, "only %d of 12 points cross once", monotone);
+	cr_log_info("%d of 12 points cross once", monotone);
+}

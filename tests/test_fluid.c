@@ -211,8 +211,7 @@ Test(fluid, solved_batch_within_one_percent, .timeout = 600)
 	static const struct {
 		const char *model, *system, *workload;
 	} pts[] = {{"deepseek-v3.2", "gpu-only", "azure-conv"},
-		   {"deepseek-v3", "gpu-only", "azure-conv"}, /* glm-5.2's answer, 1,516,
-								   * sits at a tile edge */
+		   {"glm-5.2", "gpu-only", "azure-conv"},
 		   {"minimax-m3", "gpu-duplex", "azure-conv"},
 		   {"minimax-m3", "gpu-karat-nvlink", "azure-code"},
 		   {"qwen3-235b-a22b", "gpu-duplex", "azure-code"}};

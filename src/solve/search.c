@@ -8,7 +8,6 @@
 #include "solve/plan.h"
 
 #include <math.h>
-#include <string.h>
 
 /* Whether batch fits and meets the SLO (-1 on error); when it does, its
  * result (every sample, no energy) into ok. */
@@ -29,7 +28,8 @@ static int feasible_at(struct plan *p, double batch, int m, struct result *ok,
 /* Whether no batch in [lo, hi) can reach a throughput of `beat`: none has
  * more tokens than hi - 1, and none a lower mean step time than lo's (the
  * mean grows with the batch; SEARCH_MEAN_SLACK allows for the small dips
- * a sampled mean can take). */
+ * a sampled mean can take).  Like the bisection, this takes feasibility
+ * to be monotone in the batch. */
 #define SEARCH_MEAN_SLACK 0.01 /* the largest dip measured: 0.36% (README) */
 static int cannot_beat(const struct plan *p, const struct result *at_lo, double hi,
 		       double beat)
@@ -37,66 +37,6 @@ static int cannot_beat(const struct plan *p, const struct result *at_lo, double 
 	double tok = 1 + p->d.accept * p->d.mtp;
 	return beat > 0 && hi > 0 &&
 	       tok * (hi - 1) / (at_lo->tbt_mean * (1 - SEARCH_MEAN_SLACK)) <= beat;
-}
-
-/* The bracket's next probe.  The P99 step time grows about linearly in
- * the batch, so the line through lo's P99 and that of a feasible probe a
- * little below it (SEARCH_ANCHOR) says where it meets the SLO.  The probe
- * goes there, but past the end of the bracket that moved last by a step
- * that doubles while the same end keeps moving (a guess that keeps
- * falling short still brackets the answer in a few probes), and a step
- * that failed to halve the bracket over the last three is followed by a
- * bisection, so the search takes at most about three probes per halving
- * where plain bisection takes one.  Which batch is probed never changes
- * the answer while feasibility is monotone in the batch. */
-#define SEARCH_ANCHOR 0.02 /* the slope's second point: 2% or more below lo */
-#define SEARCH_KEEP 64
-struct narrow {
-	double slo;
-	double b[SEARCH_KEEP], t[SEARCH_KEEP]; /* feasible probes: batch, P99 */
-	int n, run, last; /* probes kept; how many in a row moved end `last` */
-	double width[3];  /* the bracket's width before each of the last three */
-	int steps;
-};
-
-static void narrow_feasible(struct narrow *nw, double b, double p99)
-{
-	if (nw->n == SEARCH_KEEP) {
-		memmove(nw->b, nw->b + 1, sizeof(double) * (SEARCH_KEEP - 1));
-		memmove(nw->t, nw->t + 1, sizeof(double) * (SEARCH_KEEP - 1));
-		nw->n--;
-	}
-	nw->b[nw->n] = b, nw->t[nw->n++] = p99;
-	nw->run = nw->last == 1 ? nw->run + 1 : 1, nw->last = 1;
-}
-
-static void narrow_infeasible(struct narrow *nw, double b)
-{
-	(void)b;
-	nw->run = nw->last == -1 ? nw->run + 1 : 1, nw->last = -1;
-}
-
-static double narrow_next(struct narrow *nw, double lo, double hi)
-{
-	double mid = floor((lo + hi) / 2);
-	int k = nw->steps++ % 3;
-	double before = nw->width[k];
-	nw->width[k] = hi - lo;
-	if (nw->steps > 3 && hi - lo > before / 2)
-		return mid; /* three steps did not halve it */
-	if (nw->n < 2 || nw->b[nw->n - 1] != lo)
-		return mid;
-	double t1 = nw->t[nw->n - 1];
-	int a = nw->n - 2;
-	while (a > 0 && nw->b[a] > lo * (1 - SEARCH_ANCHOR))
-		a--;
-	double b0 = nw->b[a], t0 = nw->t[a];
-	if (!(t1 > t0) || !(t1 <= nw->slo) || !isfinite(t1))
-		return mid;
-	double g = lo + (nw->slo - t1) * (lo - b0) / (t1 - t0);
-	double push = ldexp(1, nw->run - 1); /* 1, 2, 4, ... */
-	double x = nw->last == 1 ? fmax(floor(g), lo + push) : fmin(floor(g), hi - push);
-	return fmin(fmax(x, lo + 1), hi - 1);
 }
 
 /* Largest feasible batch at m: galloping search from `hint` (a batch to
@@ -117,22 +57,18 @@ static int solve_m(struct plan *p, int m, double hint, int full, double beat,
 	/* Galloping from the hint: steps of hint/32 doubling outwards, so an
 	 * answer near the hint is bracketed tightly (from 1: steps 1, 2, 4...). */
 	double lo = 1, hi = 0;
-	struct narrow nw = {.slo = p->d.slo};
-	narrow_feasible(&nw, 1, at_lo.tbt_p99);
 	double b = hint > 1 ? fmin(floor(hint), PLAN_MAX_BATCH) : 1;
 	double step = fmax(1, floor(b / 32));
 	if (b > 1 && (f = feasible_at(p, b, m, &at_lo, err)) < 0)
 		return -1;
 	if (b == 1 || f) {
 		lo = b;
-		if (b > 1)
-			narrow_feasible(&nw, b, at_lo.tbt_p99);
 		while (!hi && lo < PLAN_MAX_BATCH) {
 			b = fmin(lo + step, PLAN_MAX_BATCH);
 			if ((f = feasible_at(p, b, m, &at_lo, err)) < 0)
 				return -1;
 			if (f)
-				lo = b, step *= 2, narrow_feasible(&nw, b, at_lo.tbt_p99);
+				lo = b, step *= 2;
 			else
 				hi = b;
 		}
@@ -148,23 +84,21 @@ static int solve_m(struct plan *p, int m, double hint, int full, double beat,
 				return -1;
 			if (f) {
 				lo = b;
-				narrow_feasible(&nw, b, at_lo.tbt_p99);
 				break;
 			}
 			hi = b, step *= 2;
 		}
 	}
-	nw.run = 0, nw.last = 0; /* the bracket's own probes from here */
 	while (hi && hi - lo > 1) {
 		if (cannot_beat(p, &at_lo, hi, beat))
 			return 1;
-		double x = narrow_next(&nw, lo, hi);
-		if ((f = feasible_at(p, x, m, &at_lo, err)) < 0)
+		double mid = floor((lo + hi) / 2);
+		if ((f = feasible_at(p, mid, m, &at_lo, err)) < 0)
 			return -1;
 		if (f)
-			lo = x, narrow_feasible(&nw, x, at_lo.tbt_p99);
+			lo = mid;
 		else
-			hi = x, narrow_infeasible(&nw, x);
+			hi = mid;
 	}
 	if (!full) {
 		*best = at_lo; /* the last feasible probe was at lo */

@@ -432,6 +432,24 @@ static void run_fast(const struct pipe_in *in, int v, double tol, const double *
 	finish(&s, out);
 }
 
+/* A lower bound on variant v's makespan: the work of its busiest
+ * execution resource (each runs one task at a time). */
+static double variant_floor(const struct pipe_in *in, int v, const double *n)
+{
+	double sum[RES_N] = {0}, top = 0;
+	for (int t = 0; t < T_ALL; t++) {
+		int x = natural_res(in, t);
+		if (in->kind == SCHED_SERIAL ||
+		    (variants[v].comm_on_gpu && (x == RES_LINK || x == RES_NET || x == RES_BACK)))
+			x = RES_GPU;
+		for (int i = 0; i < in->m; i++)
+			sum[x] += task_work(in, n, i, t);
+	}
+	for (int x = 0; x < RES_N; x++)
+		top = sum[x] > top ? sum[x] : top;
+	return top;
+}
+
 int pipe_fast(const struct pipe_in *in, struct pipe_out *out)
 {
 	if (!valid(in))
@@ -441,6 +459,11 @@ int pipe_fast(const struct pipe_in *in, struct pipe_out *out)
 	double n[PIPE_MAX_CLASSES], tol = tie_tol(in, n);
 	variant_range(in, &lo, &hi);
 	for (int v = lo; v < hi; v++) {
+		/* a variant whose busiest resource alone takes longer than the
+		 * best so far cannot win (the margin covers rounding, far above
+		 * it and far below `better`'s) */
+		if (v > lo && variant_floor(in, v, n) * (1 - 1e-9) >= out->makespan)
+			continue;
 		struct pipe_out o;
 		run_fast(in, v, tol, n, &o);
 		tasks += o.tasks;

@@ -64,8 +64,10 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 	double busy[RES_N] = {0}, bubble[RES_N] = {0}, ctx_sum = 0, shards = 0, energy = 0;
 	p->fluid_now = fluid;
 	/* An alike pool draws the same batch every time: sample 0 stands for
-	 * all (plan_sample leaves its energy, context and shards in p) */
-	int same = p->pool_alike && !fluid;
+	 * all (plan_sample leaves its energy, context and shards in p).  On
+	 * the fluid path too: there the samples differ in their strata's
+	 * counts, but alike strata make every sum the same, up to rounding. */
+	int same = p->pool_alike;
 	struct pipe_out po;
 	for (int s = 0; s < ns; s++) {
 		if (same && s > 0) {

@@ -110,6 +110,16 @@ static void *grab(size_t n, size_t size, int *fail)
 	return x;
 }
 
+/* grab without clearing, for arrays written in full before they are read
+ * (the pool's: clearing them was a fifth of a plan's cost) */
+static void *grab_raw(size_t n, size_t size, int *fail)
+{
+	void *x = malloc((n ? n : 1) * size);
+	if (!x)
+		*fail = 1;
+	return x;
+}
+
 int plan_ensure_batch(struct plan *p, long B)
 {
 	if (B <= p->cap_batch)
@@ -313,8 +323,8 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->layout.pad_topk = pads_topk(&p->layout, p->slot_dev);
 	p->layout_mtp.pad_topk = pads_topk(&p->layout_mtp, p->slot_dev_mtp);
 	int S = p->layout.n, Sm = p->layout_mtp.n, D = p->devs, G = p->gpus;
-	double *f = grab((size_t)PLAN_POOL * (S + Sm), sizeof(double), &fail);
-	double *b = grab((size_t)PLAN_POOL * (S + Sm), sizeof(double), &fail);
+	double *f = grab_raw((size_t)PLAN_POOL * (S + Sm), sizeof(double), &fail);
+	double *b = grab_raw((size_t)PLAN_POOL * (S + Sm), sizeof(double), &fail);
 	p->ctx = grab(PLAN_POOL, sizeof(double), &fail);
 	p->rank = grab(PLAN_POOL, sizeof(int), &fail);
 	p->pool_key = grab(PLAN_POOL, sizeof(int), &fail);
@@ -414,25 +424,34 @@ static int side_fill(struct plan *p, struct plan_side *sd, const double *v, int 
 		hi = p->ctx[i] > p->ctx[hi] ? i : hi;
 	}
 	double dL = p->ctx[hi] - p->ctx[lo];
-	sd->nres = 0;
-	for (int k = 0; k < sd->k; k++) {
-		double vl = v[(size_t)lo * sd->k + k], vh = v[(size_t)hi * sd->k + k];
-		double slope = dL > 0 ? (vh - vl) / dL : 0, icpt = vl - slope * p->ctx[lo];
-		double big = 0, off = 0; /* the largest value and miss of the line */
-		int nan = 0;
-		for (int i = 0; i < PLAN_POOL; i++) { /* not fmax: a libm call per entry */
-			double x = v[(size_t)i * sd->k + k], a = fabs(x);
-			double e = fabs(icpt + slope * p->ctx[i] - x);
-			big = a > big ? a : big;
-			off = e > off ? e : off;
-			nan |= e != e;
-		}
-		int affine = !nan && off <= 1e-12 * big;
-		sd->a[k] = icpt, sd->b[k] = slope;
-		sd->pos[k] = affine ? -1 : sd->nres++;
+	int K = sd->k;
+	assert(K <= PLAN_MAX_VALUES);
+	/* each value's line through the shortest and longest entries, and
+	 * the largest value and miss of it, row by row (one pass) */
+	double big[PLAN_MAX_VALUES] = {0}, off[PLAN_MAX_VALUES] = {0};
+	int nan[PLAN_MAX_VALUES] = {0};
+	for (int k = 0; k < K; k++) {
+		double vl = v[(size_t)lo * K + k], vh = v[(size_t)hi * K + k];
+		sd->b[k] = dL > 0 ? (vh - vl) / dL : 0;
+		sd->a[k] = vl - sd->b[k] * p->ctx[lo];
 	}
+	/* one context throughout: the rows are copies of the first
+	 * (pool_fill), so every finite value is a constant */
+	for (int i = 0; i < (dL > 0 ? PLAN_POOL : 1); i++) {
+		const double *row = v + (size_t)i * K;
+		double L = p->ctx[i];
+		for (int k = 0; k < K; k++) { /* not fmax: a libm call per entry */
+			double x = row[k], a = fabs(x), e = fabs(sd->a[k] + sd->b[k] * L - x);
+			big[k] = a > big[k] ? a : big[k];
+			off[k] = e > off[k] ? e : off[k];
+			nan[k] |= e != e;
+		}
+	}
+	sd->nres = 0;
+	for (int k = 0; k < K; k++)
+		sd->pos[k] = !nan[k] && off[k] <= 1e-12 * big[k] ? -1 : sd->nres++;
 	int fail = 0;
-	sd->pool = grab((size_t)PLAN_POOL * sd->nres, sizeof(double), &fail);
+	sd->pool = grab_raw((size_t)PLAN_POOL * sd->nres, sizeof(double), &fail);
 	sd->acc = grab((size_t)PIPE_MAX_MB * units * sd->nres, sizeof(double), &fail);
 	sd->suml = grab((size_t)PIPE_MAX_MB * units, sizeof(double), &fail);
 	if (fail)
@@ -514,23 +533,30 @@ static int pool_fill(struct plan *p, double *f, double *b)
 		pack(p, f, b, n, S, p->slot_dev_mtp, s, &p->slot_map_mtp[s].f, &p->slot_map_mtp[s].b);
 	int fail = 0, rc = -1;
 	size_t *order = NULL;
-	double *vm = grab((size_t)PLAN_POOL * p->mem_side.k, sizeof(double), &fail);
-	double *vg = grab((size_t)PLAN_POOL * p->gpu_side.k, sizeof(double), &fail);
+	double *vm = grab_raw((size_t)PLAN_POOL * p->mem_side.k, sizeof(double), &fail);
+	double *vg = grab_raw((size_t)PLAN_POOL * p->gpu_side.k, sizeof(double), &fail);
 	if (fail)
 		goto done;
-	for (int i = 0; i < PLAN_POOL; i++)
+	/* where each slot's FLOPs and bytes go: a side (0 memory, 1 GPU) and
+	 * an index among its values (-1: zero for every entry) */
+	int side[2 * ATTN_MAX_SLOTS], at[2 * ATTN_MAX_SLOTS][2];
+	for (int s = 0; s < n; s++) {
+		int mtp = s >= S, k = mtp ? s - S : s;
+		const struct plan_slot_rate *sd = mtp ? &p->slot_dev_mtp[k] : &p->slot_dev[k];
+		side[s] = sd->on_gpu && p->has_mem;
+		at[s][0] = mtp ? p->slot_map_mtp[k].f : p->slot_map[k].f;
+		at[s][1] = mtp ? p->slot_map_mtp[k].b : p->slot_map[k].b;
+	}
+	for (int i = 0; i < PLAN_POOL; i++) {
+		double *row[2] = {vm + (size_t)i * p->mem_side.k, vg + (size_t)i * p->gpu_side.k};
+		const double *fr = f + (size_t)i * n, *br = b + (size_t)i * n;
 		for (int s = 0; s < n; s++) {
-			int mtp = s >= S, k = mtp ? s - S : s;
-			const struct plan_slot_rate *sd = mtp ? &p->slot_dev_mtp[k] : &p->slot_dev[k];
-			int fi = mtp ? p->slot_map_mtp[k].f : p->slot_map[k].f;
-			int bi = mtp ? p->slot_map_mtp[k].b : p->slot_map[k].b;
-			double *v = sd->on_gpu && p->has_mem ? vg + (size_t)i * p->gpu_side.k
-							     : vm + (size_t)i * p->mem_side.k;
-			if (fi >= 0)
-				v[fi] = f[(size_t)i * n + s];
-			if (bi >= 0)
-				v[bi] = b[(size_t)i * n + s];
+			if (at[s][0] >= 0)
+				row[side[s]][at[s][0]] = fr[s];
+			if (at[s][1] >= 0)
+				row[side[s]][at[s][1]] = br[s];
 		}
+	}
 	if (side_fill(p, &p->mem_side, vm, p->devs) | side_fill(p, &p->gpu_side, vg, p->gpus))
 		goto done;
 	/* rank of each pool entry by context, for CMR's longest-first order */

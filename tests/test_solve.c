@@ -778,7 +778,7 @@ Test(solve, an_alike_pool_prices_one_sample_for_all)
  * (monotone), the largest feasible batch of a full scan.  (Where it
  * crosses more than once, OFMS's greedy schedule having dips, which
  * crossing the search lands on depends on its probes: README "Solver".) */
-Test(solve, search_finds_the_crossing, .timeout = 300)
+Test(solve, search_finds_the_crossing)
 {
 	static struct setup s;
 	static const struct {

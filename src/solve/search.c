@@ -3,8 +3,9 @@
  * plan_eval_at with early exit (eval.c).  A feasible probe runs every
  * sample, so its result is the answer's but for the energy; with
  * --microbatches auto only the winning count is evaluated again, in
- * full, and a count whose GPU work alone bounds its throughput below the
- * best so far is not searched (gpu_bound). */
+ * full, a count whose GPU work alone bounds its throughput below the
+ * best so far is not searched (gpu_bound), and a count's search stops once
+ * its bracket shows it cannot win (cannot_beat). */
 #include "solve/plan.h"
 
 #include <math.h>

@@ -400,13 +400,15 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 /* Packs slot s's FLOPs and bytes (arrays f, b over the pool, stride n) into
  * the values of the device that runs it; values zero for every request are
  * not stored. */
-static void pack(struct plan *p, const double *f, const double *b, int n, int off,
-		 const struct plan_slot_rate *sd, int s, int *fi, int *bi)
+static void pack(struct plan *p, const double *f, const double *b, const int *src, int n,
+		 int off, const struct plan_slot_rate *sd, int s, int *fi, int *bi)
 {
 	int gpu = sd[s].on_gpu && p->has_mem;
 	int *k = gpu ? &p->gpu_side.k : &p->mem_side.k;
 	int fz = 1, bz = 1;
 	for (int i = 0; i < PLAN_POOL && (fz || bz); i++) {
+		if (src[i] != i)
+			continue; /* a row already read */
 		fz &= f[(size_t)i * n + off + s] == 0;
 		bz &= b[(size_t)i * n + off + s] == 0;
 	}
@@ -415,8 +417,10 @@ static void pack(struct plan *p, const double *f, const double *b, int n, int of
 }
 
 /* Splits a side's values into affine-in-context ones and summed ones, and
- * keeps the pool's summed values (v: PLAN_POOL x side->k). */
-static int side_fill(struct plan *p, struct plan_side *sd, const double *v, int units)
+ * keeps the pool's summed values (v: PLAN_POOL x side->k; entry i's in row
+ * src[i]). */
+static int side_fill(struct plan *p, struct plan_side *sd, const double *v, const int *src,
+		     int units)
 {
 	int lo = 0, hi = 0;
 	for (int i = 1; i < PLAN_POOL; i++) {
@@ -431,14 +435,14 @@ static int side_fill(struct plan *p, struct plan_side *sd, const double *v, int 
 	double big[PLAN_MAX_VALUES] = {0}, off[PLAN_MAX_VALUES] = {0};
 	int nan[PLAN_MAX_VALUES] = {0};
 	for (int k = 0; k < K; k++) {
-		double vl = v[(size_t)lo * K + k], vh = v[(size_t)hi * K + k];
+		double vl = v[(size_t)src[lo] * K + k], vh = v[(size_t)src[hi] * K + k];
 		sd->b[k] = dL > 0 ? (vh - vl) / dL : 0;
 		sd->a[k] = vl - sd->b[k] * p->ctx[lo];
 	}
-	/* one context throughout: the rows are copies of the first
-	 * (pool_fill), so every finite value is a constant */
+	/* one context throughout: one row (pool_fill), so every finite value
+	 * is a constant */
 	for (int i = 0; i < (dL > 0 ? PLAN_POOL : 1); i++) {
-		const double *row = v + (size_t)i * K;
+		const double *row = v + (size_t)src[i] * K;
 		double L = p->ctx[i];
 		for (int k = 0; k < K; k++) { /* not fmax: a libm call per entry */
 			double x = row[k], a = fabs(x), e = fabs(sd->a[k] + sd->b[k] * L - x);
@@ -459,7 +463,7 @@ static int side_fill(struct plan *p, struct plan_side *sd, const double *v, int 
 	for (int i = 0; i < PLAN_POOL; i++)
 		for (int k = 0; k < sd->k; k++)
 			if (sd->pos[k] >= 0)
-				sd->pool[(size_t)i * sd->nres + sd->pos[k]] = v[(size_t)i * sd->k + k];
+				sd->pool[(size_t)i * sd->nres + sd->pos[k]] = v[(size_t)src[i] * sd->k + k];
 	return 0;
 }
 
@@ -488,6 +492,10 @@ static int pool_fill(struct plan *p, double *f, double *b)
 		if (p->layout.s[s].kind == OP_INDEX_SCAN && p->slot_dev[s].on_gpu)
 			scan_on_gpu = p->has_mem && !p->in_hbm;
 	p->keys_on_gpu = scan_on_gpu;
+	/* entry i's costs are in row src[i] of f, b and the packed values: a
+	 * context equal to the one before shares its row (a fixed context
+	 * prices and writes one row, not 4,096) */
+	int src[PLAN_POOL];
 	for (int i = 0; i < PLAN_POOL; i++) {
 		double L = workload_draw_context(d->wl, p->rng);
 		if (!isfinite(L))
@@ -496,9 +504,8 @@ static int pool_fill(struct plan *p, double *f, double *b)
 			L = d->m->max_context, cut++;
 		p->ctx[i] = L;
 		p->rank[i] = i;
-		if (i > 0 && L == p->ctx[i - 1]) { /* the same request again (a fixed context) */
-			memcpy(f + (size_t)i * n, f + (size_t)(i - 1) * n, sizeof(double) * (size_t)n);
-			memcpy(b + (size_t)i * n, b + (size_t)(i - 1) * n, sizeof(double) * (size_t)n);
+		src[i] = i > 0 && L == p->ctx[i - 1] ? src[i - 1] : i;
+		if (src[i] != i) { /* the same request again */
 			p->store[i] = p->store[i - 1], p->store_gpu[i] = p->store_gpu[i - 1];
 			continue;
 		}
@@ -520,7 +527,7 @@ static int pool_fill(struct plan *p, double *f, double *b)
 			continue;
 		double sum = 0, own = 0;
 		for (int i = 0; i < PLAN_POOL; i++)
-			sum += b[(size_t)i * n + s - 1], own += b[(size_t)i * n + s];
+			sum += b[(size_t)src[i] * n + s - 1], own += b[(size_t)src[i] * n + s];
 		/* a dense attention gathers nothing: the whole cache it reads
 		 * streams over (with its query and output, a small overcount) */
 		*(mtp ? &p->post_bm[k] : &p->post_b[k]) = (sum > 0 ? sum : own) / PLAN_POOL;
@@ -528,9 +535,10 @@ static int pool_fill(struct plan *p, double *f, double *b)
 	}
 	p->mem_side.k = p->gpu_side.k = 0;
 	for (int s = 0; s < S; s++)
-		pack(p, f, b, n, 0, p->slot_dev, s, &p->slot_map[s].f, &p->slot_map[s].b);
+		pack(p, f, b, src, n, 0, p->slot_dev, s, &p->slot_map[s].f, &p->slot_map[s].b);
 	for (int s = 0; s < Sm; s++)
-		pack(p, f, b, n, S, p->slot_dev_mtp, s, &p->slot_map_mtp[s].f, &p->slot_map_mtp[s].b);
+		pack(p, f, b, src, n, S, p->slot_dev_mtp, s, &p->slot_map_mtp[s].f,
+		     &p->slot_map_mtp[s].b);
 	int fail = 0, rc = -1;
 	size_t *order = NULL;
 	double *vm = grab_raw((size_t)PLAN_POOL * p->mem_side.k, sizeof(double), &fail);
@@ -548,6 +556,8 @@ static int pool_fill(struct plan *p, double *f, double *b)
 		at[s][1] = mtp ? p->slot_map_mtp[k].b : p->slot_map[k].b;
 	}
 	for (int i = 0; i < PLAN_POOL; i++) {
+		if (src[i] != i)
+			continue;
 		double *row[2] = {vm + (size_t)i * p->mem_side.k, vg + (size_t)i * p->gpu_side.k};
 		const double *fr = f + (size_t)i * n, *br = b + (size_t)i * n;
 		for (int s = 0; s < n; s++) {
@@ -557,7 +567,8 @@ static int pool_fill(struct plan *p, double *f, double *b)
 				row[side[s]][at[s][1]] = br[s];
 		}
 	}
-	if (side_fill(p, &p->mem_side, vm, p->devs) | side_fill(p, &p->gpu_side, vg, p->gpus))
+	if (side_fill(p, &p->mem_side, vm, src, p->devs) |
+	    side_fill(p, &p->gpu_side, vg, src, p->gpus))
 		goto done;
 	/* rank of each pool entry by context, for CMR's longest-first order */
 	if (!(order = malloc(sizeof(size_t) * PLAN_POOL)))
@@ -568,11 +579,14 @@ static int pool_fill(struct plan *p, double *f, double *b)
 	/* One request throughout (a fixed context): every sample is the same
 	 * batch, placed with its ties in arrival order (one key for all). */
 	p->pool_alike = 1;
-	for (int i = 1; i < PLAN_POOL && p->pool_alike; i++)
+	for (int i = 1; i < PLAN_POOL && p->pool_alike; i++) {
+		size_t km = (size_t)p->mem_side.k, kg = (size_t)p->gpu_side.k;
 		p->pool_alike = p->ctx[i] == p->ctx[0] && p->store[i] == p->store[0] &&
 				p->store_gpu[i] == p->store_gpu[0] &&
-				!memcmp(vm + (size_t)i * p->mem_side.k, vm, sizeof(double) * p->mem_side.k) &&
-				!memcmp(vg + (size_t)i * p->gpu_side.k, vg, sizeof(double) * p->gpu_side.k);
+				(src[i] == src[0] ||
+				 (!memcmp(vm + src[i] * km, vm, sizeof(double) * km) &&
+				  !memcmp(vg + src[i] * kg, vg, sizeof(double) * kg)));
+	}
 	for (int i = 0; i < PLAN_POOL && p->pool_alike; i++)
 		p->pool_key[i] = 0;
 	rc = 0;

@@ -40,6 +40,51 @@ static int cannot_beat(const struct plan *p, const struct result *at_lo, double 
 	       tok * (hi - 1) / (at_lo->tbt_mean * (1 - SEARCH_MEAN_SLACK)) <= beat;
 }
 
+#define BOUND_MAX_N 4096 /* past this many requests per GPU: no bound */
+
+/* The largest batch the GPU's work alone lets meet the SLO at m: the
+ * busiest GPU holds c >= ceil(B / G) requests and runs min(c, m)
+ * micro-batches of at least max(1, floor(c / m)) each (gpu_bound below),
+ * so B <= G c for the largest such c (found by bisection: the work is
+ * non-decreasing in the count).  INFINITY past BOUND_MAX_N per GPU; NaN
+ * when a step cannot be built. */
+static double gpu_batch_cap(struct plan *p, int m)
+{
+	double slo = p->d.slo, t1 = plan_gpu_work(p, 1), tn = plan_gpu_work(p, BOUND_MAX_N);
+	if (isnan(t1) || isnan(tn))
+		return NAN;
+	if (m * t1 > slo) /* under m requests per GPU: each micro-batch one request */
+		return p->gpus * fmin(m - 1, floor(slo / t1));
+	if (m * tn <= slo)
+		return INFINITY;
+	long lo = 1, hi = BOUND_MAX_N; /* m gpu(lo) <= slo < m gpu(hi) */
+	while (hi - lo > 1) {
+		long mid = (lo + hi) / 2;
+		double t = plan_gpu_work(p, mid);
+		if (isnan(t))
+			return NAN;
+		if (m * t <= slo)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return p->gpus * (m * (lo + 1.0) - 1);
+}
+
+/* The batch whose mean cache bytes fill the memory that holds them: the
+ * devices' (or the GPUs' without devices) and the GPUs' for index keys
+ * kept in HBM.  Not a bound (the requests vary), a place to start. */
+static double memory_batch(const struct plan *p)
+{
+	double dev = 0, gpu = 0;
+	for (int i = 0; i < PLAN_POOL; i++)
+		dev += p->store[i] / PLAN_POOL, gpu += p->store_gpu[i] / PLAN_POOL;
+	if (!p->has_mem)
+		return p->gpus * p->free_gpu / (dev + gpu);
+	double b = p->devs * p->cap_mem / dev;
+	return gpu > 0 ? fmin(b, p->gpus * p->free_gpu / gpu) : b;
+}
+
 /* Largest feasible batch at m: galloping search from `hint` (a batch to
  * try first, e.g. the answer at another m), then bisection.  Feasibility
  * is decided with early exit.  Into best: with `full`, the answer
@@ -56,39 +101,58 @@ static int solve_m(struct plan *p, int m, double hint, int full, double beat,
 	if (!f) /* nothing fits: report batch 1 and why */
 		return plan_eval(p, 1, m, best, err);
 	/* Galloping from the hint: steps of hint/32 doubling outwards, so an
-	 * answer near the hint is bracketed tightly (from 1: steps 1, 2, 4...). */
-	double lo = 1, hi = 0;
-	double b = hint > 1 ? fmin(floor(hint), PLAN_MAX_BATCH) : 1;
-	double step = fmax(1, floor(b / 32));
-	if (b > 1 && (f = feasible_at(p, b, m, &at_lo, err)) < 0)
-		return -1;
-	if (b == 1 || f) {
-		lo = b;
-		while (!hi && lo < PLAN_MAX_BATCH) {
-			b = fmin(lo + step, PLAN_MAX_BATCH);
+	 * answer near the hint is bracketed tightly.  Without one, between
+	 * the powers of two: from the largest within what the GPU's work
+	 * allows, the memory holds on average and the work limit, down to one
+	 * that fits, then doubling up.  That gives the bracket doubling up
+	 * from 1 would where feasibility is monotone, without running every
+	 * sample of each smaller power. */
+	double lo = 1, hi = 0, b, step;
+	if (hint <= 1) {
+		double cap = gpu_batch_cap(p, m), mem = memory_batch(p);
+		cap = fmin(isnan(cap) ? 1 : cap, isnan(mem) ? 1 : mem);
+		cap = fmin(cap, fmin(PLAN_MAX_BATCH, PLAN_MAX_WORK / p->d.samples - p->gpus - p->devs));
+		for (b = 1; 2 * b <= cap; b *= 2)
+			;
+		for (; b > 1; hi = b, b /= 2) /* batch 1 is known to fit */
 			if ((f = feasible_at(p, b, m, &at_lo, err)) < 0)
 				return -1;
-			if (f)
-				lo = b, step *= 2;
-			else
-				hi = b;
-		}
+			else if (f)
+				break;
+		lo = b, step = b;
 	} else {
-		hi = b;
-		for (;;) {
-			b = hi - step;
-			if (b <= 1) { /* batch 1 is known to be feasible */
-				lo = 1;
-				break;
+		b = fmin(floor(hint), PLAN_MAX_BATCH);
+		step = fmax(1, floor(b / 32));
+		if ((f = feasible_at(p, b, m, &at_lo, err)) < 0)
+			return -1;
+		if (f) {
+			lo = b;
+		} else {
+			hi = b;
+			for (;;) {
+				b = hi - step;
+				if (b <= 1) { /* batch 1 is known to be feasible */
+					lo = 1;
+					break;
+				}
+				if ((f = feasible_at(p, b, m, &at_lo, err)) < 0)
+					return -1;
+				if (f) {
+					lo = b;
+					break;
+				}
+				hi = b, step *= 2;
 			}
-			if ((f = feasible_at(p, b, m, &at_lo, err)) < 0)
-				return -1;
-			if (f) {
-				lo = b;
-				break;
-			}
-			hi = b, step *= 2;
 		}
+	}
+	while (!hi && lo < PLAN_MAX_BATCH) { /* lo fits: up until one does not */
+		b = fmin(lo + step, PLAN_MAX_BATCH);
+		if ((f = feasible_at(p, b, m, &at_lo, err)) < 0)
+			return -1;
+		if (f)
+			lo = b, step *= 2;
+		else
+			hi = b;
 	}
 	while (hi && hi - lo > 1) {
 		if (cannot_beat(p, &at_lo, hi, beat))
@@ -122,8 +186,6 @@ double plan_gpu_work(struct plan *p, long n)
 	}
 	return t;
 }
-
-#define BOUND_MAX_N 4096 /* past this many requests per GPU: no bound */
 
 /* An upper bound on the throughput of any batch that meets the SLO at m
  * micro-batches, from the GPU's work alone.  The busiest GPU holds

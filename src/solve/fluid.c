@@ -71,14 +71,12 @@ static int fluid_build(struct plan *p)
 		goto done;
 	for (int e = 0; e < PLAN_POOL; e++) /* longest first */
 		by_pos[PLAN_POOL - 1 - p->rank[e]] = e;
-	f->max_store = f->max_store_gpu = f->mean_store = f->mean_store_gpu = 0;
+	f->max_store = f->max_store_gpu = 0;
 	f->alike = 1;
 	for (int e = 0; e < PLAN_POOL; e++) {
 		f->alike &= p->store[e] == p->store[0] && p->store_gpu[e] == p->store_gpu[0];
 		f->max_store = fmax(f->max_store, p->store[e]);
 		f->max_store_gpu = fmax(f->max_store_gpu, p->store_gpu[e]);
-		f->mean_store += p->store[e] / PLAN_POOL;
-		f->mean_store_gpu += p->store_gpu[e] / PLAN_POOL;
 	}
 	for (int s = 0; s < PLAN_FLUID_STRATA; s++) {
 		const int *ent = by_pos + s * per;
@@ -141,8 +139,8 @@ static int fluid_fits(struct plan *p, long B, int m)
 	/* every request small against a device's share of the batch, so the
 	 * placement can even the devices out (and none needs splitting) */
 	double n = (double)B / p->devs;
-	return f->max_store * PLAN_FLUID_GRAIN <= n * f->mean_store &&
-	       f->max_store_gpu * PLAN_FLUID_GRAIN <= (double)B / p->gpus * f->mean_store_gpu;
+	return f->max_store * PLAN_FLUID_GRAIN <= n * p->mean_store &&
+	       f->max_store_gpu * PLAN_FLUID_GRAIN <= (double)B / p->gpus * p->mean_store_gpu;
 }
 
 /* The exact placement evens out bytes, not requests, so where requests

@@ -85,20 +85,6 @@ static double room_of(const struct plan *p, int u)
 }
 
 
-/* Device a goes before device b: more room, then less summed context,
- * then the lower rank in the order that takes each GPU's first device,
- * then each GPU's second, ... (p->dev_rank: with equal contexts requests
- * are dealt to the GPUs in turn, as arrival order does). */
-static inline int before(const struct plan *p, int a, int b)
-{
-	double ra = room_of(p, a), rb = room_of(p, b);
-	if (ra != rb)
-		return ra > rb;
-	if (p->dev_load[a] != p->dev_load[b])
-		return p->dev_load[a] < p->dev_load[b];
-	return p->dev_rank[a] < p->dev_rank[b];
-}
-
 /* Room as an unsigned integer in the same order (more room: larger), so a
  * match on the critical path compares integers: the sign bit flipped for
  * non-negative values, every bit for negative ones (an overfull unit);
@@ -111,14 +97,17 @@ static inline uint64_t room_bits(double room)
 	return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
 }
 
-/* Unit u's key: `before`'s order (room, then summed context, then rank). */
+/* Unit u's key in placement order: its room, then summed context, then
+ * rank. */
 static inline struct plan_tkey key_of(const struct plan *p, int u)
 {
 	return (struct plan_tkey){room_bits(room_of(p, u)), p->dev_load[u], p->dev_rank[u]};
 }
 
-/* `before` on two keys: a wins on room, or on equal rooms (alike
- * requests) by the tie-breaks. */
+/* Key a goes before key b: more room, then less summed context, then the
+ * lower rank in the order that takes each GPU's first device, then each
+ * GPU's second, ... (p->dev_rank: with equal contexts requests are dealt
+ * to the GPUs in turn, as arrival order does). */
 static inline int key_before(const struct plan_tkey *a, const struct plan_tkey *b)
 {
 	if (a->room == b->room)
@@ -126,11 +115,18 @@ static inline int key_before(const struct plan_tkey *a, const struct plan_tkey *
 	return a->room > b->room;
 }
 
+/* Device a goes before device b (the scan's form of key_before). */
+static inline int before(const struct plan *p, int a, int b)
+{
+	struct plan_tkey ka = key_of(p, a), kb = key_of(p, b);
+	return key_before(&ka, &kb);
+}
+
 /* Placement keeps the units in a tournament tree: leaf P + u holds unit u
  * (P = p->tour_p, a power of two >= D; leaves past D hold -1, whose room
  * of -infinity never wins) and every inner node the winner of its two
- * children by `before`, with the winner's key beside it (p->tour_key),
- * so the root p->tour[1] is the unit that goes first.  `before` is a
+ * children by `key_before`, with the winner's key beside it (p->tour_key),
+ * so the root p->tour[1] is the unit that goes first.  `key_before` is a
  * strict order, so the root is the minimum a scan of every unit would
  * find.  A placement changes only the units it placed on, and each change
  * replays the log2 P matches on that unit's path: the winner so far

@@ -519,6 +519,9 @@ static int pool_fill(struct plan *p, double *f, double *b)
 		p->store_gpu[i] = scan_on_gpu ? idx : 0;
 	}
 	p->clipped = (double)cut / PLAN_POOL;
+	p->mean_store = p->mean_store_gpu = 0;
+	for (int i = 0; i < PLAN_POOL; i++)
+		p->mean_store += p->store[i] / PLAN_POOL, p->mean_store_gpu += p->store_gpu[i] / PLAN_POOL;
 	p->has_post = 0;
 	for (int s = 0; s < n; s++) { /* the rows the device gathered for an after
 				       * slot (the slot before it) cross the link */

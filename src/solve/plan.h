@@ -101,7 +101,6 @@ struct plan_fluid {
 			   the memory side and of the GPU side */
 	int rank[PLAN_FLUID_STRATA]; /* factor columns kept per stratum */
 	double max_store, max_store_gpu;  /* the pool's largest request */
-	double mean_store, mean_store_gpu;
 	int alike;      /* every pool entry stores the same bytes */
 	struct plan_strata *st; /* allocated when built (300 KB a plan would
 				   otherwise clear without using) */
@@ -159,6 +158,7 @@ struct plan {
 	 * value slot_map[s].f and slot_map[s].b (-1: zero for every request),
 	 * slot_map_mtp for the MTP layer */
 	double *ctx, *store, *store_gpu;
+	double mean_store, mean_store_gpu; /* over the pool */
 	int *rank;                 /* order of each pool entry by context */
 	int *pool_key;             /* its longest-first position: PLAN_POOL - 1 - rank
 				      (0 for all when the pool is alike) */

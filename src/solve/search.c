@@ -76,9 +76,7 @@ static double gpu_batch_cap(struct plan *p, int m)
  * kept in HBM.  Not a bound (the requests vary), a place to start. */
 static double memory_batch(const struct plan *p)
 {
-	double dev = 0, gpu = 0;
-	for (int i = 0; i < PLAN_POOL; i++)
-		dev += p->store[i] / PLAN_POOL, gpu += p->store_gpu[i] / PLAN_POOL;
+	double dev = p->mean_store, gpu = p->mean_store_gpu;
 	if (!p->has_mem)
 		return p->gpus * p->free_gpu / (dev + gpu);
 	double b = p->devs * p->cap_mem / dev;

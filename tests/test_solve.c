@@ -818,3 +818,49 @@ Test(solve, search_finds_the_crossing)
 	cr_expect(monotone >= 8, "only %d of 12 points cross once", monotone);
 	cr_log_info("%d of 12 points cross once", monotone);
 }
+
+/* The search's early-exit evaluation runs the samples worst first (by
+ * what they gave at the batch evaluated before) and stops once the P99
+ * of those run, the rest taken as 0, exceeds a limit: its decision is the
+ * full evaluation's at every batch around the answer, and where it runs
+ * every sample, so is every mean, bit for bit, whatever ran before it. */
+Test(solve, early_exit_decides_as_the_full_evaluation)
+{
+	static struct setup s;
+	static const struct {
+		const char *model, *system, *workload;
+		int samples;
+	} pts[] = {{"deepseek-v3.2", "gpu-karat", "agentic", 256},
+		   {"minimax-m3", "gpu-karat", "agentic-weka", 100},
+		   {"deepseek-v3.2", "gpu-only", "azure-conv", 256}};
+	int stopped = 0, ran = 0;
+	for (size_t i = 0; i < sizeof pts / sizeof *pts; i++) {
+		load(&s, pts[i].model, pts[i].system, 0, pts[i].workload);
+		s.d.samples = pts[i].samples;
+		struct plan *p = plan(&s), *q = plan(&s);
+		struct result a;
+		struct kerr err;
+		cr_assert_eq(plan_solve(p, 2, &a, &err), 0, "%s", err.msg);
+		for (double B = a.batch - 6; B <= a.batch + 6; B++) {
+			struct result full = eval(q, B, 2), e;
+			int rc = plan_eval_at(p, B, 2, &e, 1, &err);
+			cr_assert_geq(rc, 0, "%s", err.msg);
+			cr_expect_eq(rc == 0 && e.feasible, full.feasible, "%s %s batch %g: early %d, full %d",
+				     pts[i].model, pts[i].system, B, rc == 0 && e.feasible, full.feasible);
+			if (rc == 1) {
+				stopped++;
+				continue;
+			}
+			ran++;
+			cr_expect(e.tbt_mean == full.tbt_mean && e.tbt_p99 == full.tbt_p99 &&
+					  e.gpu_use == full.gpu_use && e.mem_use == full.mem_use &&
+					  e.ctx_mean == full.ctx_mean && e.sharded == full.sharded,
+				  "%s %s batch %g: the means differ", pts[i].model, pts[i].system, B);
+			for (int x = 0; x < RES_N; x++)
+				cr_expect(e.busy[x] == full.busy[x] && e.bubble[x] == full.bubble[x],
+					  "%s batch %g: resource %d's busy time differs", pts[i].model, B, x);
+		}
+		plan_free(p), plan_free(q);
+	}
+	cr_expect(stopped > 0 && ran > 0, "stopped %d, ran %d: both must happen", stopped, ran);
+}

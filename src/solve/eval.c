@@ -26,6 +26,40 @@ static const char *unsupported(const struct plan *p)
 	return "an operator";
 }
 
+/* A lower bound on a P99 while samples are still to run: the quantile
+ * gsl_stats_quantile_from_sorted_data gives when every sample not yet
+ * run is 0 (none is below), kept from the k = n - lhs largest values so
+ * far (top, largest first, zeros at the start).  The quantile is
+ * non-decreasing in every value, in floating point too, so once this
+ * bound exceeds a limit the P99 does. */
+struct p99_floor {
+	double top[PLAN_P99_TOP];
+	int k;
+	double delta; /* the quantile's weight on the value above lhs */
+};
+
+static void floor_init(struct p99_floor *q, int n)
+{
+	double index = 0.99 * (double)(n - 1);
+	int lhs = (int)index;
+	q->k = n - lhs, q->delta = index - lhs;
+	memset(q->top, 0, sizeof q->top);
+}
+
+static double floor_add(struct p99_floor *q, double v)
+{
+	int k = q->k;
+	if (k > PLAN_P99_TOP)
+		return 0; /* more samples than kept: the count rule alone */
+	if (v > q->top[k - 1]) {
+		int i = k - 1;
+		for (; i > 0 && q->top[i - 1] < v; i--)
+			q->top[i] = q->top[i - 1];
+		q->top[i] = v;
+	}
+	return k == 1 ? q->top[0] : (1 - q->delta) * q->top[k - 1] + q->delta * q->top[k - 2];
+}
+
 int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 		 int early, struct kerr *err)
 {
@@ -56,41 +90,75 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 	r->fluid = fluid;
 	int ns = d->samples;
 	/* p99 = s[k] + f (s[k+1] - s[k]), k = floor(0.99 (n - 1)): once n - k
-	 * samples exceed a limit, so does the P99. */
+	 * samples exceed a limit, so does the P99; or once the P99 of the
+	 * samples run, with every other taken as 0, does (p99_floor). */
 	int over = 0, enough = ns - (int)floor(0.99 * (ns - 1));
+	struct p99_floor qt, qg, qm;
+	floor_init(&qt, ns), floor_init(&qg, ns), floor_init(&qm, ns);
 	p->skip_energy = early; /* an early-exit answer reports no energy */
 	if (early && p->weights > p->cap_gpu + PLAN_SLACK_BYTES)
 		return 1;
-	double busy[RES_N] = {0}, bubble[RES_N] = {0}, ctx_sum = 0, shards = 0, energy = 0;
 	p->fluid_now = fluid;
 	/* An alike pool draws the same batch every time: sample 0 stands for
 	 * all (plan_sample leaves its energy, context and shards in p).  On
 	 * the fluid path too: there the samples differ in their strata's
 	 * counts, but alike strata make every sum the same, up to rounding. */
 	int same = p->pool_alike;
+	/* Early exit: the samples worst when last evaluated run first, so a
+	 * failing batch shows its failures within the first few (sample s
+	 * at batch B + 1 holds sample s at B, so a bad sample stays bad).
+	 * The decision and every mean are what sample order gives. */
+	int permute = early && !same && p->scored;
+	if (permute) {
+		for (int s = 0; s < ns; s++)
+			p->tbt[s] = -p->score[s];
+		gsl_sort_index(p->order, p->tbt, 1, (size_t)ns);
+	}
 	struct pipe_out po;
-	for (int s = 0; s < ns; s++) {
+	for (int k = 0; k < ns; k++) {
+		int s = permute ? (int)p->order[k] : k;
+		struct plan_sampled *ps = &p->per[s];
 		if (same && s > 0) {
 			p->tbt[s] = p->tbt[0], p->use_gpu[s] = p->use_gpu[0], p->use_mem[s] = p->use_mem[0];
 		} else {
 			p->tbt[s] = plan_sample(p, B, m, s, &po, &p->use_gpu[s], &p->use_mem[s]);
 			if (isnan(p->tbt[s]))
 				return kerr_set(err, 0, 0, "batch %.0f: %s", batch, p->fail.msg);
+			double w = fmax(p->tbt[s] / d->slo, p->use_gpu[s] / p->cap_gpu);
+			p->score[s] = p->has_mem ? fmax(w, p->use_mem[s] / p->cap_mem) : w;
 		}
-		if (early && (!(p->tbt[s] <= d->slo) ||
-			      p->use_gpu[s] > p->cap_gpu + PLAN_SLACK_BYTES ||
-			      (p->has_mem && p->use_mem[s] > p->cap_mem + PLAN_SLACK_BYTES)) &&
-		    ++over >= enough) {
+		if (early && (((!(p->tbt[s] <= d->slo) ||
+				p->use_gpu[s] > p->cap_gpu + PLAN_SLACK_BYTES ||
+				(p->has_mem && p->use_mem[s] > p->cap_mem + PLAN_SLACK_BYTES)) &&
+			       ++over >= enough) |
+			      (floor_add(&qt, p->tbt[s]) > d->slo) |
+			      (floor_add(&qg, p->use_gpu[s]) > p->cap_gpu + PLAN_SLACK_BYTES) |
+			      (p->has_mem && floor_add(&qm, p->use_mem[s]) > p->cap_mem + PLAN_SLACK_BYTES))) {
+			p->scored = !same;
 			r->feasible = 0;
 			snprintf(r->reason, sizeof r->reason, "infeasible (early exit)");
 			return 1;
 		}
+		if (same && s > 0) {
+			*ps = p->per[0];
+			continue;
+		}
+		memcpy(ps->busy, po.busy, sizeof ps->busy);
+		memcpy(ps->bubble, po.bubble, sizeof ps->bubble);
+		ps->energy = p->energy_last, ps->mb = p->pin.m;
+		ps->shards = (double)p->nsharded; /* none from the fluid path */
+		ps->ctx = p->ctx_last;
+	}
+	p->scored = !same;
+	double busy[RES_N] = {0}, bubble[RES_N] = {0}, ctx_sum = 0, shards = 0, energy = 0;
+	for (int s = 0; s < ns; s++) { /* in sample order */
+		const struct plan_sampled *ps = &p->per[s];
 		for (int x = 0; x < RES_N; x++)
-			busy[x] += po.busy[x], bubble[x] += po.bubble[x];
-		energy += p->energy_last;
-		r->mb_ran = p->pin.m > r->mb_ran ? p->pin.m : r->mb_ran;
-		shards += (double)p->nsharded; /* none from the fluid path */
-		ctx_sum += p->ctx_last;
+			busy[x] += ps->busy[x], bubble[x] += ps->bubble[x];
+		energy += ps->energy;
+		r->mb_ran = ps->mb > r->mb_ran ? ps->mb : r->mb_ran;
+		shards += ps->shards;
+		ctx_sum += ps->ctx;
 	}
 	double tokens = batch * (1 + d->accept * d->mtp);
 	r->tbt_mean = gsl_stats_mean(p->tbt, 1, (size_t)ns);

@@ -221,7 +221,8 @@ void plan_free(struct plan *p)
 	free(p->mb_load);
 	free(p->gpu_count), free(p->dev_count), free(p->link_count), free(p->mb_count);
 	free(p->n_big), free(p->gpu_share);
-	free(p->tbt), free(p->use_gpu), free(p->use_mem), free(p->energy);
+	free(p->tbt), free(p->use_gpu), free(p->use_mem), free(p->per);
+	free(p->score), free(p->order);
 	free(p->fl.st);
 	if (p->rng)
 		gsl_rng_free(p->rng);
@@ -371,7 +372,9 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->dev_count = grab((size_t)D * PIPE_MAX_MB, sizeof(int), &fail);
 	p->link_count = grab((size_t)p->link_units * PIPE_MAX_MB, sizeof(int), &fail);
 	p->tbt = grab((size_t)d->samples, sizeof(double), &fail);
-	p->energy = grab((size_t)d->samples, sizeof(double), &fail);
+	p->per = grab_raw((size_t)d->samples, sizeof *p->per, &fail);
+	p->score = grab_raw((size_t)d->samples, sizeof(double), &fail);
+	p->order = grab_raw((size_t)d->samples, sizeof(size_t), &fail);
 	p->has_energy = device_has_energy(d->gpu) && (!p->has_mem || device_has_energy(d->mem));
 	p->use_gpu = grab((size_t)d->samples, sizeof(double), &fail);
 	p->use_mem = grab((size_t)d->samples, sizeof(double), &fail);

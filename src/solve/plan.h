@@ -23,6 +23,7 @@
 				 moved GLM-5.2's GPU-only answer no more than
 				 changing the seed does, at 4x the plan cost) */
 #define PLAN_RADIX_BITS (PLAN_POOL_BITS / 2)
+#define PLAN_P99_TOP 64       /* eval.c's P99 bound keeps this many values (1% of 6,400 samples) */
 #define PLAN_SLACK_BYTES 0.5  /* storage sums are whole bytes; "exactly full" fits */
 
 /* Where each operator sits in a layer's chain (sched/pipeline.h). */
@@ -136,6 +137,15 @@ struct plan_tkey {
 	int rank;
 };
 
+/* What one sampled batch adds to an evaluation's means: kept per sample
+ * so that the means are summed in sample order whatever order the samples
+ * ran in (eval.c). */
+struct plan_sampled {
+	double busy[RES_N], bubble[RES_N];
+	double energy, ctx, shards;
+	int mb;
+};
+
 struct plan {
 	struct design d;
 	int gpus;           /* G */
@@ -238,7 +248,14 @@ struct plan {
 	int has_energy;      /* every device gives its activity energy */
 	int skip_energy;     /* the search's feasibility tests need none */
 	double energy_last;  /* the last sample's activity energy, J (NaN: none) */
-	double *energy;      /* per sample */
+	struct plan_sampled *per; /* per sample: what the evaluator sums */
+	/* Worst-first order for an early-exit evaluation: each sample's
+	 * worst ratio of step time to the SLO, or memory used to what it
+	 * holds, when it was last evaluated (at any batch and count), and the
+	 * order of those ratios, worst first.  No ratio yet: natural order. */
+	double *score;
+	size_t *order;
+	int scored;
 	double ctx_last;     /* the last sample's summed context */
 	int fluid_now;       /* the batch being sampled comes from its sums (set
 				by plan_eval_at from plan_fluid_ok; plan_inspect,

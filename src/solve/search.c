@@ -83,6 +83,25 @@ static double memory_batch(const struct plan *p)
 	return gpu > 0 ? fmin(b, p->gpus * p->free_gpu / gpu) : b;
 }
 
+/* Batch 1 is taken to fit, as the bisection takes feasibility to be
+ * monotone, and is evaluated only when the answer, or a bound, needs its
+ * result while lo is still 1 (*known: at_lo holds lo's result).  Returns
+ * 1 when it does not fit, with batch 1 evaluated in full into best, as
+ * an answer where nothing fits; -1 on error. */
+static int need_lo(struct plan *p, int m, int *known, struct result *at_lo,
+		   struct result *best, struct kerr *err)
+{
+	if (*known)
+		return 0;
+	int f = feasible_at(p, 1, m, at_lo, err);
+	if (f < 0)
+		return -1;
+	if (!f)
+		return plan_eval(p, 1, m, best, err) < 0 ? -1 : 1;
+	*known = 1;
+	return 0;
+}
+
 /* Largest feasible batch at m: galloping search from `hint` (a batch to
  * try first, e.g. the answer at another m), then bisection.  Feasibility
  * is decided with early exit.  Into best: with `full`, the answer
@@ -93,11 +112,7 @@ static int solve_m(struct plan *p, int m, double hint, int full, double beat,
 		   struct result *best, struct kerr *err)
 {
 	struct result at_lo;
-	int f = feasible_at(p, 1, m, &at_lo, err);
-	if (f < 0)
-		return -1;
-	if (!f) /* nothing fits: report batch 1 and why */
-		return plan_eval(p, 1, m, best, err);
+	int lo_known = 0, f; /* whether at_lo holds lo's result (need_lo) */
 	/* Galloping from the hint: steps of hint/32 doubling outwards, so an
 	 * answer near the hint is bracketed tightly.  Without one, between
 	 * the powers of two: from the largest within what the GPU's work
@@ -112,31 +127,31 @@ static int solve_m(struct plan *p, int m, double hint, int full, double beat,
 		cap = fmin(cap, fmin(PLAN_MAX_BATCH, PLAN_MAX_WORK / p->d.samples - p->gpus - p->devs));
 		for (b = 1; 2 * b <= cap; b *= 2)
 			;
-		for (; b > 1; hi = b, b /= 2) /* batch 1 is known to fit */
+		for (; b > 1; hi = b, b /= 2)
 			if ((f = feasible_at(p, b, m, &at_lo, err)) < 0)
 				return -1;
 			else if (f)
 				break;
-		lo = b, step = b;
+		lo = b, step = b, lo_known = b > 1;
 	} else {
 		b = fmin(floor(hint), PLAN_MAX_BATCH);
 		step = fmax(1, floor(b / 32));
 		if ((f = feasible_at(p, b, m, &at_lo, err)) < 0)
 			return -1;
 		if (f) {
-			lo = b;
+			lo = b, lo_known = 1;
 		} else {
 			hi = b;
 			for (;;) {
 				b = hi - step;
-				if (b <= 1) { /* batch 1 is known to be feasible */
+				if (b <= 1) {
 					lo = 1;
 					break;
 				}
 				if ((f = feasible_at(p, b, m, &at_lo, err)) < 0)
 					return -1;
 				if (f) {
-					lo = b;
+					lo = b, lo_known = 1;
 					break;
 				}
 				hi = b, step *= 2;
@@ -148,26 +163,29 @@ static int solve_m(struct plan *p, int m, double hint, int full, double beat,
 		if ((f = feasible_at(p, b, m, &at_lo, err)) < 0)
 			return -1;
 		if (f)
-			lo = b, step *= 2;
+			lo = b, step *= 2, lo_known = 1;
 		else
 			hi = b;
 	}
 	while (hi && hi - lo > 1) {
+		if (beat > 0 && (f = need_lo(p, m, &lo_known, &at_lo, best, err)) != 0)
+			return f < 0 ? -1 : 0;
 		if (cannot_beat(p, &at_lo, hi, beat))
 			return 1;
 		double mid = floor((lo + hi) / 2);
 		if ((f = feasible_at(p, mid, m, &at_lo, err)) < 0)
 			return -1;
 		if (f)
-			lo = mid;
+			lo = mid, lo_known = 1;
 		else
 			hi = mid;
 	}
-	if (!full) {
-		*best = at_lo; /* the last feasible probe was at lo */
-		return 0;
-	}
-	return plan_eval(p, lo, m, best, err);
+	if (full) /* batch 1 that does not fit is evaluated in full too */
+		return plan_eval(p, lo, m, best, err);
+	if ((f = need_lo(p, m, &lo_known, &at_lo, best, err)) != 0)
+		return f < 0 ? -1 : 0;
+	*best = at_lo; /* the last feasible probe was at lo */
+	return 0;
 }
 
 double plan_gpu_work(struct plan *p, long n)

@@ -95,7 +95,7 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 	int over = 0, enough = ns - (int)floor(0.99 * (ns - 1));
 	struct p99_floor qt, qg, qm;
 	floor_init(&qt, ns), floor_init(&qg, ns), floor_init(&qm, ns);
-	p->skip_energy = early; /* an early-exit answer reports no energy */
+	p->skip_energy = early && !p->probe_energy; /* an early-exit answer reports no energy */
 	if (early && p->weights > p->cap_gpu + PLAN_SLACK_BYTES)
 		return 1;
 	p->fluid_now = fluid;

@@ -247,6 +247,8 @@ struct plan {
 	struct kerr fail; /* why plan_sample or plan_gpu_phases failed */
 	int has_energy;      /* every device gives its activity energy */
 	int skip_energy;     /* the search's feasibility tests need none */
+	int probe_energy;    /* ... unless the answer is to be its last probe's
+				result, energy too (a solve at one count) */
 	double energy_last;  /* the last sample's activity energy, J (NaN: none) */
 	struct plan_sampled *per; /* per sample: what the evaluator sums */
 	/* Worst-first order for an early-exit evaluation: each sample's

@@ -104,8 +104,9 @@ static int need_lo(struct plan *p, int m, int *known, struct result *at_lo,
 
 /* Largest feasible batch at m: galloping search from `hint` (a batch to
  * try first, e.g. the answer at another m), then bisection.  Feasibility
- * is decided with early exit.  Into best: with `full`, the answer
- * evaluated in full (energy too); else its feasible probe's result.
+ * is decided with early exit.  Into best: the answer's feasible probe's
+ * result, with `full` and p->probe_energy its energy too (batch 1 when
+ * nothing else fits: evaluated in full).
  * With beat > 0, gives up (returns 1) once the bracket shows that no batch
  * at m can have a throughput above beat (cannot_beat). */
 static int solve_m(struct plan *p, int m, double hint, int full, double beat,
@@ -180,7 +181,7 @@ static int solve_m(struct plan *p, int m, double hint, int full, double beat,
 		else
 			hi = mid;
 	}
-	if (full) /* batch 1 that does not fit is evaluated in full too */
+	if (full && !lo_known) /* batch 1, that fits or not, in full */
 		return plan_eval(p, lo, m, best, err);
 	if ((f = need_lo(p, m, &lo_known, &at_lo, best, err)) != 0)
 		return f < 0 ? -1 : 0;
@@ -237,8 +238,12 @@ int plan_solve(struct plan *p, int m, struct result *r, struct kerr *err)
 {
 	if (m < 0 || m > PIPE_MAX_MB)
 		return kerr_set(err, 0, 0, "micro-batches must be in 1..%d or auto (got %d)", PIPE_MAX_MB, m);
-	if (m > 0)
-		return solve_m(p, m, 0, 1, 0, r, err);
+	if (m > 0) { /* the answer is its last probe's result: energy priced in every probe */
+		p->probe_energy = 1;
+		int rc = solve_m(p, m, 0, 1, 0, r, err);
+		p->probe_energy = 0;
+		return rc;
+	}
 	double hint = 0;
 	for (int k = 1; k <= PIPE_MAX_MB; k++) {
 		struct result x;

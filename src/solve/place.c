@@ -57,22 +57,37 @@ static void put(struct plan *p, long j, int g, int dev)
 	add_share(p, p->req_pool[j], g, dev, 1);
 }
 
-/* GPU by arrival; the least loaded of the GPU's devices. */
-static void place_round_robin(struct plan *p, long B)
+/* GPU by arrival; the least loaded of the GPU's devices.  Each unit's
+ * summed context, cache bytes and the GPUs' index-key bytes into load,
+ * store and gstore; each request's GPU and device into rgpu and rdev
+ * unless they are NULL (a trial: does it fit?). */
+static void round_robin(struct plan *p, long B, double *load, double *store, double *gstore,
+			int *rgpu, int *rdev)
 {
-	place_reset(p, B);
+	memset(load, 0, sizeof(double) * (size_t)p->devs);
+	memset(store, 0, sizeof(double) * (size_t)p->devs);
+	memset(gstore, 0, sizeof(double) * (size_t)p->gpus);
 	for (long j = 0, g = 0; j < B; j++, g = g + 1 == p->gpus ? 0 : g + 1) {
 		int dev;
 		if (p->devs >= p->gpus) {
 			dev = (int)g * p->devs_per_gpu;
 			for (int k = 1; k < p->devs_per_gpu; k++)
-				if (p->dev_load[g * p->devs_per_gpu + k] < p->dev_load[dev])
+				if (load[g * p->devs_per_gpu + k] < load[dev])
 					dev = (int)g * p->devs_per_gpu + k;
 		} else {
 			dev = (int)g / p->gpus_per_dev;
 		}
-		put(p, j, (int)g, dev);
+		if (rgpu)
+			rgpu[j] = (int)g, rdev[j] = dev;
+		int r = p->req_pool[j];
+		load[dev] += p->ctx[r], store[dev] += p->store[r], gstore[g] += p->store_gpu[r];
 	}
+}
+
+static void place_round_robin(struct plan *p, long B)
+{
+	place_reset(p, B);
+	round_robin(p, B, p->dev_load, p->dev_store, p->gpu_store, p->req_gpu, p->req_dev);
 }
 
 /* Free bytes of a placement unit: a GPU's HBM (no memory devices: every
@@ -313,15 +328,16 @@ static int place_memory(struct plan *p, long B)
 	return ok;
 }
 
-/* Whether the placement just made holds every cache: no GPU's HBM past
- * its weights and reserve, no device past its capacity less reserve. */
-static int placement_fits(const struct plan *p)
+/* Whether unit totals store and gstore (round_robin's) hold every cache:
+ * no GPU's HBM past its weights and reserve, no device past its capacity
+ * less reserve. */
+static int placement_fits(const struct plan *p, const double *store, const double *gstore)
 {
 	for (int g = 0; g < p->gpus; g++)
-		if (p->gpu_store[g] + (p->has_mem ? 0 : p->dev_store[g]) > p->free_gpu + PLAN_SLACK_BYTES)
+		if (gstore[g] + (p->has_mem ? 0 : store[g]) > p->free_gpu + PLAN_SLACK_BYTES)
 			return 0;
 	for (int dev = 0; p->has_mem && dev < p->devs; dev++)
-		if (p->dev_store[dev] > p->cap_mem + PLAN_SLACK_BYTES)
+		if (store[dev] > p->cap_mem + PLAN_SLACK_BYTES)
 			return 0;
 	return 1;
 }
@@ -330,7 +346,8 @@ static int placement_fits(const struct plan *p)
  * requests were placed (p->req_order), or NULL for arrival order.  Memory-aware
  * placement that cannot hold every request falls back to round-robin
  * where that holds them all (so it never admits fewer); where neither
- * does, the memory-aware placement is the one reported. */
+ * does, the memory-aware placement is the one reported (round-robin is
+ * tried on the side, so the placement stays in p). */
 const int *plan_place(struct plan *p, long B)
 {
 	if (p->d.sys->admission == ADMIT_ROUND_ROBIN) {
@@ -339,11 +356,11 @@ const int *plan_place(struct plan *p, long B)
 	}
 	if (place_memory(p, B))
 		return p->req_order;
+	round_robin(p, B, p->rr_load, p->rr_store, p->rr_gstore, NULL, NULL);
+	if (!placement_fits(p, p->rr_store, p->rr_gstore))
+		return p->req_order;
 	place_round_robin(p, B);
-	if (placement_fits(p))
-		return NULL;
-	place_memory(p, B);
-	return p->req_order;
+	return NULL;
 }
 
 /* byg and gstart from rgpu (counting sort), each GPU's requests in the

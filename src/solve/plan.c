@@ -218,6 +218,7 @@ void plan_free(struct plan *p)
 	free(p->nshard), free(p->shard_dev);
 	free(p->lctx_view);
 	free(p->dev_load), free(p->dev_store), free(p->gpu_store);
+	free(p->rr_load), free(p->rr_store), free(p->rr_gstore);
 	free(p->mb_load);
 	free(p->gpu_count), free(p->dev_count), free(p->link_count), free(p->mb_count);
 	free(p->n_big), free(p->gpu_share);
@@ -334,6 +335,9 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->dev_load = grab((size_t)D, sizeof(double), &fail);
 	p->dev_store = grab((size_t)D, sizeof(double), &fail);
 	p->gpu_store = grab((size_t)G, sizeof(double), &fail);
+	p->rr_load = grab((size_t)D, sizeof(double), &fail);
+	p->rr_store = grab((size_t)D, sizeof(double), &fail);
+	p->rr_gstore = grab((size_t)G, sizeof(double), &fail);
 	p->mb_load = grab((size_t)D * PIPE_MAX_MB, sizeof(double), &fail);
 	p->gpu_count = grab((size_t)G * PIPE_MAX_MB, sizeof(int), &fail);
 	p->mb_count = grab((size_t)G * PIPE_MAX_MB, sizeof(int), &fail);

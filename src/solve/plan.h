@@ -230,6 +230,7 @@ struct plan {
 	double ingest_req;  /* bytes moved per admission */
 	double *lctx_view;  /* plan_inspect's contexts */
 	double *dev_load, *dev_store, *gpu_store;
+	double *rr_load, *rr_store, *rr_gstore; /* the same, for a trial round-robin (place.c) */
 	int *dev_gpu;       /* the GPU of each device (the first, where GPUs
 			       share one; without memory devices the unit is
 			       the GPU) */

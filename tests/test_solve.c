@@ -585,9 +585,11 @@ Test(solve, timeline_is_the_sampled_schedule)
 }
 
 /* Issue 15: --microbatches auto skips a count whose GPU work alone bounds
- * its throughput below the best so far.  The bound needs one micro-batch's
- * GPU work to be non-decreasing in its request count; and the pruned
- * search must pick what solving every count and keeping the best picks. */
+ * its throughput below the best so far, at batches below the least one
+ * whose caches alone failed.  The bound needs one micro-batch's GPU work
+ * to be non-decreasing in its request count, and that batch to fail at
+ * every count; and the pruned search must pick what solving every count
+ * and keeping the best picks. */
 Test(solve, gpu_work_is_monotone_and_pruned_auto_equals_every_count)
 {
 	static struct setup s;
@@ -613,12 +615,24 @@ Test(solve, gpu_work_is_monotone_and_pruned_auto_equals_every_count)
 				if (m == 1 || (x.feasible && (!best.feasible || x.throughput > best.throughput)))
 					best = x;
 			}
-			cr_assert_eq(plan_solve(p, 0, &autor, &err), 0, "%s", err.msg);
+			/* auto on a fresh plan: what its own probes found, no more */
+			struct plan *q = plan(&s);
+			cr_assert_eq(plan_solve(q, 0, &autor, &err), 0, "%s", err.msg);
 			cr_expect(autor.mb == best.mb && autor.batch == best.batch &&
 					  autor.throughput == best.throughput,
 				  "%s %s: auto m=%d batch %.0f, every count m=%d batch %.0f", models[a],
 				  systems[b], autor.mb, autor.batch, best.mb, best.batch);
-			plan_free(p);
+			/* the batch whose caches failed fails at every count, on memory */
+			if (b == 0 && best.feasible) /* capacity-bound: its caches fail above it */
+				cr_expect(isfinite(q->mem_fail), "%s on GPU-only: no batch failed on memory",
+					  models[a]);
+			for (int m = 1; isfinite(q->mem_fail) && m <= 4; m *= 2) {
+				struct result f = eval(p, q->mem_fail, m);
+				cr_expect(!f.feasible && (f.gpu_use > 1 || f.mem_use > 1),
+					  "%s %s m=%d: batch %.0f fits (GPU %.4f, device %.4f)", models[a],
+					  systems[b], m, q->mem_fail, f.gpu_use, f.mem_use);
+			}
+			plan_free(p), plan_free(q);
 		}
 }
 

@@ -127,13 +127,16 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 			double w = fmax(p->tbt[s] / d->slo, p->use_gpu[s] / p->cap_gpu);
 			p->score[s] = p->has_mem ? fmax(w, p->use_mem[s] / p->cap_mem) : w;
 		}
+		int full_g = early && floor_add(&qg, p->use_gpu[s]) > p->cap_gpu + PLAN_SLACK_BYTES;
+		int full_m = early && p->has_mem &&
+			     floor_add(&qm, p->use_mem[s]) > p->cap_mem + PLAN_SLACK_BYTES;
 		if (early && (((!(p->tbt[s] <= d->slo) ||
 				p->use_gpu[s] > p->cap_gpu + PLAN_SLACK_BYTES ||
 				(p->has_mem && p->use_mem[s] > p->cap_mem + PLAN_SLACK_BYTES)) &&
 			       ++over >= enough) |
-			      (floor_add(&qt, p->tbt[s]) > d->slo) |
-			      (floor_add(&qg, p->use_gpu[s]) > p->cap_gpu + PLAN_SLACK_BYTES) |
-			      (p->has_mem && floor_add(&qm, p->use_mem[s]) > p->cap_mem + PLAN_SLACK_BYTES))) {
+			      (floor_add(&qt, p->tbt[s]) > d->slo) | full_g | full_m)) {
+			if (full_g || full_m) /* the memory alone: at every count */
+				p->mem_fail = fmin(p->mem_fail, batch);
 			p->scored = !same;
 			r->feasible = 0;
 			snprintf(r->reason, sizeof r->reason, "infeasible (early exit)");
@@ -196,10 +199,12 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 		snprintf(r->reason, sizeof r->reason, "weights %s per GPU exceed %s%s", a, b,
 			 p->cap_gpu < d->gpu->mem_capacity ? " (capacity less reserve)" : "");
 	} else if (ug > p->cap_gpu + PLAN_SLACK_BYTES) {
+		p->mem_fail = fmin(p->mem_fail, batch);
 		fmt_bytes(ug, a, sizeof a), fmt_bytes(p->cap_gpu, b, sizeof b);
 		snprintf(r->reason, sizeof r->reason, "GPU memory: %s needed (P99) of %s%s", a,
 			 b, p->cap_gpu < d->gpu->mem_capacity ? " (capacity less reserve)" : "");
 	} else if (p->has_mem && um > p->cap_mem + PLAN_SLACK_BYTES) {
+		p->mem_fail = fmin(p->mem_fail, batch);
 		fmt_bytes(um, a, sizeof a), fmt_bytes(p->cap_mem, b, sizeof b);
 		snprintf(r->reason, sizeof r->reason, "memdev memory: %s needed (P99) of %s%s",
 			 a, b, p->in_hbm ? " (the GPU's HBM less reserve and weights)"

@@ -210,18 +210,22 @@ double plan_gpu_work(struct plan *p, long n)
  * micro-batches, and the GPU runs each micro-batch's tasks in turn, so a
  * step takes at least min(c, m) x gpu(max(1, floor(c / m))) with gpu
  * non-decreasing in its count (tests/test_solve.c checks it on the zoo).
- * A batch meets the SLO only if that is within it, and its tokens are at
- * most G (m (n + 1) - 1) (1 + a d) for n = floor(c / m).  INFINITY where
- * the bound would need counts past BOUND_MAX_N; NaN on error. */
+ * A batch meets the SLO only if that is within it.  The batches with
+ * floor(ceil(B / G) / m) = n are those up to G (m (n + 1) - 1), and
+ * below p->mem_fail, whose caches alone fail at every count (placement
+ * does not depend on m; like the search, this takes that failure to hold
+ * for larger batches too).  INFINITY where the bound would need counts
+ * past BOUND_MAX_N; NaN on error. */
 static double gpu_bound(struct plan *p, int m)
 {
 	double tok = 1 + p->d.accept * p->d.mtp, G = p->gpus, slo = p->d.slo, best = 0;
+	double bmax = p->mem_fail - 1; /* INFINITY before any such failure */
 	double t1 = plan_gpu_work(p, 1);
 	if (isnan(t1))
 		return NAN;
 	if (m > 1 && t1 <= slo) /* c < m: c micro-batches of one request each */
 		best = tok * G / t1;
-	for (long n = 1;; n++) {
+	for (long n = 1; G * (m * n - 1.0) < bmax; n++) { /* some batch has this n */
 		if (n > BOUND_MAX_N)
 			return INFINITY;
 		double t = plan_gpu_work(p, n);
@@ -229,7 +233,7 @@ static double gpu_bound(struct plan *p, int m)
 			return NAN;
 		if (m * t > slo)
 			break;
-		best = fmax(best, tok * G * (m * (n + 1.0) - 1) / (m * t));
+		best = fmax(best, tok * fmin(G * (m * (n + 1.0) - 1), bmax) / (m * t));
 	}
 	return best;
 }

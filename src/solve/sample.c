@@ -183,25 +183,35 @@ static int next_bucket(struct bucket_walk *w, int *fresh)
 
 /* The slowest unit (device or GPU) of one side in micro-batch i, class
  * by class: its cache-side time over each class's layers (t, LC_N) and
- * for the MTP layer (tm). */
+ * for the MTP layer (tm); with energy, the side's activity energy (the
+ * GPU's stages where want_gpu) added into it, over the same walk. */
 static void side_peak(const struct plan *p, const struct plan_side *sd, int i, int units,
-		      const int *cnt, int where, double *t, double *tm)
+		      const int *cnt, int where, double *t, double *tm, double *energy,
+		      int want_gpu)
 {
 	memset(t, 0, sizeof(double) * LC_N);
 	*tm = 0;
 	struct bucket_walk w = {.sd = sd, .cnt = cnt, .i = i, .units = units};
-	double a[LC_N], b = 0;
+	double a[LC_N], b = 0, e = 0, last = 0;
 	int fresh;
 	while (next_bucket(&w, &fresh)) {
 		if (fresh) {
 			plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, w.v, where, a);
 			b = plan_bucket_time(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_map_mtp, w.v,
 					     where, NULL);
+			if (energy)
+				last = plan_bucket_energy(p, &p->layout, p->slot_dev, p->slot_map, w.v,
+							  want_gpu) +
+				       p->d.mtp * plan_bucket_energy(p, &p->layout_mtp, p->slot_dev_mtp,
+								     p->slot_map_mtp, w.v, want_gpu);
 		}
 		for (int k = 0; k < LC_N; k++)
 			t[k] = a[k] > t[k] ? a[k] : t[k];
 		*tm = b > *tm ? b : *tm;
+		e += last;
 	}
+	if (energy)
+		*energy += e;
 }
 
 /* Stage 1: the batch's requests drawn from the pool.  Sample s draws from
@@ -277,22 +287,6 @@ static double port_requests(const struct plan *p, int i)
 
 /* J of one side's units in micro-batch i (its cache-side work: the
  * layers' slots and the MTP layer's, d times). */
-static double side_energy(const struct plan *p, const struct plan_side *sd, int i, int units,
-			  const int *cnt, int want_gpu)
-{
-	struct bucket_walk w = {.sd = sd, .cnt = cnt, .i = i, .units = units};
-	double e = 0, last = 0;
-	int fresh;
-	while (next_bucket(&w, &fresh)) {
-		if (fresh)
-			last = plan_bucket_energy(p, &p->layout, p->slot_dev, p->slot_map, w.v, want_gpu) +
-			       p->d.mtp * plan_bucket_energy(p, &p->layout_mtp, p->slot_dev_mtp,
-							     p->slot_map_mtp, w.v, want_gpu);
-		e += last;
-	}
-	return e;
-}
-
 /* Stage 5a: each non-empty micro-batch's load from the buckets of its
  * placed requests, into p->mbl; returns how many there are, or -1 when a
  * GPU step cannot be built (p->fail says why). */
@@ -310,14 +304,21 @@ static int exact_loads(struct plan *p, long B, int m, int want_energy)
 		for (int k = 0; k < p->link_units; k++)
 			c = p->link_count[i * p->link_units + k] > c ? p->link_count[i * p->link_units + k] : c;
 		l->n = n, l->c = c;
-		side_peak(p, &p->mem_side, i, D, p->dev_count, W_DEVICE, l->attn, &l->attn_m);
+		/* the sides' activity energy, in the walks that price them: the
+		 * devices' (the GPUs' caches without devices), then the stages the
+		 * memory device hands to the GPU */
+		double e_mem = 0, e_gpu = 0;
+		side_peak(p, &p->mem_side, i, D, p->dev_count, W_DEVICE, l->attn, &l->attn_m,
+			  want_energy ? &e_mem : NULL, 0);
 		memset(l->fb, 0, sizeof l->fb);
 		memset(l->fbp, 0, sizeof l->fbp);
 		l->fbm = l->fbpm = 0;
 		if (p->has_mem && p->gpu_side.k) /* stages the memory device hands to the GPU */
-			side_peak(p, &p->gpu_side, i, G, p->gpu_count, W_GPU_PRE, l->fb, &l->fbm);
+			side_peak(p, &p->gpu_side, i, G, p->gpu_count, W_GPU_PRE, l->fb, &l->fbm,
+				  want_energy ? &e_gpu : NULL, 1);
 		if (p->has_post)
-			side_peak(p, &p->gpu_side, i, G, p->gpu_count, W_GPU_POST, l->fbp, &l->fbpm);
+			side_peak(p, &p->gpu_side, i, G, p->gpu_count, W_GPU_POST, l->fbp, &l->fbpm,
+				  NULL, 0);
 		l->merge = p->nsharded ? merge_time(p, B, i) / p->layers : 0;
 		l->n_port = p->has_mem && c > 0 && p->d.port && D >= G ? port_requests(p, i) : 0;
 		l->energy = 0;
@@ -330,9 +331,9 @@ static int exact_loads(struct plan *p, long B, int m, int want_energy)
 					return -1;
 				l->energy += e;
 			}
-		l->energy += side_energy(p, &p->mem_side, i, D, p->dev_count, 0);
+		l->energy += e_mem;
 		if (p->has_mem && p->gpu_side.k)
-			l->energy += side_energy(p, &p->gpu_side, i, G, p->gpu_count, 1);
+			l->energy += e_gpu;
 	}
 	return nm;
 }

@@ -60,6 +60,16 @@ static double floor_add(struct p99_floor *q, double v)
 	return k == 1 ? q->top[0] : (1 - q->delta) * q->top[k - 1] + q->delta * q->top[k - 2];
 }
 
+/* Batch B's caches alone failed.  Where every count evaluates B request
+ * by request (not even one micro-batch takes the fluid path), its
+ * placement and so its memory are the same at every count: the search's
+ * bounds may take B as failing at all of them (p->mem_fail). */
+static void note_mem_fail(struct plan *p, long B)
+{
+	if (B < p->mem_fail && !plan_fluid_ok(p, B, 1) && !plan_fluid_edge(p, B, 1))
+		p->mem_fail = (double)B;
+}
+
 int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 		 int early, struct kerr *err)
 {
@@ -135,8 +145,8 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 				(p->has_mem && p->use_mem[s] > p->cap_mem + PLAN_SLACK_BYTES)) &&
 			       ++over >= enough) |
 			      (floor_add(&qt, p->tbt[s]) > d->slo) | full_g | full_m)) {
-			if (full_g || full_m) /* the memory alone: at every count */
-				p->mem_fail = fmin(p->mem_fail, batch);
+			if (full_g || full_m)
+				note_mem_fail(p, B);
 			p->scored = !same;
 			r->feasible = 0;
 			snprintf(r->reason, sizeof r->reason, "infeasible (early exit)");
@@ -199,12 +209,12 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 		snprintf(r->reason, sizeof r->reason, "weights %s per GPU exceed %s%s", a, b,
 			 p->cap_gpu < d->gpu->mem_capacity ? " (capacity less reserve)" : "");
 	} else if (ug > p->cap_gpu + PLAN_SLACK_BYTES) {
-		p->mem_fail = fmin(p->mem_fail, batch);
+		note_mem_fail(p, B);
 		fmt_bytes(ug, a, sizeof a), fmt_bytes(p->cap_gpu, b, sizeof b);
 		snprintf(r->reason, sizeof r->reason, "GPU memory: %s needed (P99) of %s%s", a,
 			 b, p->cap_gpu < d->gpu->mem_capacity ? " (capacity less reserve)" : "");
 	} else if (p->has_mem && um > p->cap_mem + PLAN_SLACK_BYTES) {
-		p->mem_fail = fmin(p->mem_fail, batch);
+		note_mem_fail(p, B);
 		fmt_bytes(um, a, sizeof a), fmt_bytes(p->cap_mem, b, sizeof b);
 		snprintf(r->reason, sizeof r->reason, "memdev memory: %s needed (P99) of %s%s",
 			 a, b, p->in_hbm ? " (the GPU's HBM less reserve and weights)"

@@ -250,8 +250,9 @@ struct plan {
 	int skip_energy;     /* the search's feasibility tests need none */
 	double mem_fail;     /* the least batch found whose caches alone fail
 				(P99 of the fullest GPU or device over its
-				capacity), at any count: placement does not
-				depend on it; INFINITY before one */
+				capacity) where every count places it request
+				by request, so at every count; INFINITY before
+				one (eval.c) */
 	int probe_energy;    /* ... unless the answer is to be its last probe's
 				result, energy too (a solve at one count) */
 	double energy_last;  /* the last sample's activity energy, J (NaN: none) */

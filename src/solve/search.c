@@ -1,11 +1,12 @@
 /* search.c: the solver for the largest batch under the SLO at each
  * micro-batch count, and the best count (solve.h).  Feasibility comes from
  * plan_eval_at with early exit (eval.c).  A feasible probe runs every
- * sample, so its result is the answer's but for the energy; with
- * --microbatches auto only the winning count is evaluated again, in
- * full, a count whose GPU work alone bounds its throughput below the
- * best so far is not searched (gpu_bound), and a count's search stops once
- * its bracket shows it cannot win (cannot_beat). */
+ * sample, so its result is the answer's: at one count, energy too (the
+ * probes price it); with --microbatches auto, but for the energy, so only
+ * the winning count is evaluated again, in full.  There a count whose GPU
+ * work alone bounds its throughput below the best so far is not searched
+ * (gpu_bound, below the least batch whose caches failed), and a count's
+ * search stops once its bracket shows it cannot win (cannot_beat). */
 #include "solve/plan.h"
 
 #include <math.h>

@@ -3,9 +3,10 @@
  * P99 over 256 sampled batches, at m = 1, 4, 16 and auto (1-16), for
  * several models and systems.  (2) Cost of one sampled batch.  (3) What-if
  * queries at batches of 64 to 65,536 (process time; the InferSim point of
- * issue 15).  (4) A sweep with -j 1 and -j 2 (wall clock) and its points
- * per second per core.  Medians of repeated runs; conditions
- * printed with the numbers. */
+ * issue 15), and with a trace workload at and just below a tile edge.
+ * (4) A sweep with -j 1 and -j 2 (wall clock) and its points per second
+ * per core.  Medians of repeated runs; conditions printed with the
+ * numbers. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +115,22 @@ int main(int argc, char **argv)
 			t[reps++] = process_time(cmd);
 		while (reps < (t[0] > 1 ? 3 : 7));
 		printf("  batch %6s: %9.2f ms (median of %d)\n", batches[k], 1e3 * median(t, reps), reps);
+	}
+	/* a trace workload: a power-of-two batch puts each GPU's even share
+	 * just below a GEMM tile edge, where every request is placed (README
+	 * "Measured"); three below the edge takes the fluid path */
+	printf("\nquery process time: DeepSeek-V3.2, GPU-only, 8 H200s, azure-conv, 2 micro-batches\n");
+	static const char *const tb[] = {"1024", "16320", "16384"};
+	for (int k = 0; k < 3; k++) {
+		char *cmd[] = {(char *)bin, "query", "--model", "deepseek-v3.2", "--system", "gpu-only",
+				"--workload", "azure-conv", "--batch", (char *)tb[k], "--microbatches", "2",
+				"--format", "csv", NULL};
+		double t[7];
+		int reps = 0;
+		do
+			t[reps++] = process_time(cmd);
+		while (reps < (t[0] > 0.2 ? 3 : 7));
+		printf("  batch %6s: %9.2f ms (median of %d)\n", tb[k], 1e3 * median(t, reps), reps);
 	}
 	/* sweep scaling: 48 solves (auto micro-batches) */
 	const char *ini = "/tmp/karat-bench-sweep.ini";

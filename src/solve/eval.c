@@ -33,24 +33,21 @@ static const char *unsupported(const struct plan *p)
  * non-decreasing in every value, in floating point too, so once this
  * bound exceeds a limit the P99 does. */
 struct p99_floor {
-	double top[PLAN_P99_TOP];
+	double *top; /* k values (plan: p->p99_top) */
 	int k;
 	double delta; /* the quantile's weight on the value above lhs */
 };
 
-static void floor_init(struct p99_floor *q, int n)
+static void floor_init(struct p99_floor *q, int n, double *top)
 {
-	double index = 0.99 * (double)(n - 1);
-	int lhs = (int)index;
-	q->k = n - lhs, q->delta = index - lhs;
-	memset(q->top, 0, sizeof q->top);
+	q->k = plan_p99_top(n), q->top = top;
+	q->delta = 0.99 * (double)(n - 1) - (n - q->k); /* as GSL's index - lhs */
+	memset(top, 0, sizeof(double) * (size_t)q->k);
 }
 
 static double floor_add(struct p99_floor *q, double v)
 {
 	int k = q->k;
-	if (k > PLAN_P99_TOP)
-		return 0; /* more samples than kept: the count rule alone */
 	if (v > q->top[k - 1]) {
 		int i = k - 1;
 		for (; i > 0 && q->top[i - 1] < v; i--)
@@ -99,12 +96,12 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 	r->batch = batch, r->mb = m;
 	r->fluid = fluid;
 	int ns = d->samples;
-	/* p99 = s[k] + f (s[k+1] - s[k]), k = floor(0.99 (n - 1)): once n - k
-	 * samples exceed a limit, so does the P99; or once the P99 of the
-	 * samples run, with every other taken as 0, does (p99_floor). */
-	int over = 0, enough = ns - (int)floor(0.99 * (ns - 1));
+	/* Early exit: once the P99 of the samples run, every other taken as
+	 * 0, is over a limit, so is the P99 of them all (p99_floor). */
 	struct p99_floor qt, qg, qm;
-	floor_init(&qt, ns), floor_init(&qg, ns), floor_init(&qm, ns);
+	int nk = plan_p99_top(ns);
+	floor_init(&qt, ns, p->p99_top), floor_init(&qg, ns, p->p99_top + nk);
+	floor_init(&qm, ns, p->p99_top + 2 * nk);
 	p->skip_energy = early && !p->probe_energy; /* an early-exit answer reports no energy */
 	if (early && p->weights > p->cap_gpu + PLAN_SLACK_BYTES)
 		return 1;
@@ -119,7 +116,7 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 	 * at batch B + 1 holds sample s at B, so a bad sample stays bad).
 	 * The decision and every mean are what sample order gives. */
 	int permute = early && !same && p->scored;
-	if (permute) {
+	if (permute) { /* p->tbt as scratch: every entry is written below */
 		for (int s = 0; s < ns; s++)
 			p->tbt[s] = -p->score[s];
 		gsl_sort_index(p->order, p->tbt, 1, (size_t)ns);
@@ -140,11 +137,7 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 		int full_g = early && floor_add(&qg, p->use_gpu[s]) > p->cap_gpu + PLAN_SLACK_BYTES;
 		int full_m = early && p->has_mem &&
 			     floor_add(&qm, p->use_mem[s]) > p->cap_mem + PLAN_SLACK_BYTES;
-		if (early && (((!(p->tbt[s] <= d->slo) ||
-				p->use_gpu[s] > p->cap_gpu + PLAN_SLACK_BYTES ||
-				(p->has_mem && p->use_mem[s] > p->cap_mem + PLAN_SLACK_BYTES)) &&
-			       ++over >= enough) |
-			      (floor_add(&qt, p->tbt[s]) > d->slo) | full_g | full_m)) {
+		if (early && ((floor_add(&qt, p->tbt[s]) > d->slo) | full_g | full_m)) {
 			if (full_g || full_m)
 				note_mem_fail(p, B);
 			p->scored = !same;

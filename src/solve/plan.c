@@ -223,7 +223,7 @@ void plan_free(struct plan *p)
 	free(p->gpu_count), free(p->dev_count), free(p->link_count), free(p->mb_count);
 	free(p->n_big), free(p->gpu_share);
 	free(p->tbt), free(p->use_gpu), free(p->use_mem), free(p->per);
-	free(p->score), free(p->order);
+	free(p->score), free(p->order), free(p->p99_top);
 	free(p->fl.st);
 	if (p->rng)
 		gsl_rng_free(p->rng);
@@ -380,6 +380,7 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->per = grab_raw((size_t)d->samples, sizeof *p->per, &fail);
 	p->score = grab_raw((size_t)d->samples, sizeof(double), &fail);
 	p->order = grab_raw((size_t)d->samples, sizeof(size_t), &fail);
+	p->p99_top = grab_raw(3 * (size_t)plan_p99_top(d->samples), sizeof(double), &fail);
 	p->has_energy = device_has_energy(d->gpu) && (!p->has_mem || device_has_energy(d->mem));
 	p->use_gpu = grab((size_t)d->samples, sizeof(double), &fail);
 	p->use_mem = grab((size_t)d->samples, sizeof(double), &fail);

@@ -23,7 +23,6 @@
 				 moved GLM-5.2's GPU-only answer no more than
 				 changing the seed does, at 4x the plan cost) */
 #define PLAN_RADIX_BITS (PLAN_POOL_BITS / 2)
-#define PLAN_P99_TOP 64       /* eval.c's P99 bound keeps this many values (1% of 6,400 samples) */
 #define PLAN_SLACK_BYTES 0.5  /* storage sums are whole bytes; "exactly full" fits */
 
 /* Where each operator sits in a layer's chain (sched/pipeline.h). */
@@ -264,6 +263,9 @@ struct plan {
 	double *score;
 	size_t *order;
 	int scored;
+	double *p99_top;    /* eval.c's P99 bounds: the plan_p99_top(samples)
+			       largest values so far of step time, GPU and
+			       device bytes */
 	double ctx_last;     /* the last sample's summed context */
 	int fluid_now;       /* the batch being sampled comes from its sums (set
 				by plan_eval_at from plan_fluid_ok; plan_inspect,
@@ -353,10 +355,18 @@ int plan_fluid_edge(struct plan *p, long B, int m);
 int plan_fluid_sample(struct plan *p, long B, int m, int sample, int want_energy, int *nmb,
 		      double *use_g, double *use_m);
 
-/* eval.c: plan_eval at m micro-batches (1..16).  With `early`, stops as
- * soon as the outcome is known to be infeasible (enough samples over the
- * SLO or capacity for the P99 to be over) and returns 1; r is then
- * incomplete.  Returns 0, or -1 with err. */
+/* How many of n samples' largest values fix their P99 from below:
+ * n - floor(0.99 (n - 1)), the rank of GSL's quantile's lower point. */
+static inline int plan_p99_top(int n)
+{
+	return n - (int)(0.99 * (double)(n - 1));
+}
+
+/* eval.c: plan_eval at m micro-batches (1..16).  With `early`, runs the
+ * samples worst first and stops as soon as the outcome is known to be
+ * infeasible (the P99 of the samples run, the rest taken as 0, over the
+ * SLO or a capacity) and returns 1; r is then incomplete.  Returns 0, or
+ * -1 with err. */
 int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 		 int early, struct kerr *err);
 

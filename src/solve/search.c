@@ -106,11 +106,11 @@ static int need_lo(struct plan *p, int m, int *known, struct result *at_lo,
 /* Largest feasible batch at m: galloping search from `hint` (a batch to
  * try first, e.g. the answer at another m), then bisection.  Feasibility
  * is decided with early exit.  Into best: the answer's feasible probe's
- * result, with `full` and p->probe_energy its energy too (batch 1 when
- * nothing else fits: evaluated in full).
+ * result, with p->probe_energy its energy too (batch 1 when nothing
+ * fits: evaluated in full).
  * With beat > 0, gives up (returns 1) once the bracket shows that no batch
  * at m can have a throughput above beat (cannot_beat). */
-static int solve_m(struct plan *p, int m, double hint, int full, double beat,
+static int solve_m(struct plan *p, int m, double hint, double beat,
 		   struct result *best, struct kerr *err)
 {
 	struct result at_lo;
@@ -182,8 +182,6 @@ static int solve_m(struct plan *p, int m, double hint, int full, double beat,
 		else
 			hi = mid;
 	}
-	if (full && !lo_known) /* batch 1, that fits or not, in full */
-		return plan_eval(p, lo, m, best, err);
 	if ((f = need_lo(p, m, &lo_known, &at_lo, best, err)) != 0)
 		return f < 0 ? -1 : 0;
 	*best = at_lo; /* the last feasible probe was at lo */
@@ -245,7 +243,7 @@ int plan_solve(struct plan *p, int m, struct result *r, struct kerr *err)
 		return kerr_set(err, 0, 0, "micro-batches must be in 1..%d or auto (got %d)", PIPE_MAX_MB, m);
 	if (m > 0) { /* the answer is its last probe's result: energy priced in every probe */
 		p->probe_energy = 1;
-		int rc = solve_m(p, m, 0, 1, 0, r, err);
+		int rc = solve_m(p, m, 0, 0, r, err);
 		p->probe_energy = 0;
 		return rc;
 	}
@@ -254,7 +252,7 @@ int plan_solve(struct plan *p, int m, struct result *r, struct kerr *err)
 		struct result x;
 		if (k > 1 && r->feasible && gpu_bound(p, k) <= r->throughput)
 			continue; /* no batch at k can win (NaN: solve_m reports) */
-		int rc = solve_m(p, k, hint, 0, k > 1 && r->feasible ? r->throughput : 0, &x, err);
+		int rc = solve_m(p, k, hint, k > 1 && r->feasible ? r->throughput : 0, &x, err);
 		if (rc < 0)
 			return -1;
 		if (rc == 1)

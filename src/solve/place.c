@@ -51,12 +51,6 @@ static void add_share(struct plan *p, int r, int g, int dev, double share)
 	p->gpu_store[g] += p->store_gpu[r] * share;
 }
 
-static void put(struct plan *p, long j, int g, int dev)
-{
-	p->req_gpu[j] = g, p->req_dev[j] = dev;
-	add_share(p, p->req_pool[j], g, dev, 1);
-}
-
 /* GPU by arrival; the least loaded of the GPU's devices.  Each unit's
  * summed context, cache bytes and the GPUs' index-key bytes into load,
  * store and gstore; each request's GPU and device into rgpu and rdev
@@ -201,11 +195,6 @@ static inline int fits_bytes(const struct plan *p, int dev, int g, double s, dou
 	       sg <= p->free_gpu - p->gpu_store[g] + PLAN_SLACK_BYTES;
 }
 
-static inline int fits(const struct plan *p, int dev, int g, int r)
-{
-	return fits_bytes(p, dev, g, p->store[r], p->store_gpu[r]);
-}
-
 /* Splits request j (pool entry r), which no device holds whole, into n
  * equal slices on n devices of one node (decode context parallelism: each
  * slice holds and scans its share of the context), the fewest n of any
@@ -292,25 +281,29 @@ static int place_memory(struct plan *p, long B)
 	double fail_s = INFINITY, fail_sg = INFINITY;
 	for (long t = 0; t < B; t++) {
 		long j = p->req_order[t];
-		int r = p->req_pool[j], dev;
-		if (!scan && (!p->keys_on_gpu || fits(p, p->tour[1], gpu_for(p, p->tour[1], cnt), r))) {
-			dev = p->tour[1];
+		/* its context and cache bytes, read in key order (p->by_key) */
+		const double *e = p->by_key + PLAN_BK_N * p->req_key[j];
+		double need = e[PLAN_BK_STORE], need_g = e[PLAN_BK_GSTORE];
+		int dev, root = p->tour[1];
+		if (!scan &&
+		    (!p->keys_on_gpu || fits_bytes(p, root, gpu_for(p, root, cnt), need, need_g))) {
+			dev = root;
 		} else { /* the best device that holds it, else the roomiest */
 			int best = -1, roomy = -1;
 			for (int k = 0; k < D; k++) {
 				if (roomy < 0 || before(p, k, roomy))
 					roomy = k;
-				if (fits(p, k, gpu_for(p, k, cnt), r) && (best < 0 || before(p, k, best)))
+				if (fits_bytes(p, k, gpu_for(p, k, cnt), need, need_g) &&
+				    (best < 0 || before(p, k, best)))
 					best = k;
 			}
 			dev = best >= 0 ? best : roomy;
 		}
 		int g = gpu_for(p, dev, cnt);
-		int fit = fits(p, dev, g, r);
-		double need = p->store[r], need_g = p->store_gpu[r];
+		int fit = fits_bytes(p, dev, g, need, need_g);
 		if (!fit && p->d.sys->kv_shard == SHARD_ON && !(need >= fail_s && need_g >= fail_sg) &&
-		    (scan || need / PLAN_MAX_SHARDS <= room_of(p, p->tour[1]) + PLAN_SLACK_BYTES)) {
-			if (shard(p, j, r, cnt)) {
+		    (scan || need / PLAN_MAX_SHARDS <= room_of(p, root) + PLAN_SLACK_BYTES)) {
+			if (shard(p, j, p->req_pool[j], cnt)) {
 				for (int k = 0; !scan && k < p->nshard[j]; k++) /* its slices'
 									    * devices have less room */
 					tour_update(p, p->shard_dev[j * PLAN_MAX_SHARDS + k]);
@@ -319,7 +312,9 @@ static int place_memory(struct plan *p, long B)
 			fail_s = need, fail_sg = need_g;
 		}
 		ok &= fit;
-		put(p, j, g, dev);
+		p->req_gpu[j] = g, p->req_dev[j] = dev;
+		p->dev_load[dev] += e[PLAN_BK_CTX], p->dev_store[dev] += need;
+		p->gpu_store[g] += need_g;
 		cnt[g]++;
 		if (!scan) /* its room shrank (the root's, or another's where the GPU's
 			    * room sent it elsewhere) */

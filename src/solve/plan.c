@@ -208,7 +208,7 @@ void plan_free(struct plan *p)
 {
 	if (!p)
 		return;
-	free(p->ctx), free(p->rank), free(p->pool_key), free(p->req_key);
+	free(p->ctx), free(p->rank), free(p->pool_key), free(p->req_key), free(p->by_key);
 	free(p->mem_side.pool), free(p->mem_side.acc), free(p->mem_side.suml);
 	free(p->gpu_side.pool), free(p->gpu_side.acc), free(p->gpu_side.suml);
 	free(p->store), free(p->store_gpu), free(p->memo), free(p->memo_ok);
@@ -330,6 +330,7 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->ctx = grab(PLAN_POOL, sizeof(double), &fail);
 	p->rank = grab(PLAN_POOL, sizeof(int), &fail);
 	p->pool_key = grab(PLAN_POOL, sizeof(int), &fail);
+	p->by_key = grab_raw(PLAN_BK_N * (size_t)PLAN_POOL, sizeof(double), &fail);
 	p->store = grab(PLAN_POOL, sizeof(double), &fail);
 	p->store_gpu = grab(PLAN_POOL, sizeof(double), &fail);
 	p->dev_load = grab((size_t)D, sizeof(double), &fail);
@@ -601,6 +602,11 @@ static int pool_fill(struct plan *p, double *f, double *b)
 	}
 	for (int i = 0; i < PLAN_POOL && p->pool_alike; i++)
 		p->pool_key[i] = 0;
+	for (int i = PLAN_POOL - 1; i >= 0; i--) { /* alike: every key 0, entry 0 last */
+		double *e = p->by_key + PLAN_BK_N * p->pool_key[i];
+		e[PLAN_BK_CTX] = p->ctx[i], e[PLAN_BK_STORE] = p->store[i];
+		e[PLAN_BK_GSTORE] = p->store_gpu[i];
+	}
 	rc = 0;
 done:
 	free(vm), free(vg), free(order);

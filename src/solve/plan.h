@@ -25,6 +25,8 @@
 #define PLAN_RADIX_BITS (PLAN_POOL_BITS / 2)
 #define PLAN_SLACK_BYTES 0.5  /* storage sums are whole bytes; "exactly full" fits */
 
+enum { PLAN_BK_CTX, PLAN_BK_STORE, PLAN_BK_GSTORE, PLAN_BK_N }; /* plan.by_key */
+
 /* Where each operator sits in a layer's chain (sched/pipeline.h). */
 enum phase { PH_NONE, PH_PRE, PH_POST, PH_DISP, PH_EXP, PH_COMB, PH_TAIL, PH_CACHE, PH_N };
 
@@ -169,6 +171,9 @@ struct plan {
 	double *ctx, *store, *store_gpu;
 	double mean_store, mean_store_gpu; /* over the pool */
 	int *rank;                 /* order of each pool entry by context */
+	double *by_key;            /* PLAN_BK_N values (PLAN_BK_*) of the entry with
+				      each pool_key, so that the placement, which
+				      runs in key order, reads them in order */
 	int *pool_key;             /* its longest-first position: PLAN_POOL - 1 - rank
 				      (0 for all when the pool is alike) */
 	int pool_alike;            /* every entry is the same request (a fixed

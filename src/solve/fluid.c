@@ -80,18 +80,19 @@ static int fluid_build(struct plan *p)
 	}
 	for (int s = 0; s < PLAN_FLUID_STRATA; s++) {
 		const int *ent = by_pos + s * per;
-		double *mu = f->st->mu[s];
+		double *mu = f->st->mu[s], vx[PLAN_FLUID_VALUES][PLAN_POOL / PLAN_FLUID_STRATA];
 		for (int x = 0; x < k; x++) {
 			mu[x] = 0;
-			for (int j = 0; j < per; j++)
-				mu[x] += value_of(p, ent[j], x) / per;
+			for (int j = 0; j < per; j++) {
+				vx[x][j] = value_of(p, ent[j], x);
+				mu[x] += vx[x][j] / per;
+			}
 		}
 		for (int x = 0; x < k; x++)
 			for (int y = 0; y <= x; y++) { /* the draw is uniform over the stratum */
 				double c = 0;
 				for (int j = 0; j < per; j++)
-					c += (value_of(p, ent[j], x) - mu[x]) *
-					     (value_of(p, ent[j], y) - mu[y]);
+					c += (vx[x][j] - mu[x]) * (vx[y][j] - mu[y]);
 				gsl_matrix_set(cov, (size_t)x, (size_t)y, c / per);
 				gsl_matrix_set(cov, (size_t)y, (size_t)x, c / per);
 			}

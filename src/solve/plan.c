@@ -602,7 +602,7 @@ static int pool_fill(struct plan *p, double *f, double *b)
 	}
 	for (int i = 0; i < PLAN_POOL && p->pool_alike; i++)
 		p->pool_key[i] = 0;
-	for (int i = PLAN_POOL - 1; i >= 0; i--) { /* alike: every key 0, entry 0 last */
+	for (int i = 0; i < (p->pool_alike ? 1 : PLAN_POOL); i++) { /* alike: one key, 0 */
 		double *e = p->by_key + PLAN_BK_N * p->pool_key[i];
 		e[PLAN_BK_CTX] = p->ctx[i], e[PLAN_BK_STORE] = p->store[i];
 		e[PLAN_BK_GSTORE] = p->store_gpu[i];

@@ -285,8 +285,6 @@ static double port_requests(const struct plan *p, int i)
 	return n;
 }
 
-/* J of one side's units in micro-batch i (its cache-side work: the
- * layers' slots and the MTP layer's, d times). */
 /* Stage 5a: each non-empty micro-batch's load from the buckets of its
  * placed requests, into p->mbl; returns how many there are, or -1 when a
  * GPU step cannot be built (p->fail says why). */
@@ -332,8 +330,7 @@ static int exact_loads(struct plan *p, long B, int m, int want_energy)
 				l->energy += e;
 			}
 		l->energy += e_mem;
-		if (p->has_mem && p->gpu_side.k)
-			l->energy += e_gpu;
+		l->energy += e_gpu; /* 0 where the GPU runs no device stage */
 	}
 	return nm;
 }

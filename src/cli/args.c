@@ -9,6 +9,7 @@
 
 static void vmessage(const char *fmt, va_list ap)
 {
+	fflush(stdout); /* what was printed first appears first, not cut mid-line */
 	fputs("karat: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);

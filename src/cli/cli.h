@@ -5,6 +5,7 @@
 #define KARAT_CLI_CLI_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "karat.h"
 
@@ -90,22 +91,50 @@ void table_free(struct table *t);
 /* Writes t aligned (csv = 0) or as CSV to fp; returns -1 on write error. */
 int table_write(const struct table *t, FILE *fp, int csv);
 
-/* Writes a table (write_atomic) or text to path atomically: a temporary
- * file in the same folder (O_EXCL|O_NOFOLLOW), then rename; a FIFO is
- * written in place, "-" is standard output, a symbolic link or special
- * file is refused.  Print the error (naming path), return -1. */
+/* Safe output files (cli/outfile.c): a temporary file in the target's
+ * folder (exclusive creation, never through a link), flushed to disk, given
+ * the mode of the file it replaces, then renamed over the target; a FIFO
+ * is written in place, "-" is standard output; a symbolic link, a special
+ * file or one of the command's own inputs is refused.  Each prints the
+ * error (naming path) and returns -1, or returns 0. */
+#define OUT_PATH_MAX 1024
+struct outfile {
+	FILE *fp;
+	int slot;          /* registered temporary, or -1 */
+	int in_place;      /* FIFO or stdout: no rename */
+	const char *path;  /* the user's name */
+	char tmp[OUT_PATH_MAX + 64];
+};
+int out_open(struct outfile *o, const char *path);
+/* Flushes, syncs and renames into place; bad: the content failed, so the
+ * temporary is removed and the target kept. */
+int out_close(struct outfile *o, int bad);
+/* Drops the temporary without a message (the caller says why). */
+void out_abort(struct outfile *o);
 int write_atomic(const char *path, const struct table *t, int csv);
 int write_text_atomic(const char *path, const char *text);
+int write_bytes_atomic(const char *path, const void *data, size_t n);
 /* Whether path can be written as above (checked before long work);
  * prints why not and returns -1. */
 int out_check(const char *path);
-/* Removes open temporaries on SIGINT, SIGTERM and SIGHUP (call once). */
+/* Removes open temporaries, and stops a program karat waits on, on every
+ * catchable signal that ends the process (call once). */
 void out_install_signals(void);
-/* Runs plots/SCRIPT with gnuplot -e "outfile='...'; VARS" into a temporary
- * beside out, renamed into place only when gnuplot succeeds and prints
- * nothing on stderr (a warning is a failure); otherwise the temporary is
- * removed and the previous file kept.  Prints "wrote OUT", or the error;
- * 0 or -1. */
+/* The program a signal should stop as well (0: none). */
+void out_set_child(pid_t pid);
+
+/* Figures (cli/gnuplot.c).  gp_quote writes path into dst as a gnuplot
+ * single-quoted string that gnuplot reads as a plain file name (never a
+ * pipe, a command or a macro); -1 with the reason in why when it cannot. */
+int gp_quote(const char *path, char *dst, size_t n, char *why, size_t nwhy);
+/* Whether gnuplot is on PATH (no shell asked). */
+int gnuplot_found(void);
+/* Runs plots/SCRIPT with gnuplot (started directly, with an argument
+ * vector) and `-e "outfile=...; VARS"`, the figure read back through a
+ * pipe; the figure must be whole (the format's header and trailer) and
+ * gnuplot silent on stderr (a warning is a failure).  Only then is it
+ * written to out atomically; otherwise out is untouched.  Prints "wrote
+ * OUT", or the error; 0 or -1. */
 int gnuplot_render(const char *vars, const char *script, const char *out);
 
 /* One CSV row (libcsv quoting where needed); 0 or -1 on a write error. */
@@ -113,10 +142,11 @@ int csv_write_row(FILE *fp, int n, const char *const *cells);
 
 /* The rows written so far (sweep, merge): a row a system cannot tell from
  * an earlier one (the same cells: an override it cannot apply leaves its
- * column empty) is written once. */
+ * column empty) is written once.  It keeps each row's 128-bit fingerprint,
+ * 32 bytes a row at most, not the row. */
 struct rowset {
-	char **slot;
-	size_t *len, cap, n;
+	unsigned long long (*slot)[2];
+	size_t cap, n;
 };
 /* 1: row (len bytes) is new and now kept; 0: written before; -1: out of
  * memory. */

@@ -129,12 +129,16 @@ static int draw(const char *dir, const struct bench_data *d)
 	}
 	if (write_text_atomic(dat, text) != 0)
 		return -1;
-	if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+	if (!gnuplot_found()) {
 		die_msg("gnuplot not found; skipped %s (sudo apt-get install gnuplot-nox)", png);
 		return 0;
 	}
-	snprintf(cmd, sizeof cmd, "peak=%.6g; bw=%.6g; datafile='%s';", d->roof.peak, d->roof.bw,
-		 dat);
+	char q[2500], why[300];
+	if (gp_quote(dat, q, sizeof q, why, sizeof why) != 0) {
+		die_msg("%s", why);
+		return -1;
+	}
+	snprintf(cmd, sizeof cmd, "peak=%.6g; bw=%.6g; datafile=%s;", d->roof.peak, d->roof.bw, q);
 	return gnuplot_render(cmd, "roofline.gp", png);
 }
 

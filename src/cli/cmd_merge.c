@@ -1,35 +1,49 @@
 /* cmd_merge.c: `karat merge SHARD.csv...`: joins the CSVs of `karat sweep
  * --shard K/N` into exactly the output of the unsharded sweep.  A shard
  * file's first column, `point`, is each row's index in the whole sweep;
- * the merge checks that every file has the same header and that the
- * indices cover 0 .. n-1 once each, then writes the rows in point order
- * without that column, quoted as the sweep quotes them, and a row equal
- * to an earlier one once (as the unsharded sweep does).  Files are parsed
- * with libcsv; errors name the file and the row. */
+ * the merge checks that every file has the same header, that each file's
+ * points rise, and that together they cover 0 .. n-1 once each, then
+ * writes the rows in point order without that column, quoted as the sweep
+ * quotes them, and a row equal to an earlier one once (as the unsharded
+ * sweep does).
+ *
+ * It streams: the files are read in chunks through libcsv and merged by
+ * their next point (a heap), twice: once to check everything, once to
+ * write, so nothing is written unless the whole set is right, and memory
+ * holds a few rows per file whatever their size.  As the trace reader
+ * does, a UTF-8 byte order mark at a file's start is skipped and a NUL
+ * byte is refused; errors name the file and the line. */
 #include <csv.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "karat.h"
 
-#define MERGE_MAX_BYTES (1LL << 30) /* a shard file, as a trace */
-
 struct mrow {
 	char **f;
 	int n;
+	long line; /* the file's line the record starts on */
 };
 
 struct reader {
 	const char *path;
-	long line;             /* the record being read, 1 = the header */
-	struct mrow cur;
+	int fd;
+	struct csv_parser p;
+	int started, eof;
+	long line;             /* physical lines seen so far, + 1 */
+	long rec_line;         /* where the record being parsed starts */
+	struct mrow cur;       /* the record being parsed */
 	struct mrow head;      /* this file's header */
-	struct mrow *rows;     /* data rows of this file */
-	long nrows, cap;
+	struct mrow q[64];     /* parsed records not yet taken */
+	int qh, qn;
+	long last;             /* the last point taken, or -1 */
 	int failed;
 	char msg[KERR_MSG];
+	long fail_line;
 };
 
 static void free_row(struct mrow *r)
@@ -38,6 +52,14 @@ static void free_row(struct mrow *r)
 		free(r->f[i]);
 	free(r->f);
 	r->f = NULL, r->n = 0;
+}
+
+static void fail(struct reader *rd, long line, const char *msg)
+{
+	if (!rd->failed) {
+		rd->failed = 1, rd->fail_line = line;
+		snprintf(rd->msg, sizeof rd->msg, "%s", msg);
+	}
 }
 
 static void on_field(void *s, size_t len, void *data)
@@ -51,8 +73,7 @@ static void on_field(void *s, size_t len, void *data)
 		free(v);
 		if (f)
 			rd->cur.f = f;
-		rd->failed = 1;
-		snprintf(rd->msg, sizeof rd->msg, "out of memory");
+		fail(rd, rd->rec_line, "out of memory");
 		return;
 	}
 	memcpy(v, s, len);
@@ -65,58 +86,106 @@ static void on_row(int c, void *data)
 {
 	struct reader *rd = data;
 	(void)c;
-	if (rd->failed) {
+	rd->cur.line = rd->rec_line;
+	if (rd->failed || rd->qn == (int)(sizeof rd->q / sizeof *rd->q)) {
+		if (!rd->failed)
+			fail(rd, rd->rec_line, "too many records in one read");
 		free_row(&rd->cur);
 		return;
 	}
-	if (rd->line == 1) {
+	if (!rd->head.f)
 		rd->head = rd->cur;
-	} else {
-		if (rd->nrows == rd->cap) {
-			long cap = rd->cap ? 2 * rd->cap : 256;
-			struct mrow *r = realloc(rd->rows, sizeof *r * (size_t)cap);
-			if (!r) {
-				free_row(&rd->cur);
-				rd->failed = 1;
-				snprintf(rd->msg, sizeof rd->msg, "out of memory");
-				return;
-			}
-			rd->rows = r, rd->cap = cap;
-		}
-		rd->rows[rd->nrows++] = rd->cur;
-	}
+	else
+		rd->q[(rd->qh + rd->qn++) % 64] = rd->cur;
 	rd->cur = (struct mrow){0};
-	rd->line++;
+	rd->rec_line = rd->line + 1; /* the record ended on this line's newline */
 }
 
-/* Reads one shard file into rd; 0, or -1 with the reason printed. */
-static int read_shard(struct reader *rd)
+/* Parses the next chunk of the file: 0, or -1 (rd->failed says why). */
+static int feed(struct reader *rd)
 {
-	char *buf;
-	size_t len;
+	char buf[16384];
+	ssize_t r;
+	while ((r = read(rd->fd, buf, sizeof buf)) < 0 && errno == EINTR)
+		;
+	if (r < 0) {
+		fail(rd, rd->line, strerror(errno));
+		return -1;
+	}
+	if (r == 0) {
+		rd->eof = 1;
+		if (csv_fini(&rd->p, on_field, on_row, rd) != 0)
+			fail(rd, rd->rec_line, csv_strerror(csv_error(&rd->p)));
+		return rd->failed ? -1 : 0;
+	}
+	size_t off = 0, n = (size_t)r;
+	if (!rd->started) {
+		rd->started = 1;
+		if (n >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
+			off = 3; /* a UTF-8 byte order mark: skipped, as in a trace */
+	}
+	const char *nul = memchr(buf + off, '\0', n - off);
+	size_t upto = nul ? (size_t)(nul - buf) : n;
+	/* parse line by line, so that each record knows its first line */
+	while (off < upto && !rd->failed) {
+		const char *nl = memchr(buf + off, '\n', upto - off);
+		size_t end = nl ? (size_t)(nl - buf) + 1 : upto;
+		if (csv_parse(&rd->p, buf + off, end - off, on_field, on_row, rd) != end - off)
+			fail(rd, rd->rec_line, csv_strerror(csv_error(&rd->p)));
+		rd->line += nl != NULL;
+		off = end;
+	}
+	if (nul && !rd->failed)
+		fail(rd, rd->line, "a NUL byte: binary data, not a shard CSV");
+	return rd->failed ? -1 : 0;
+}
+
+/* The reader's next record (NULL at the end or on failure). */
+static struct mrow *peek(struct reader *rd)
+{
+	while (rd->qn == 0 && !rd->eof && !rd->failed)
+		feed(rd);
+	return rd->qn && !rd->failed ? &rd->q[rd->qh] : NULL;
+}
+
+static void take(struct reader *rd)
+{
+	free_row(&rd->q[rd->qh]);
+	rd->qh = (rd->qh + 1) % 64, rd->qn--;
+}
+
+static void reader_close(struct reader *rd)
+{
+	if (rd->fd >= 0) {
+		csv_free(&rd->p);
+		close(rd->fd);
+	}
+	rd->fd = -1;
+	free_row(&rd->cur);
+	while (rd->qn)
+		take(rd);
+	free_row(&rd->head);
+}
+
+/* Opens the file and reads its header: 0, or -1 (printed). */
+static int reader_open(struct reader *rd)
+{
 	struct kerr err;
-	if (file_read_all(rd->path, MERGE_MAX_BYTES, "shard file", "", &buf, &len, &err) != 0)
+	struct stat st;
+	rd->fd = file_open_regular(rd->path, "shard file", " (a shard is a CSV file)", &st, &err);
+	rd->started = 0, rd->eof = 0, rd->line = rd->rec_line = 1, rd->last = -1;
+	if (rd->fd < 0)
 		return die_msg("%s", err.msg), -1;
-	struct csv_parser p;
-	if (csv_init(&p, CSV_APPEND_NULL | CSV_STRICT | CSV_STRICT_FINI) != 0) {
-		free(buf);
+	if (csv_init(&rd->p, CSV_APPEND_NULL | CSV_STRICT | CSV_STRICT_FINI) != 0) {
+		close(rd->fd);
+		rd->fd = -1;
 		return die_msg("out of memory for the CSV parser"), -1;
 	}
-	rd->line = 1;
-	if (csv_parse(&p, buf, len, on_field, on_row, rd) != len && !rd->failed) {
-		rd->failed = 1;
-		snprintf(rd->msg, sizeof rd->msg, "%s", csv_strerror(csv_error(&p)));
-	}
-	if (!rd->failed && csv_fini(&p, on_field, on_row, rd) != 0) {
-		rd->failed = 1;
-		snprintf(rd->msg, sizeof rd->msg, "%s", csv_strerror(csv_error(&p)));
-	}
-	csv_free(&p);
-	free(buf);
-	free_row(&rd->cur);
+	while (!rd->head.f && !rd->eof && !rd->failed)
+		feed(rd);
 	if (rd->failed)
-		return die_msg("%s:%ld: %s", rd->path, rd->line, rd->msg), -1;
-	if (rd->head.n < 2 || strcmp(rd->head.f[0], "point") != 0)
+		return die_msg("%s:%ld: %s", rd->path, rd->fail_line, rd->msg), -1;
+	if (!rd->head.f || rd->head.n < 2 || strcmp(rd->head.f[0], "point") != 0)
 		return die_msg("%s:1: not a shard file: its first column is not 'point' (write "
 			       "shards with karat sweep --shard K/N)", rd->path), -1;
 	return 0;
@@ -146,15 +215,116 @@ static long point_index(const char *s)
 	return v;
 }
 
-static void free_readers(struct reader *rd, int n)
+/* The heap of readers by their next point. */
+struct heap {
+	int *r;
+	long *key;
+	int n;
+};
+
+static void heap_push(struct heap *h, int r, long key)
 {
-	for (int i = 0; i < n; i++) {
-		free_row(&rd[i].head);
-		for (long r = 0; r < rd[i].nrows; r++)
-			free_row(&rd[i].rows[r]);
-		free(rd[i].rows);
+	int i = h->n++;
+	while (i > 0 && h->key[(i - 1) / 2] > key) {
+		h->r[i] = h->r[(i - 1) / 2], h->key[i] = h->key[(i - 1) / 2];
+		i = (i - 1) / 2;
 	}
-	free(rd);
+	h->r[i] = r, h->key[i] = key;
+}
+
+static void heap_pop(struct heap *h)
+{
+	int r = h->r[--h->n];
+	long key = h->key[h->n];
+	int i = 0;
+	for (;;) {
+		int c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && h->key[c + 1] < h->key[c])
+			c++;
+		if (h->key[c] >= key)
+			break;
+		h->r[i] = h->r[c], h->key[i] = h->key[c];
+		i = c;
+	}
+	h->r[i] = r, h->key[i] = key;
+}
+
+/* The reader's next point into the heap: 0, or -1 (printed). */
+static int next_point(struct reader *rd, int i, struct heap *h, int ncols)
+{
+	struct mrow *row = peek(rd);
+	if (!row) {
+		if (rd->failed)
+			return die_msg("%s:%ld: %s", rd->path, rd->fail_line, rd->msg), -1;
+		return 0;
+	}
+	long idx = row->n == ncols ? point_index(row->f[0]) : -1;
+	if (idx < 0)
+		return die_msg("%s:%ld: not a shard row (its point is not a whole number, or a "
+			       "column is missing)", rd->path, row->line), -1;
+	if (idx <= rd->last)
+		return die_msg("%s:%ld: point %ld after point %ld: a shard's points rise",
+			       rd->path, row->line, idx, rd->last), -1;
+	rd->last = idx;
+	heap_push(h, i, idx);
+	return 0;
+}
+
+/* One pass over the files: checks them, and writes the merge to fp when
+ * fp is not NULL.  *total: the points.  0, or 1 (printed). */
+static int merge_pass(struct reader *rd, int n, FILE *fp, long *total)
+{
+	struct heap h = {malloc(sizeof *h.r * (size_t)n), malloc(sizeof *h.key * (size_t)n), 0};
+	int rc = !h.r || !h.key ? (die_msg("out of memory"), 1) : 0;
+	for (int i = 0; i < n && !rc; i++) {
+		rc = reader_open(&rd[i]) != 0;
+		if (!rc && i && !same_header(&rd[i].head, &rd[0].head))
+			rc = (die_msg("%s:1: its header differs from %s's (shards of one sweep share "
+				      "it)", rd[i].path, rd[0].path), 1);
+	}
+	int ncols = rc ? 0 : rd[0].head.n;
+	for (int i = 0; i < n && !rc; i++)
+		rc = next_point(&rd[i], i, &h, ncols) != 0;
+	if (!rc && fp)
+		rc = csv_write_row(fp, ncols - 1, (const char *const *)rd[0].head.f + 1) != 0;
+	static struct rowset seen; /* the rows the unsharded sweep drops */
+	long want = 0;
+	while (!rc && h.n > 0) {
+		int i = h.r[0];
+		long idx = h.key[0];
+		struct mrow *row = &rd[i].q[rd[i].qh];
+		if (idx != want) {
+			if (idx < want)
+				die_msg("%s:%ld: point %ld is in two shards", rd[i].path, row->line, idx);
+			else
+				die_msg("%s:%ld: point %ld comes before point %ld in no file: a shard is "
+					"missing", rd[i].path, row->line, want, idx);
+			rc = 1;
+			break;
+		}
+		if (fp) {
+			struct rowbuf rb;
+			FILE *f1 = rowbuf_open(&rb);
+			rc = rowbuf_emit(&rb, f1 && csv_write_row(f1, row->n - 1,
+								  (const char *const *)row->f + 1) == 0,
+					 &seen, fp) < 0;
+			if (rc)
+				die_msg("write error or out of memory writing the merge");
+		}
+		want++;
+		heap_pop(&h);
+		take(&rd[i]);
+		if (!rc)
+			rc = next_point(&rd[i], i, &h, ncols) != 0;
+	}
+	rowset_free(&seen);
+	for (int i = 0; i < n; i++)
+		reader_close(&rd[i]);
+	free(h.r), free(h.key);
+	*total = want;
+	return rc;
 }
 
 int cmd_merge(const struct args *a)
@@ -163,77 +333,30 @@ int cmd_merge(const struct args *a)
 	const char *output = arg_get(c, a, "output");
 	if (output && strcmp(output, "-") == 0)
 		output = NULL;
-	if (output && out_check(output) != 0)
-		return 1;
 	int n = a->npos;
 	struct reader *rd = calloc((size_t)n, sizeof *rd);
 	if (!rd)
 		return die_msg("out of memory"), 1;
+	for (int i = 0; i < n; i++)
+		rd[i].path = a->pos[i], rd[i].fd = -1;
 	long total = 0;
-	int rc = 0;
-	for (int i = 0; i < n && !rc; i++) {
-		rd[i].path = a->pos[i];
-		rc = read_shard(&rd[i]) != 0;
-		if (!rc && i && !same_header(&rd[i].head, &rd[0].head)) {
-			die_msg("%s:1: its header differs from %s's (shards of one sweep share it)",
-				rd[i].path, rd[0].path);
-			rc = 1;
-		}
-		total += rc ? 0 : rd[i].nrows;
-	}
-	/* every point once: by index, then no gap */
-	const struct mrow **by = rc ? NULL : calloc((size_t)(total ? total : 1), sizeof *by);
-	if (!rc && !by) {
-		die_msg("out of memory");
+	/* check every file first (they are then the command's inputs), then write */
+	int rc = merge_pass(rd, n, NULL, &total);
+	if (!rc && output && out_check(output) != 0)
 		rc = 1;
-	}
-	for (int i = 0; i < n && !rc; i++)
-		for (long r = 0; r < rd[i].nrows && !rc; r++) {
-			const struct mrow *row = &rd[i].rows[r];
-			long idx = row->n == rd[0].head.n ? point_index(row->f[0]) : -1;
-			if (idx < 0 || idx >= total) {
-				die_msg("%s:%ld: %s", rd[i].path, r + 2, idx < 0 ?
-					"not a shard row (its point is not a whole number, or a "
-					"column is missing)" : "point beyond the points the files hold: "
-					"a shard is missing");
-				rc = 1;
-			} else if (by[idx]) {
-				die_msg("%s:%ld: point %ld is in two shards", rd[i].path, r + 2, idx);
-				rc = 1;
-			} else {
-				by[idx] = row;
-			}
-		}
-	char *text = NULL;
-	size_t len = 0;
-	FILE *fp = rc ? NULL : open_memstream(&text, &len);
-	if (!rc && !fp) {
-		die_msg("out of memory");
+	struct outfile o;
+	if (!rc && (output ? out_open(&o, output) : out_open(&o, "-")) != 0)
 		rc = 1;
-	}
 	if (!rc) {
-		rc = csv_write_row(fp, rd[0].head.n - 1, (const char *const *)rd[0].head.f + 1) != 0;
-		static struct rowset seen; /* the rows the unsharded sweep drops */
-		for (long i = 0; i < total && !rc; i++) {
-			struct rowbuf rb;
-			FILE *f1 = rowbuf_open(&rb);
-			rc = rowbuf_emit(&rb, f1 && csv_write_row(f1, by[i]->n - 1,
-								  (const char *const *)by[i]->f + 1) == 0,
-					 &seen, fp) < 0;
-		}
-		rowset_free(&seen);
-		if (fclose(fp) != 0 || rc) {
-			die_msg("out of memory writing the merge");
-			rc = 1;
-		}
+		rc = merge_pass(rd, n, o.fp, &total);
+		if (rc)
+			out_abort(&o);
+		else
+			rc = out_close(&o, 0) != 0;
 	}
-	if (!rc)
-		rc = output ? write_text_atomic(output, text) != 0 : fputs(text, stdout) < 0;
 	if (!rc && output)
 		fprintf(stderr, "karat merge: %ld points from %d shard%s -> %s\n", total, n,
 			n == 1 ? "" : "s", output);
-	free(text);
-	free(by);
-	free_readers(rd, n);
+	free(rd);
 	return rc ? 1 : 0;
 }

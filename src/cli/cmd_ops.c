@@ -10,8 +10,10 @@
  * applies the kinds whose target is given, so model overrides land before
  * the algorithm is parsed.  Returns 0, 1 (bad value) or 2 (usage). */
 static int apply_sets(const struct args *a, struct kmodel *m, struct sparse_cfg *sp,
-		      struct kdevice *d, struct klink *l, struct kerr *err)
+		      struct kdevice *d, struct klink *l, const char *name, struct kerr *err)
 {
+	static struct override ov[MAX_MANY];
+	int which[MAX_MANY], n = 0;
 	for (int i = 0; i < a->nmany; i++) {
 		struct override o;
 		if (override_parse(a->many[i], &o, err) != 0)
@@ -31,7 +33,14 @@ static int apply_sets(const struct args *a, struct kmodel *m, struct sparse_cfg 
 		int rc = override_apply(&o, obj, err);
 		if (rc)
 			return cli_set_error(err), rc == -2 ? 2 : 1;
+		if (o.part == OV_MODEL || o.part == OV_HW)
+			ov[i] = o, which[n++] = i;
 	}
+	/* the model or device checked again as its file is, with the overrides */
+	int blamed;
+	if ((m || d) && override_recheck(m ? ZOO_MODEL : ZOO_DEVICE, name, m ? (void *)m : d, ov,
+					 which, n, &blamed, err) != 0)
+		return cli_set_error(err), 1;
 	return 0;
 }
 
@@ -64,7 +73,7 @@ int cmd_ops(const struct args *a)
 	if (rc)
 		return rc;
 	struct kerr err;
-	if ((rc = apply_sets(a, &m, NULL, NULL, NULL, &err)) != 0) /* model sections */
+	if ((rc = apply_sets(a, &m, NULL, NULL, NULL, model, &err)) != 0) /* model sections */
 		return rc == 2 ? usage_error(c, "%s", err.msg) : (die_msg("%s", err.msg), 1);
 	o.b.mtp = m.mtp_draft;
 	if (arg_get(c, a, "mtp") &&
@@ -75,7 +84,7 @@ int cmd_ops(const struct args *a)
 	const char *algo = arg_get(c, a, "algo");
 	if (algo && sparse_parse_spec(algo, &m.sp, &sp, &err) != 0)
 		return cli_prefix(&err, "--algo: ", ""), usage_error(c, "%s", err.msg);
-	if ((rc = apply_sets(a, NULL, &sp, NULL, NULL, &err)) != 0) /* sparse.* */
+	if ((rc = apply_sets(a, NULL, &sp, NULL, NULL, NULL, &err)) != 0) /* sparse.* */
 		return rc == 2 ? usage_error(c, "%s", err.msg) : (die_msg("%s", err.msg), 1);
 	if ((rc = attn_applicable(&m, &sp, arg_get(c, a, "force") != NULL, &err)) != 0) {
 		cli_prefix(&err, "", rc == -2 ? " (--force costs it anyway)" : "");
@@ -93,7 +102,7 @@ int cmd_ops(const struct args *a)
 		memcpy(d.eff_m, cal.eff_m, sizeof d.eff_m);
 		d.overhead = cal.overhead;
 	}
-	if ((rc = apply_sets(a, NULL, NULL, &d, &l, &err)) != 0) /* hw.*, link.*: last */
+	if ((rc = apply_sets(a, NULL, NULL, &d, &l, hw, &err)) != 0) /* hw.*, link.*: last */
 		return rc == 2 ? usage_error(c, "%s", err.msg) : (die_msg("%s", err.msg), 1);
 	o.b.pad_topk = d.kind == DEV_GPU && d.fixed_topk > 0;
 	char dev_label[64], link_label[64];

@@ -123,7 +123,7 @@ static int check_csv(const struct figure *f, const char *path)
  * warning is a failure, the old figure is kept). */
 static int render(const struct figure *f, const char *dir, const char *fmt)
 {
-	char csv[1200], csv2[1200] = "", out[1200], vars[4000];
+	char csv[1200], csv2[1200] = "", out[1200], vars[6000];
 	snprintf(csv, sizeof csv, "%s/%s", dir, f->csv);
 	if (check_csv(f, csv) != 0)
 		return 1;
@@ -133,8 +133,14 @@ static int render(const struct figure *f, const char *dir, const char *fmt)
 			return 1;
 	}
 	snprintf(out, sizeof out, "%s/%s.%s", dir, f->name, fmt);
-	snprintf(vars, sizeof vars, "datafile='%s'; %s%s%s format='%s'; %s", csv,
-		 f->csv2 ? "datafile2='" : "", f->csv2 ? csv2 : "", f->csv2 ? "';" : "", fmt, f->vars);
+	char q1[2500], q2[2500] = "", why[300];
+	if (gp_quote(csv, q1, sizeof q1, why, sizeof why) != 0 ||
+	    (f->csv2 && gp_quote(csv2, q2, sizeof q2, why, sizeof why) != 0)) {
+		die_msg("%s", why);
+		return 1;
+	}
+	snprintf(vars, sizeof vars, "datafile=%s; %s%s%s format='%s'; %s", q1,
+		 f->csv2 ? "datafile2=" : "", q2, f->csv2 ? ";" : "", fmt, f->vars);
 	return gnuplot_render(vars, f->script, out) != 0;
 }
 
@@ -170,7 +176,7 @@ int cmd_plot(const struct args *a)
 		}
 		want[k] = 1;
 	}
-	if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+	if (!gnuplot_found()) {
 		die_msg("gnuplot not found (apt-get install gnuplot-nox)");
 		return 1;
 	}

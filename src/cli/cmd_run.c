@@ -280,16 +280,21 @@ static void row(struct out *o, const struct study_def *sd, const struct rpt *p,
 	table_add(&o->shown, shown);
 }
 
-static void plot(const char *dir, const char *name, const char *csv)
+/* The study's figure: 0, or 1 when gnuplot failed (said why). */
+static int plot(const char *dir, const char *name, const char *csv)
 {
-	char png[1200], vars[1300];
+	char png[1200], vars[2600], q[2500], why[300];
 	snprintf(png, sizeof png, "%s/%s.png", dir, name);
-	if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+	if (!gnuplot_found()) {
 		printf("gnuplot not found: skipped %s (apt-get install gnuplot-nox)\n", png);
-		return;
+		return 0;
 	}
-	snprintf(vars, sizeof vars, "datafile='%s';", csv);
-	gnuplot_render(vars, "headline.gp", png); /* prints what it did */
+	if (gp_quote(csv, q, sizeof q, why, sizeof why) != 0) {
+		die_msg("%s", why);
+		return 1;
+	}
+	snprintf(vars, sizeof vars, "datafile=%s;", q);
+	return gnuplot_render(vars, "headline.gp", png) != 0; /* prints what it did */
 }
 
 /* Says how many points each --set reached (it may name a device, ROLE[NAME],
@@ -442,7 +447,7 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 	}
 	if (!rc) {
 		printf("wrote %s and %s\n", path, spath);
-		plot(dir, sd->name, spath);
+		rc = plot(dir, sd->name, spath);
 		printf("\n");
 	}
 	free(best), free(iso), free(lay.start), free(g.pt), free(extra.pt);

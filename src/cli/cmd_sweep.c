@@ -345,6 +345,39 @@ static int write_row(FILE *fp, const struct sweep *sw, long idx, const char *row
 	return csv_write_row(fp, n, cells);
 }
 
+/* Where the rows go: the output, in point order. */
+struct sink {
+	const struct sweep *sw;
+	struct outfile *o;
+	int shard;
+	long dropped;
+	int failed;          /* errno of a write that failed */
+	struct rowset seen;  /* the rows written (not in a shard) */
+};
+
+static int sink_row(void *ctx, long local, const char *row, unsigned long long applied)
+{
+	struct sink *sk = ctx;
+	const struct sweep *sw = sk->sw;
+	long idx = global_point(sw, local);
+	int rc;
+	errno = 0;
+	if (sk->shard) { /* every point, for the merge (which drops the same rows) */
+		rc = fprintf(sk->o->fp, "%ld,", idx) < 0 ||
+		     write_row(sk->o->fp, sw, idx, row, applied) != 0;
+	} else {
+		struct rowbuf rb;
+		FILE *f1 = rowbuf_open(&rb);
+		int put = rowbuf_emit(&rb, f1 && write_row(f1, sw, idx, row, applied) == 0,
+				      &sk->seen, sk->o->fp);
+		rc = put < 0;
+		sk->dropped += put == 0;
+	}
+	if (rc)
+		sk->failed = errno ? errno : EIO;
+	return rc ? -1 : 0;
+}
+
 /* Creates the output's folder when it is missing and its parent exists
  * (results/ beside a sweep file, say). */
 static int make_parent(const char *path)
@@ -502,51 +535,54 @@ int cmd_sweep(const struct args *a)
 		printf("; output %s\n", output ? output : "standard output");
 		return 0;
 	}
+	struct outfile o;
+	if (out_open(&o, output ? output : "-") != 0)
+		return 1;
+	struct sink sk = {&sw, &o, shard != NULL, 0, 0, {0}};
+	if (write_head(o.fp, &sw, shard != NULL) != 0) {
+		out_abort(&o);
+		die_msg("%s: write error", output ? output : "standard output");
+		return 1;
+	}
+	/* every row goes to the output as soon as the points before it are
+	 * done; a point that fails gets a row that says why, and the rest go
+	 * on */
 	static struct pool pl;
 	pl = (struct pool){.make = point_spec_of, .ctx = &sw, .total = mine,
-			   .progress = isatty(2), .what = sw.path};
+			   .progress = isatty(2), .what = sw.path, .keep_going = 1,
+			   .sink = sink_row, .sctx = &sk};
 	int rc = pool_run(&pl, (int)jobs);
-	if (rc) {
-		die_msg("%s", pl.err.msg);
-		rc = rc == 2 ? EXIT_USAGE : 1;
-	} else {
-		/* header and rows, in point order, written at once */
-		char *text = NULL;
-		size_t len = 0;
-		FILE *fp = open_memstream(&text, &len);
-		rc = !fp || write_head(fp, &sw, shard != NULL) != 0;
-		long dropped = 0;
-		static struct rowset seen;
-		for (long i = 0; i < mine && !rc; i++) {
-			if (shard) { /* every point, for the merge (which drops the same rows) */
-				rc = fprintf(fp, "%ld,", global_point(&sw, i)) < 0 ||
-				     write_row(fp, &sw, global_point(&sw, i), pl.rows[i], pl.applied[i]) != 0;
-				continue;
-			}
-			struct rowbuf rb;
-			FILE *f1 = rowbuf_open(&rb);
-			int put = rowbuf_emit(&rb, f1 && write_row(f1, &sw, i, pl.rows[i],
-								   pl.applied[i]) == 0, &seen, fp);
-			rc = put < 0;
-			dropped += put == 0;
-		}
-		rowset_free(&seen);
-		if (fp && fclose(fp) != 0)
-			rc = 1;
-		if (rc)
-			die_msg("out of memory writing the sweep");
-		else if (output)
-			rc = write_text_atomic(output, text) != 0;
+	rowset_free(&sk.seen);
+	if (rc < 0) {
+		out_abort(&o);
+		if (!sk.failed)
+			die_msg("%s", pl.err.msg);
 		else
-			rc = fputs(text, stdout) < 0;
-		if (!rc && output && dropped)
-			fprintf(stderr, "karat sweep: %ld points, %ld rows -> %s (%ld a system could not "
-				"tell from an earlier one written once)\n", mine, mine - dropped, output,
-				dropped);
-		else if (!rc && output)
-			fprintf(stderr, "karat sweep: %ld points -> %s\n", mine, output);
-		free(text);
-		rc = rc ? 1 : 0;
+			die_msg("%s: write failed: %s", output ? output : "standard output",
+				strerror(sk.failed));
+		pool_free(&pl);
+		return 1;
+	}
+	if (out_close(&o, 0) != 0) {
+		pool_free(&pl);
+		return 1;
+	}
+	if (output && sk.dropped)
+		fprintf(stderr, "karat sweep: %ld points, %ld rows -> %s (%ld a system could not "
+			"tell from an earlier one written once)\n", mine, mine - sk.dropped, output,
+			sk.dropped);
+	else if (output)
+		fprintf(stderr, "karat sweep: %ld points -> %s\n", mine, output);
+	if (pl.nfailed) {
+		long first = global_point(&sw, pl.err_idx);
+		char msg[KERR_MSG];
+		const char *m = strstr(pl.err.msg, ": point ");
+		m = m ? strchr(m + 8, ':') : NULL;
+		snprintf(msg, sizeof msg, "%s", m ? m + 2 : pl.err.msg);
+		die_msg("%s:%d: point %ld: %s (%ld of %ld points failed; each has a row with "
+			"feasible false and its error as the reason)", sw.path,
+			blame_line(&sw, first, msg), first + 1, msg, pl.nfailed, mine);
+		rc = 1;
 	}
 	pool_free(&pl);
 	return rc;

@@ -42,16 +42,21 @@ static void cell_num(char *c, double v)
 		snprintf(c, OUT_CELL, "%.6g", v);
 }
 
-static void plot(const char *dir, const char *csv)
+/* The figure: 0, or 1 when gnuplot failed (said why). */
+static int plot(const char *dir, const char *csv)
 {
-	char png[1200], cmd[4000];
+	char png[1200], cmd[2600], q[2500], why[300];
 	snprintf(png, sizeof png, "%s/validation.png", dir);
-	if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+	if (!gnuplot_found()) {
 		printf("gnuplot not found: skipped %s (apt-get install gnuplot-nox)\n", png);
-		return;
+		return 0;
 	}
-	snprintf(cmd, sizeof cmd, "datafile='%s';", csv);
-	gnuplot_render(cmd, "validation.gp", png); /* prints what it did */
+	if (gp_quote(csv, q, sizeof q, why, sizeof why) != 0) {
+		die_msg("%s", why);
+		return 1;
+	}
+	snprintf(cmd, sizeof cmd, "datafile=%s;", q);
+	return gnuplot_render(cmd, "validation.gp", png) != 0; /* prints what it did */
 }
 
 static int report(const struct command *c, const struct args *a, struct vtable *t, int nt)
@@ -141,7 +146,7 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 			rc = 1;
 		} else {
 			printf("wrote %s\n", path);
-			plot(dir, path);
+			rc = plot(dir, path);
 		}
 	}
 	table_free(&csv);

@@ -251,3 +251,18 @@ void point_cells(const struct loaded *ld, const struct result *r,
 	CELL("%s", r->fluid ? "fluid" : "per-request"); /* how the samples were drawn */
 #undef CELL
 }
+
+void point_fail_cells(const struct point_spec *ps, const char *msg,
+		      char cells[][OUT_CELL], const char **out)
+{
+	const char *given[] = {ps->model, ps->algo, ps->system, ps->workload, ps->schedule,
+			       ps->mb, ps->batch};
+	for (int i = 0; i < point_ncols; i++) {
+		cells[i][0] = '\0';
+		out[i] = cells[i];
+	}
+	for (int i = 0; i < 7; i++)
+		snprintf(cells[i], OUT_CELL, "%s", given[i] ? given[i] : "");
+	snprintf(cells[13], OUT_CELL, "false");
+	snprintf(cells[14], OUT_CELL, "%s", msg);
+}

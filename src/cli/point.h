@@ -46,4 +46,9 @@ extern const int point_ncols;
 void point_cells(const struct loaded *ld, const struct result *r,
 		 char cells[][OUT_CELL], const char **out);
 
+/* The row of a point that could not be evaluated: its names as the spec
+ * gives them, feasible false and msg as the reason, the rest empty. */
+void point_fail_cells(const struct point_spec *ps, const char *msg,
+		      char cells[][OUT_CELL], const char **out);
+
 #endif

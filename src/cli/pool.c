@@ -40,6 +40,17 @@ static int eval_point(struct pool *pl, long idx, char **row, struct result *out,
 			rc = 1;
 		}
 	}
+	if (rc && pl->keep_going) { /* a row that says why */
+		char cells[OUT_MAX_COLS][OUT_CELL];
+		const char *c[OUT_MAX_COLS];
+		point_fail_cells(&ps, err->msg, cells, c);
+		size_t len = 0;
+		FILE *fp = open_memstream(row, &len);
+		if (!fp || csv_write_row(fp, point_ncols, c) != 0 || fclose(fp) != 0) {
+			free(*row);
+			*row = NULL;
+		}
+	}
 	if (rc) {
 		char msg[KERR_MSG];
 		snprintf(msg, sizeof msg, "%s", err->msg);
@@ -63,12 +74,29 @@ static void progress(const struct pool *pl)
 		fputs("               ", stderr);
 }
 
+/* Hands the finished rows at the front to the sink, in index order
+ * (called locked). */
+static void drain(struct pool *pl)
+{
+	while (pl->next_sink < pl->total && pl->ready[pl->next_sink] && !pl->sink_failed) {
+		long i = pl->next_sink++;
+		if (!pl->rows[i] || pl->sink(pl->sctx, i, pl->rows[i], pl->applied[i]) != 0) {
+			if (!pl->rows[i]) /* out of memory for a failed point's row */
+				kerr_set(&pl->err, 0, 0, "%s: point %ld: out of memory", pl->what, i + 1);
+			pl->sink_failed = 1;
+		}
+		free(pl->rows[i]);
+		pl->rows[i] = NULL;
+	}
+}
+
 static void *worker(void *arg)
 {
 	struct pool *pl = arg;
 	for (;;) {
 		pthread_mutex_lock(&pl->lock);
-		long k = pl->err_idx >= 0 ? pl->total : pl->next++;
+		long k = (pl->err_idx >= 0 && !pl->keep_going) || pl->sink_failed ? pl->total
+										    : pl->next++;
 		pthread_mutex_unlock(&pl->lock);
 		if (k >= pl->total)
 			return NULL;
@@ -81,11 +109,17 @@ static void *worker(void *arg)
 		int rc = eval_point(pl, idx, &row, &r, &applied, &err);
 		pthread_mutex_lock(&pl->lock);
 		pl->rows[idx] = row;
-		pl->res[idx] = r;
+		if (pl->res)
+			pl->res[idx] = r;
 		pl->applied[idx] = applied;
 		if (rc && (pl->err_idx < 0 || idx < pl->err_idx))
 			pl->err_idx = idx, pl->err_rc = rc, pl->err = err;
+		pl->nfailed += rc != 0;
 		pl->done++;
+		if (pl->sink) {
+			pl->ready[idx] = 1;
+			drain(pl);
+		}
 		if (pl->progress)
 			progress(pl);
 		pthread_mutex_unlock(&pl->lock);
@@ -94,13 +128,16 @@ static void *worker(void *arg)
 
 int pool_run(struct pool *p, int threads)
 {
-	p->rows = calloc((size_t)p->total, sizeof *p->rows);
-	p->res = calloc((size_t)p->total, sizeof *p->res);
-	p->applied = calloc((size_t)p->total, sizeof *p->applied);
+	size_t n = (size_t)(p->total ? p->total : 1);
+	p->rows = calloc(n, sizeof *p->rows);
+	p->res = p->sink ? NULL : calloc(n, sizeof *p->res);
+	p->ready = p->sink ? calloc(n, 1) : NULL;
+	p->applied = calloc(n, sizeof *p->applied);
 	p->err_idx = -1;
-	p->next = p->done = 0;
+	p->next = p->done = p->next_sink = p->nfailed = 0;
+	p->sink_failed = 0;
 	p->t0 = clock_now();
-	if (!p->rows || !p->res || !p->applied) {
+	if (!p->rows || (!p->sink && !p->res) || (p->sink && !p->ready) || !p->applied) {
 		kerr_set(&p->err, 0, 0, "out of memory for %ld points", p->total);
 		return 1;
 	}
@@ -116,6 +153,8 @@ int pool_run(struct pool *p, int threads)
 	if (p->progress)
 		fputc('\n', stderr);
 	pthread_mutex_destroy(&p->lock);
+	if (p->sink_failed)
+		return -1;
 	return p->err_idx >= 0 ? p->err_rc : 0;
 }
 
@@ -126,6 +165,8 @@ void pool_free(struct pool *p)
 	free(p->rows);
 	free(p->res);
 	free(p->applied);
+	free(p->ready);
+	p->ready = NULL;
 	p->rows = NULL;
 	p->res = NULL;
 	p->applied = NULL;

@@ -23,6 +23,15 @@ struct pool {
 	const char *what;      /* name in messages */
 	const long *order;     /* evaluation order (heaviest first balances the
 				  threads), or NULL; results stay by index */
+	int keep_going;        /* a failing point gets a row (feasible false,
+				  its error as the reason) and the others go on */
+	/* With a sink, each point's row is handed to it in index order as soon
+	 * as every earlier one is done, then freed (rows and res are not
+	 * kept); called under the pool's lock.  0, or -1 to stop (an output
+	 * error, said by the sink). */
+	int (*sink)(void *sctx, long idx, const char *row, unsigned long long applied);
+	void *sctx;
+	long nfailed;          /* points that failed (keep_going) */
 	/* filled by pool_run */
 	char **rows;           /* CSV row per point (malloc'd), or NULL */
 	struct result *res;    /* result per point */
@@ -32,7 +41,9 @@ struct pool {
 	struct kerr err;
 	/* internal */
 	pthread_mutex_t lock;
-	long next, done;
+	long next, done, next_sink;
+	char *ready;           /* per point, with a sink: evaluated */
+	int sink_failed;
 	double t0;             /* start, for the progress line's estimate */
 };
 

@@ -258,3 +258,29 @@ int ini_doc_section_line(const struct ini_doc *d, const char *section)
 			return d->sec[i].line;
 	return 0;
 }
+
+int ini_doc_put(struct ini_doc *d, const char *section, const char *key, const char *value,
+		int line)
+{
+	struct ini_entry *e = NULL;
+	for (int i = 0; i < d->n && !e; i++)
+		if (strcmp(d->e[i].section, section) == 0 && strcmp(d->e[i].key, key) == 0)
+			e = &d->e[i];
+	if (!e) {
+		if (d->n == INI_MAX_ENTRIES)
+			return -1;
+		e = &d->e[d->n++];
+		snprintf(e->section, sizeof e->section, "%s", section);
+		snprintf(e->key, sizeof e->key, "%s", key);
+		e->source[0] = '\0';
+	}
+	snprintf(e->value, sizeof e->value, "%s", value);
+	e->line = line;
+	if (ini_doc_section_line(d, section) == 0) {
+		if (d->nsec == INI_MAX_SECTIONS)
+			return -1;
+		snprintf(d->sec[d->nsec].name, INI_NAME, "%s", section);
+		d->sec[d->nsec++].line = line;
+	}
+	return 0;
+}

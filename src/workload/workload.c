@@ -266,8 +266,8 @@ int workload_parse(const char *name, const char *text, size_t len, struct kworkl
 	return rc;
 }
 
-int workload_set(struct kworkload *w, const char *section, const char *key,
-		 const char *value, struct kerr *err)
+int workload_set_only(struct kworkload *w, const char *section, const char *key,
+		      const char *value, struct kerr *err)
 {
 	if (w->trace[0] && strcmp(section, "workload") != 0)
 		return kerr_set(err, 0, 0, "%s.%s: workload %s draws from a trace; [%s] does "
@@ -283,6 +283,8 @@ int workload_set(struct kworkload *w, const char *section, const char *key,
 		if (d && !strcmp(key, "max"))
 			d->has_max = 1;
 	} else if (d && open_key(section, key)) {
+		if (strcmp(key, "dist") == 0 && d->kind != WD_QUANTILES)
+			d->nq = 0; /* a new table replaces none of the old kind's */
 		if (set_open(d, section, key, value, 0, 0, err) != 0)
 			return -1;
 	} else if (!d && strcmp(section, "workload") != 0) {
@@ -291,13 +293,47 @@ int workload_set(struct kworkload *w, const char *section, const char *key,
 	} else {
 		return kerr_set(err, 0, 0, "unknown key '%s' in [%s]", key, section);
 	}
+	return 0;
+}
+
+int workload_key_applies(struct kworkload *w, const char *section, const char *key,
+			 struct kerr *err)
+{
+	struct wl_dist *d = dist_of(w, section);
 	if (d && !key_applies(d->kind, key))
 		return not_applies(d, section, key, NULL, -1, err);
-	if (strcmp(section, "workload") == 0 &&
-	    (!strcmp(key, "trace") ||
-	     (w->trace[0] && (!strcmp(key, "input_column") || !strcmp(key, "output_column") ||
-			      !strcmp(key, "filter_column") || !strcmp(key, "filter_prefix")))))
+	return 0;
+}
+
+int workload_is_trace_key(const char *section, const char *key)
+{
+	return strcmp(section, "workload") == 0 &&
+	       (!strcmp(key, "trace") || !strcmp(key, "input_column") ||
+		!strcmp(key, "output_column") || !strcmp(key, "filter_column") ||
+		!strcmp(key, "filter_prefix"));
+}
+
+int workload_settle(struct kworkload *w, int retrace, struct kerr *err)
+{
+	if (retrace)
 		return finish(w, NULL, NULL, err); /* (re)read the trace */
+	if (w->trace[0])
+		return 0;
+	if (wl_dist_check(&w->in, "input", NULL, -1, err) != 0 ||
+	    wl_dist_check(&w->out, "output", NULL, -1, err) != 0)
+		return -1;
+	return 0;
+}
+
+int workload_set(struct kworkload *w, const char *section, const char *key,
+		 const char *value, struct kerr *err)
+{
+	if (workload_set_only(w, section, key, value, err) != 0 ||
+	    workload_key_applies(w, section, key, err) != 0)
+		return -1;
+	if (workload_is_trace_key(section, key) && (!strcmp(key, "trace") || w->trace[0]))
+		return finish(w, NULL, NULL, err);
+	struct wl_dist *d = dist_of(w, section);
 	if (!w->trace[0] && d)
 		return wl_dist_check(d, section, NULL, -1, err);
 	return 0;

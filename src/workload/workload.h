@@ -76,6 +76,20 @@ int workload_parse(const char *name, const char *text, size_t len, struct kworkl
 int workload_set(struct kworkload *w, const char *section, const char *key,
 		 const char *value, struct kerr *err);
 
+/* The same in steps, so that several overrides can change a distribution
+ * together (dist = gamma, then shape and scale): workload_set_only sets one
+ * value (checked alone); workload_key_applies says whether the key is one
+ * its distribution's final kind reads; workload_settle checks the whole
+ * workload, re-reading the trace when retrace (a trace key was set).
+ * Each returns 0, or -1 with err. */
+int workload_set_only(struct kworkload *w, const char *section, const char *key,
+		      const char *value, struct kerr *err);
+int workload_key_applies(struct kworkload *w, const char *section, const char *key,
+			 struct kerr *err);
+int workload_settle(struct kworkload *w, int retrace, struct kerr *err);
+/* Whether workload.KEY names the trace or its columns. */
+int workload_is_trace_key(const char *section, const char *key);
+
 /* A fixed-context workload (every request at `context`, no output share). */
 void workload_fixed(struct kworkload *w, double context);
 

@@ -135,6 +135,21 @@ static int apply_stage(const struct design_spec *s, const struct override *ov,
 	return 0;
 }
 
+/* Checks the description of one part again, as its file is checked, when
+ * overrides of that part were applied (zoo/override.h override_recheck). */
+static int recheck(const struct design_spec *s, const struct override *ov,
+		   struct design_parts *dp, enum ov_part part, enum zoo_kind kind,
+		   const char *name, void *obj, struct kerr *err)
+{
+	int which[DESIGN_MAX_SETS], n = 0, blamed;
+	for (int i = 0; i < s->nsets; i++)
+		if (ov[i].part == part && ((dp->applied >> i) & 1))
+			which[n++] = i;
+	if (override_recheck(kind, name, obj, ov, which, n, &blamed, err) != 0)
+		return blame(dp, DI_SET, blamed, -1);
+	return 0;
+}
+
 /* The model, its algorithm and their overrides. */
 static int load_model(const struct design_spec *s, const struct override *ov,
 		      struct design_parts *dp, struct kerr *err)
@@ -142,7 +157,8 @@ static int load_model(const struct design_spec *s, const struct override *ov,
 	int rc = zoo_load_model(s->model, &dp->m, NULL, err);
 	if (rc)
 		return blame(dp, DI_MODEL, 0, rc);
-	if ((rc = apply_stage(s, ov, dp, ST_MODEL, err)) != 0)
+	if ((rc = apply_stage(s, ov, dp, ST_MODEL, err)) != 0 ||
+	    (rc = recheck(s, ov, dp, OV_MODEL, ZOO_MODEL, s->model, &dp->m, err)) != 0)
 		return rc;
 	dp->sp = dp->m.sp;
 	if (s->algo && sparse_parse_spec(s->algo, &dp->m.sp, &dp->sp, err) != 0)
@@ -178,7 +194,12 @@ static int load_system(const struct design_spec *s, const struct override *ov,
 		return blame(dp, DI_PART, 0, rc);
 	if (system_has_port(sy) && (rc = zoo_load_link(sy->gpu_port, &dp->port, NULL, err)) != 0)
 		return blame(dp, DI_PART, 0, rc);
-	return apply_stage(s, ov, dp, ST_PARTS, err);
+	if ((rc = apply_stage(s, ov, dp, ST_PARTS, err)) != 0 ||
+	    (rc = recheck(s, ov, dp, OV_GPU, ZOO_DEVICE, sy->gpu, &dp->gpu, err)) != 0)
+		return rc;
+	if (system_has_memdev(sy))
+		rc = recheck(s, ov, dp, OV_MEMDEV, ZOO_DEVICE, sy->memdev, &dp->mem, err);
+	return rc;
 }
 
 static int load_workload(const struct design_spec *s, const struct override *ov,
@@ -202,7 +223,16 @@ static int load_workload(const struct design_spec *s, const struct override *ov,
 		}
 		workload_fixed(&dp->wl, s->context);
 	}
-	return apply_stage(s, ov, dp, ST_WORKLOAD, err);
+	int rc = apply_stage(s, ov, dp, ST_WORKLOAD, err);
+	if (rc)
+		return rc;
+	int which[DESIGN_MAX_SETS], n = 0, blamed;
+	for (int i = 0; i < s->nsets; i++)
+		if (ov[i].part == OV_WORKLOAD && ((dp->applied >> i) & 1))
+			which[n++] = i;
+	if (override_settle(&dp->wl, ov, which, n, &blamed, err) != 0)
+		return blame(dp, DI_SET, blamed, -1);
+	return 0;
 }
 
 /* The run settings, each given or at its default. */

@@ -2,10 +2,13 @@
 #include "zoo/override.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/suggest.h"
+#include "io/ini_doc.h"
 #include "io/schema.h"
+#include "zoo/zoo.h"
 
 const char *const ov_part_names[OV_N] = {
 	[OV_MODEL] = "model", [OV_SPARSE] = "sparse", [OV_SYSTEM] = "system",
@@ -174,8 +177,8 @@ int override_apply(const struct override *o, void *obj, struct kerr *err)
 		return 0;
 	}
 	if (o->part == OV_WORKLOAD) {
-		if (workload_set(obj, o->section, o->key, o->value, err) == 0)
-			return 0;
+		if (workload_set_only(obj, o->section, o->key, o->value, err) == 0)
+			return 0; /* checked together: override_settle */
 		snprintf(why, sizeof why, "%s", err->msg);
 		kerr_set(err, 0, 0, "%s: %s", o->what, why);
 		return -1;
@@ -195,4 +198,84 @@ int override_apply(const struct override *o, void *obj, struct kerr *err)
 		return -1;
 	}
 	return set_field(s, o, obj, err);
+}
+
+/* The field o sets in schema s, or NULL. */
+static const struct field *field_of(const struct schema *s, const struct override *o)
+{
+	if (o->section[0])
+		return schema_field(s, o->section, o->key);
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->fields[i].key, o->key) == 0)
+			return &s->fields[i];
+	return NULL;
+}
+
+int override_recheck(enum zoo_kind kind, const char *name, void *obj,
+		     const struct override *ov, const int *which, int n, int *blamed,
+		     struct kerr *err)
+{
+	*blamed = n > 0 ? which[n - 1] : -1;
+	if (n == 0)
+		return 0;
+	const struct schema *s = kind == ZOO_MODEL ? &model_schema : &device_schema;
+	char path[1024];
+	if (zoo_resolve(kind, name, path, sizeof path, err) != 0)
+		return -1;
+	struct ini_doc *doc = ini_doc_load(path, err);
+	if (!doc)
+		return -1;
+	/* each override as a line after the file's last: a check that blames
+	 * one of those lines blames that override */
+	int base = doc->nlines > 0 ? doc->nlines : 1;
+	int rc = 0;
+	for (int i = 0; i < n && rc == 0; i++) {
+		const struct field *f = field_of(s, &ov[which[i]]);
+		if (f && ini_doc_put(doc, f->section, f->key, ov[which[i]].value, base + 1 + i) != 0)
+			rc = kerr_set(err, doc->path, 0, "too many keys with the overrides");
+	}
+	if (rc == 0)
+		rc = kind == ZOO_MODEL ? model_validate(obj, doc, err)
+				       : device_validate(obj, doc, err);
+	if (rc != 0) {
+		char msg[KERR_MSG];
+		snprintf(msg, sizeof msg, "%s", err->msg);
+		size_t pl = strlen(doc->path);
+		long line = 0;
+		char *rest = NULL;
+		if (strncmp(msg, doc->path, pl) == 0 && msg[pl] == ':')
+			line = strtol(msg + pl + 1, &rest, 10);
+		if (line > base && line <= base + n && rest && rest[0] == ':' && rest[1] == ' ') {
+			*blamed = which[line - base - 1];
+			kerr_set(err, 0, 0, "%s=%s: %s", ov[*blamed].what, ov[*blamed].value, rest + 2);
+		} else {
+			kerr_set(err, 0, 0, "%s=%s: with this override, %s", ov[*blamed].what,
+				 ov[*blamed].value, msg);
+		}
+		rc = -1;
+	}
+	ini_doc_free(doc);
+	return rc;
+}
+
+int override_settle(struct kworkload *w, const struct override *ov, const int *which, int n,
+		    int *blamed, struct kerr *err)
+{
+	int retrace = 0;
+	*blamed = n > 0 ? which[n - 1] : -1;
+	for (int i = 0; i < n; i++) {
+		const struct override *o = &ov[which[i]];
+		retrace |= workload_is_trace_key(o->section, o->key) &&
+			   (!strcmp(o->key, "trace") || w->trace[0]);
+		if (workload_key_applies(w, o->section, o->key, err) != 0) {
+			*blamed = which[i];
+			return -1;
+		}
+	}
+	if (n == 0 || workload_settle(w, retrace, err) == 0)
+		return 0;
+	char why[KERR_MSG];
+	snprintf(why, sizeof why, "%s", err->msg);
+	kerr_set(err, 0, 0, "%s=%s: %s", ov[*blamed].what, ov[*blamed].value, why);
+	return -1;
 }

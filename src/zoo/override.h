@@ -57,4 +57,23 @@ int override_is_memdev(const struct override *o);
  * -2 (no such key, or one an override cannot change), with err. */
 int override_apply(const struct override *o, void *obj, struct kerr *err);
 
+/* Checks obj, the model or device named name, again as its file is
+ * checked (its cross-field rules), now that the overrides ov[which[0..n)]
+ * of its part are applied: each counts as a key of the file.  Returns 0,
+ * or -1 with err naming the override the check blames ("moe.experts=1:
+ * active (8) exceeds experts (1)"), its index in *blamed (the last when
+ * no one override is to blame). */
+#include "zoo/zoo.h"
+int override_recheck(enum zoo_kind kind, const char *name, void *obj,
+		     const struct override *ov, const int *which, int n, int *blamed,
+		     struct kerr *err);
+
+/* The workload checked as a whole once its overrides ov[which[0..n)] are
+ * all applied (override_apply sets each alone): each key must be one its
+ * distribution's final kind reads, then the distributions are checked and
+ * a changed trace read.  Returns 0, or -1 with err and the override to
+ * blame in *blamed. */
+int override_settle(struct kworkload *w, const struct override *ov, const int *which, int n,
+		    int *blamed, struct kerr *err);
+
 #endif

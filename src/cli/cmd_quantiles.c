@@ -35,6 +35,18 @@ int cmd_quantiles(const struct args *a)
 	const char *fcol = arg_get(c, a, "filter-column"), *fpre = arg_get(c, a, "filter-prefix");
 	if (!fcol != !fpre)
 		return usage_error(c, "--filter-column and --filter-prefix go together");
+	/* every name is printed into the INI: one with a line break or another
+	 * control character would add lines to it */
+	const char *names[] = {a->pos[0], in, out, fcol, fpre};
+	const char *what[] = {"the trace's path", "--input-column", "--output-column",
+			      "--filter-column", "--filter-prefix"};
+	for (int i = 0; i < 5; i++)
+		for (const unsigned char *p = (const unsigned char *)names[i]; p && *p; p++)
+			if (*p < 0x20 || *p == 0x7f) {
+				die_msg("%s holds a control character (byte 0x%02x), which an INI "
+					"file cannot carry: rename it", what[i], *p);
+				return 1;
+			}
 	struct trace_filter keep = {fcol, fpre};
 	char where[256] = "", opts[256] = "";
 	if (fcol) {

@@ -197,6 +197,49 @@ static int show_workload(const char *name)
 	return rc;
 }
 
+/* A system: its values, with any system.KEY overrides applied, then the
+ * links it runs on (its own, or those its GPU names). */
+static int show_system(const char *name, const struct args *a, struct ini_doc **doc)
+{
+	struct ksystem sy;
+	struct kerr err;
+	if (zoo_load_system(name, &sy, doc, &err) != 0)
+		return die_msg("%s", err.msg), 1;
+	char given_up[SYS_NAME], given_port[SYS_NAME];
+	for (int i = 0; i < a->nmany; i++) {
+		struct override o;
+		if (override_parse(a->many[i], &o, &err) != 0) {
+			cli_set_error(&err);
+			return die_msg("%s", err.msg), EXIT_USAGE;
+		}
+		if (o.part != OV_SYSTEM) {
+			die_msg("--set %s: show takes system.KEY overrides only", o.what);
+			return EXIT_USAGE;
+		}
+		int rc = override_apply(&o, &sy, &err);
+		if (rc) {
+			cli_set_error(&err);
+			return die_msg("%s", err.msg), rc == -2 ? EXIT_USAGE : 1;
+		}
+	}
+	if (a->nmany && system_validate(&sy, NULL, &err) != 0)
+		return die_msg("%s", err.msg), 1;
+	int rc = print_values(*doc, &system_schema, &sy);
+	snprintf(given_up, sizeof given_up, "%s", sy.scaleup_link);
+	snprintf(given_port, sizeof given_port, "%s", sy.gpu_port);
+	struct kdevice gpu;
+	if (zoo_load_device(sy.gpu, &gpu, NULL, &err) != 0 || system_inherit(&sy, &gpu, &err) != 0)
+		return die_msg("%s", err.msg), 1;
+	printf("\nlinks in use: scale-up %s (%s), scale-out %s", sy.scaleup_link,
+	       given_up[0] ? "the system's" : "the GPU's device.link", sy.scaleout_link);
+	if (system_has_memdev(&sy))
+		printf(", GPU port %s (%s)", system_has_port(&sy) ? sy.gpu_port : "none",
+		       !given_port[0] ? "the GPU's device.port" :
+		       strcmp(given_port, "scaleup") == 0 ? "the scale-up link" : "the system's");
+	printf("; GPU %s\n", sy.gpu);
+	return rc;
+}
+
 int cmd_show(const struct args *a)
 {
 	const char *name = a->pos[0];
@@ -209,6 +252,10 @@ int cmd_show(const struct args *a)
 		return rc;
 	struct kerr err;
 	struct ini_doc *doc = NULL;
+	if (k != ZOO_SYSTEM && a->nmany > 0) {
+		die_msg("--set: show takes overrides for a system only (system.KEY=VALUE)");
+		return EXIT_USAGE;
+	}
 	if (k == ZOO_MODEL) {
 		struct kmodel m;
 		if (zoo_load_model(name, &m, &doc, &err) != 0)
@@ -227,10 +274,7 @@ int cmd_show(const struct args *a)
 			return die_msg("%s", err.msg), 1;
 		rc = print_values(doc, &link_schema, &l);
 	} else if (k == ZOO_SYSTEM) {
-		struct ksystem sy;
-		if (zoo_load_system(name, &sy, &doc, &err) != 0)
-			return die_msg("%s", err.msg), 1;
-		rc = print_values(doc, &system_schema, &sy);
+		rc = show_system(name, a, &doc);
 	} else {
 		rc = show_workload(name);
 	}

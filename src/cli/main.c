@@ -18,6 +18,10 @@
 #endif
 
 static const struct optdef no_opts[] = {{0, 0, 0, 0, 0}};
+static const struct optdef show_opts[] = {
+	{"set", 1, "a system: override system.key=value first (system.gpu=b200 shows the "
+	 "links it then runs on; repeatable)", 1, 0},
+	{0, 0, 0, 0, 0}};
 static const struct optdef ops_opts[] = {
 	{"model", 1, "zoo name or INI path of the model", 0, 0},
 	{"hw", 1, "zoo name or INI path of the device", 0, 0},
@@ -99,8 +103,8 @@ const struct command commands[] = {
 	{"list", cmd_list, "models|hw|systems|workloads|algos|studies",
 	 "list the zoo: models, devices and links, systems, workloads, attention algorithms",
 	 no_opts, 1, 1},
-	{"show", cmd_show, "NAME|FILE.ini", "resolved values of a model, device, link, system, workload or algorithm with the source of each",
-	 no_opts, 1, 1},
+	{"show", cmd_show, "NAME|FILE.ini [--set system.key=value]", "resolved values of a model, device, link, system, workload or algorithm with the source of each",
+	 show_opts, 1, 1},
 	{"ops", cmd_ops,
 	 "--model M --hw H --batch B --context L [--gpus G] [--mtp D] [--algo A[:k=v,...]] [--force] [--eff-from DEV] [--set k=v] [--format csv]",
 	 "per-operator FLOPs, bytes, time and bound of one decode step", ops_opts, 0, 0},

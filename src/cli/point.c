@@ -17,7 +17,8 @@ const char *const point_head[] = {
 	"busy_gpu_s", "busy_memdev_s", "busy_link_s", "busy_net_s",
 	"bubble_gpu", "bubble_memdev", "bubble_link", "bubble_net", "sharded_share",
 	"ingest_bytes_per_step", "power_activity_w", "energy_activity_j_per_tok",
-	"tok_s_per_w_activity", "overrides", "algo_params", "evaluation"};
+	"tok_s_per_w_activity", "overrides", "algo_params", "evaluation",
+	"scaleup_link", "scaleout_link", "gpu_port"};
 const int point_ncols = sizeof point_head / sizeof point_head[0];
 
 static int bad(struct kerr *err, int rc, const char *fmt, const char *a,
@@ -229,7 +230,10 @@ void point_cells(const struct loaded *ld, const struct result *r,
 	CELL("%.6g", nz(r->ctx_mean));
 	CELL("%.4g", nz(r->clipped));
 	CELL("%.4g", nz(r->gpu_use));
-	CELL("%.4g", nz(r->mem_use));
+	if (isnan(r->mem_use)) /* no capacity for the device at all */
+		CELL("%s", "");
+	else
+		CELL("%.4g", nz(r->mem_use));
 	/* a full-duplex link is as busy as its busier direction */
 	for (int x = 0; x < RES_BACK; x++)
 		CELL("%.6g", nz(x == RES_LINK ? fmax(r->busy[x], r->busy[RES_BACK]) : r->busy[x]));
@@ -249,6 +253,10 @@ void point_cells(const struct loaded *ld, const struct result *r,
 	out[i] = cells[i]; /* every parameter of the algorithm that ran */
 	sparse_format_spec(d->sp, cells[i++], OUT_CELL);
 	CELL("%s", r->fluid ? "fluid" : "per-request"); /* how the samples were drawn */
+	/* the links that ran: a system's own, or its GPU's */
+	CELL("%s", ld->p.sys.scaleup_link);
+	CELL("%s", ld->p.sys.scaleout_link);
+	CELL("%s", system_has_port(&ld->p.sys) ? ld->p.sys.gpu_port : "");
 #undef CELL
 }
 

@@ -12,7 +12,10 @@ const char *const op_class_names[OC_N + 1] = {"gemm", "attention", "scan",
 #define OFF(f) offsetof(struct kdevice, f)
 #define NUM(sec, key, fld, unit, req, lo, hi, pos, help) \
 	{sec, key, FK_NUM, unit, OFF(fld), 0, req, lo, hi, pos, 0, help}
-#define EFF(key, fld, req, help) NUM("efficiency", key, fld, U_REAL, req, 0, 1, 1, help)
+/* An efficiency is a share of a roof in [0.001, 1] (assumed: a kernel that
+ * reaches under 0.1% of its roof is no measurement to model with, and the
+ * floor keeps every time it divides finite). */
+#define EFF(key, fld, req, help) NUM("efficiency", key, fld, U_REAL, req, 1e-3, 1, 1, help)
 
 static const struct field device_fields[] = {
 	{"device", "name", FK_STR, U_INT, OFF(name), sizeof(((struct kdevice *)0)->name),
@@ -21,6 +24,9 @@ static const struct field device_fields[] = {
 	 "gpu, cpu, pim or pnm"},
 	{"device", "link", FK_STR, U_INT, OFF(link), sizeof(((struct kdevice *)0)->link),
 	 1, 0, 0, 0, 0, "its interconnect: a link in hw/ (GPU: scale-up)"},
+	{"device", "port", FK_STR, U_INT, OFF(port), sizeof(((struct kdevice *)0)->port),
+	 0, 0, 0, 0, 0, "a GPU's I/O port, a link in hw/links/ (PCIe): where its memory "
+	 "devices attach unless the system names another"},
 	NUM("device", "tdp", tdp, U_POWER, 1, 0, 1e6, 1, "thermal design power"),
 	NUM("compute", "fp4", peak[DT_FP4], U_FLOPS, 0, 0, 1e18, 0, "dense FP4 peak"),
 	NUM("compute", "fp8", peak[DT_FP8], U_FLOPS, 0, 0, 1e18, 0, "dense FP8 peak"),
@@ -117,6 +123,10 @@ int device_validate(struct kdevice *d, const struct ini_doc *doc,
 		d->eff_c[OC_GATHER] = 1;
 	if (!ini_doc_find(doc, "efficiency", "elementwise_compute"))
 		d->eff_c[OC_ELEMENTWISE] = 1;
+	const struct ini_entry *port = ini_doc_find(doc, "device", "port");
+	if (port && d->kind != DEV_GPU)
+		return kerr_set(err, doc->path, port->line, "device.port is only for kind = gpu "
+				"(the port a system's memory devices attach to)");
 	const struct ini_entry *ops = ini_doc_find(doc, "pim", "ops");
 	if (d->kind == DEV_PIM) {
 		if (!ops)

@@ -22,6 +22,7 @@ struct kdevice {
 	char name[64];
 	int kind;               /* enum dev_kind */
 	char link[32];          /* zoo name of its interconnect */
+	char port[32];          /* a GPU's I/O port (zoo link name), or "" */
 	double tdp;             /* W */
 	double peak[DT_N];      /* FLOP/s; 0 = no native support */
 	double mem_capacity;    /* B */

@@ -3,7 +3,10 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "hw/device.h"
 
 #define OFF(f) offsetof(struct ksystem, f)
 #define STR(key, fld, req, help) \
@@ -16,12 +19,15 @@ static const struct field system_fields[] = {
 	STR("gpu", gpu, 1, "GPU device (hw/NAME.ini): weights, projections, MoE"),
 	NUM("gpus", gpus, 1, 1, 1, "GPUs in the system"),
 	NUM("gpus_per_node", gpus_per_node, 1, 1, 1, "GPUs per scale-up domain"),
-	STR("scaleup_link", scaleup_link, 1, "link inside a node (hw/links/NAME.ini)"),
+	STR("scaleup_link", scaleup_link, 0, "link inside a node (hw/links/NAME.ini); default: "
+	    "the GPU's own (its device.link)"),
 	STR("scaleout_link", scaleout_link, 1, "link across nodes (hw/links/NAME.ini)"),
 	STR("memdev", memdev, 1, "cache device (hw/NAME.ini), or none"),
 	NUM("memdevs", memdevs, 0, 0, 0, "memory devices in the system"),
 	STR("memdev_link", memdev_link, 0, "link from a GPU to a memory device"),
-	STR("gpu_port", gpu_port, 0, "the GPU's one port to its memory devices, shared by them (a link, or none)"),
+	STR("gpu_port", gpu_port, 0, "the GPU's one port to its memory devices, shared by them: "
+	    "a link, scaleup (the scale-up link), or none; default: the GPU's own (its "
+	    "device.port)"),
 	{"system", "admission", FK_ENUM, U_INT, OFF(admission), 0, 0, 0, 0, 0, admission_names,
 	 "placement of requests: memory-aware (default) or round-robin"},
 	{"system", "kv_shard", FK_ENUM, U_INT, OFF(kv_shard), 0, 0, 0, 0, 0, kv_shard_names,
@@ -54,6 +60,20 @@ int system_has_memdev(const struct ksystem *s)
 int system_has_port(const struct ksystem *s)
 {
 	return system_has_memdev(s) && s->gpu_port[0] && strcmp(s->gpu_port, "none") != 0;
+}
+
+int system_inherit(struct ksystem *s, const struct kdevice *gpu, struct kerr *err)
+{
+	if (!s->scaleup_link[0])
+		snprintf(s->scaleup_link, sizeof s->scaleup_link, "%s", gpu->link);
+	if (system_has_memdev(s) && !s->gpu_port[0])
+		snprintf(s->gpu_port, sizeof s->gpu_port, "%s", gpu->port[0] ? gpu->port : "none");
+	if (strcmp(s->gpu_port, "scaleup") == 0)
+		snprintf(s->gpu_port, sizeof s->gpu_port, "%s", s->scaleup_link);
+	if (!s->scaleup_link[0])
+		return kerr_set(err, 0, 0, "system.scaleup_link: neither the system nor its GPU "
+				"(%s: device.link) names one", s->gpu);
+	return 0;
 }
 
 static int line_of(const struct ini_doc *doc, const char *key)

@@ -61,6 +61,13 @@ extern const struct schema system_schema;
 /* Whether the system has memory devices (memdev is not "none"). */
 int system_has_memdev(const struct ksystem *s);
 
+/* Fills what the system leaves to its GPU: the scale-up link (the GPU's
+ * device.link) and, with memory devices, the GPU port (its device.port,
+ * else none); gpu_port = scaleup names the scale-up link.  0, or -1 with
+ * err when no scale-up link is named at all. */
+struct kdevice;
+int system_inherit(struct ksystem *s, const struct kdevice *gpu, struct kerr *err);
+
 /* Whether its memory devices share a GPU port (gpu_port names a link). */
 int system_has_port(const struct ksystem *s);
 

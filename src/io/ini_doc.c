@@ -26,15 +26,27 @@ struct feed {
 	int failed;           /* our own error already written to err */
 };
 
+/* Letters, digits, _ - . and at most one [NAME] group after the first
+ * word (a sweep's [set] may name a role's file: memdev[karat].tdp). */
 static int valid_name(const char *s)
 {
-	if (!*s)
+	if (!*s || *s == '[')
 		return 0;
-	for (; *s; s++)
-		if (!(isalnum((unsigned char)*s) || *s == '_' || *s == '-' ||
-		      *s == '.'))
+	int open = 0, groups = 0;
+	for (; *s; s++) {
+		if (*s == '[') {
+			if (open || groups++ || s[1] == ']')
+				return 0;
+			open = 1;
+		} else if (*s == ']') {
+			if (!open || (s[1] && s[1] != '.'))
+				return 0;
+			open = 0;
+		} else if (!(isalnum((unsigned char)*s) || *s == '_' || *s == '-' || *s == '.')) {
 			return 0;
-	return 1;
+		}
+	}
+	return !open;
 }
 
 /* Position of an inline comment (';' or '#' after a blank), or -1. */
@@ -158,7 +170,7 @@ static int on_pair(void *user, const char *section, const char *key,
 	if (!*section)
 		return reject(f, "key '%s' appears before any [section]", key);
 	if (!valid_name(key) || strlen(key) >= INI_NAME)
-		return reject(f, "bad key name '%.64s' (letters, digits, _ - . only)", key);
+		return reject(f, "bad key name '%.64s' (letters, digits, _ - . only, and one ROLE[NAME])", key);
 	if (!*value)
 		return reject(f, "key '%s' has no value", key);
 	const struct ini_entry *old = ini_doc_find(d, section, key);

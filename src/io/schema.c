@@ -62,8 +62,8 @@ int schema_set(const struct field *f, const char *value, void *obj, char *why,
 			return -1;
 		}
 		if (v < f->min || v > f->max) {
-			snprintf(why, n, "'%s' is out of range [%g, %g]", value, f->min,
-				 f->max);
+			snprintf(why, n, "'%s' is out of range %c%g, %g]", value,
+				 f->positive && f->min <= 0 ? '(' : '[', f->min, f->max);
 			return -1;
 		}
 		memcpy(base + f->offset, &v, sizeof v);
@@ -100,6 +100,11 @@ int schema_set(const struct field *f, const char *value, void *obj, char *why,
 		} else {
 			if (unit_parse(value, U_BYTES, &a.bytes, why, n) != 0)
 				return -1;
+			if (a.bytes > 0 && a.bytes < 1) { /* vLLM's 0.9 is a share, not bytes */
+				snprintf(why, n, "'%s' is less than one byte: write a share with "
+					 "%% (10%%) or bytes with a unit (8GB)", value);
+				return -1;
+			}
 			if (!(a.bytes >= f->min && a.bytes <= f->max)) {
 				snprintf(why, n, "'%s' is out of range [%g, %g] (or give a share, "
 					 "e.g. 10%%)", value, f->min, f->max);

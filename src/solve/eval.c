@@ -23,7 +23,7 @@ static const char *unsupported(const struct plan *p)
 	for (int s = 0; s < p->layout.n; s++)
 		if (!isfinite(p->slot_dev[s].ic))
 			return op_table[p->layout.s[s].kind].name;
-	return "an operator";
+	return NULL;
 }
 
 /* A lower bound on a P99 while samples are still to run: the quantile
@@ -175,7 +175,8 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 	double ug = gsl_stats_quantile_from_sorted_data(p->use_gpu, 1, (size_t)ns, 0.99);
 	double um = gsl_stats_quantile_from_sorted_data(p->use_mem, 1, (size_t)ns, 0.99);
 	r->gpu_use = ug / p->cap_gpu;
-	r->mem_use = p->has_mem ? um / p->cap_mem : 0;
+	/* in HBM that the weights fill, the device has no capacity: no share */
+	r->mem_use = !p->has_mem ? 0 : p->cap_mem > 0 ? um / p->cap_mem : NAN;
 	for (int x = 0; x < RES_N; x++)
 		r->busy[x] = busy[x] / ns, r->bubble[x] = bubble[x] / ns;
 	r->ctx_mean = ctx_sum / ((double)ns * B);
@@ -192,7 +193,7 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 	r->tok_per_w_act = r->throughput / r->power_act;
 	if (isnan(r->tbt_mean) || isnan(r->tbt_p99) || isnan(r->throughput) ||
 	    isnan(r->tok_per_w) || isnan(r->j_per_tok) || isnan(r->gpu_use) ||
-	    isnan(r->mem_use))
+	    (isnan(r->mem_use) && p->cap_mem > 0))
 		return kerr_set(err, 0, 0, "the step time is not a number at batch %.0f "
 				"(a device or model value out of any meaningful range?)", batch);
 	char a[32], b[32];
@@ -212,11 +213,17 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 		snprintf(r->reason, sizeof r->reason, "memdev memory: %s needed (P99) of %s%s",
 			 a, b, p->in_hbm ? " (the GPU's HBM less reserve and weights)"
 			 : p->cap_mem < d->mem->mem_capacity ? " (capacity less reserve)" : "");
+	} else if (!isfinite(r->tbt_p99) && !unsupported(p)) {
+		return kerr_set(err, 0, 0, "the step time overflows at batch %.0f: a rate, "
+				"bandwidth or efficiency of %s%s%s is too small for any time to "
+				"be finite", batch, d->gpu->name, p->has_mem ? " or " : "",
+				p->has_mem ? d->mem->name : "");
 	} else if (!isfinite(r->tbt_p99)) {
 		snprintf(r->reason, sizeof r->reason, "%s cannot run %s",
 			 p->has_mem ? d->mem->name : d->gpu->name, unsupported(p));
 	} else if (r->tbt_p99 > d->slo) {
-		snprintf(r->reason, sizeof r->reason, "P99 TBT %.1f ms exceeds the %.0f ms SLO",
+		snprintf(r->reason, sizeof r->reason, r->tbt_p99 < 1e4 ? "P99 TBT %.1f ms exceeds "
+			 "the %.0f ms SLO" : "P99 TBT %.3g ms exceeds the %.0f ms SLO",
 			 1e3 * r->tbt_p99, 1e3 * d->slo);
 	} else {
 		r->feasible = 1;

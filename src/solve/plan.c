@@ -359,7 +359,7 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->cap_gpu = device_cache_capacity(d->gpu);
 	p->free_gpu = p->cap_gpu - p->weights;
 	/* a device in the GPU's own HBM holds what the weights leave */
-	p->cap_mem = p->in_hbm ? p->free_gpu : p->has_mem ? device_cache_capacity(d->mem) : 0;
+	p->cap_mem = p->in_hbm ? fmax(p->free_gpu, 0) : p->has_mem ? device_cache_capacity(d->mem) : 0;
 	{ /* a remote slice returns its partial output (the LSE beside it is
 	   * H x 4 B, under 1% of it) and, with a token top-k, its k candidates
 	   * (score and index, 8 B each) for the merge */

@@ -189,6 +189,21 @@ int wl_dist_check(struct wl_dist *d, const char *sec, const char *path, int line
 		return kerr_set(err, path, line, "%s: gamma with shape %g and scale %g "
 				"cannot be drawn from: %s", sec, d->shape, d->scale, why);
 	}
+	/* its upper tail within the token limit, or cut by max: a context of
+	 * 10^58 tokens is no workload */
+	if ((d->kind == WD_LOGNORMAL || d->kind == WD_GAMMA) && !d->has_max) {
+		double q = d->kind == WD_LOGNORMAL
+				   ? gsl_cdf_lognormal_Pinv(0.999, log(d->median), d->sigma)
+				   : gsl_cdf_gamma_Pinv(0.999, d->shape, d->scale);
+		double mean = d->kind == WD_LOGNORMAL ? d->median * exp(d->sigma * d->sigma / 2)
+						      : d->shape * d->scale;
+		if (!(q <= WL_MAX_TOKENS) || !(mean <= WL_MAX_TOKENS))
+			return kerr_set(err, path, line, "%s: %s's %s is %.3g tokens, over the "
+					"limit of %.0e: give %s.max, or a narrower distribution",
+					sec, wl_kind_names[d->kind], q <= WL_MAX_TOKENS ? "mean"
+					: "99.9th percentile", q <= WL_MAX_TOKENS ? mean : q,
+					WL_MAX_TOKENS, sec);
+	}
 	return 0;
 }
 

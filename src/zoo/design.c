@@ -184,8 +184,11 @@ static int load_system(const struct design_spec *s, const struct override *ov,
 		sy->memdevs = 0; /* a sweep's memdevs key does not apply here */
 	if (system_validate(sy, NULL, err) != 0)
 		return blame(dp, DI_SYSTEM, 0, -1);
-	if ((rc = zoo_load_device(sy->gpu, &dp->gpu, NULL, err)) != 0 ||
-	    (rc = zoo_load_link(sy->scaleup_link, &dp->up, NULL, err)) != 0 ||
+	if ((rc = zoo_load_device(sy->gpu, &dp->gpu, NULL, err)) != 0)
+		return blame(dp, DI_PART, 0, rc);
+	if (system_inherit(sy, &dp->gpu, err) != 0) /* the GPU's own links */
+		return blame(dp, DI_SYSTEM, 0, -1);
+	if ((rc = zoo_load_link(sy->scaleup_link, &dp->up, NULL, err)) != 0 ||
 	    (rc = zoo_load_link(sy->scaleout_link, &dp->out, NULL, err)) != 0)
 		return blame(dp, DI_PART, 0, rc);
 	if (system_has_memdev(sy) &&
@@ -267,9 +270,22 @@ int design_assemble(const struct design_spec *s, struct design_parts *dp,
 		return blame(dp, DI_SET, 0, -2);
 	}
 	struct override ov[DESIGN_MAX_SETS];
-	for (int i = 0; i < s->nsets; i++)
+	for (int i = 0; i < s->nsets; i++) {
 		if (override_parse(s->sets[i], &ov[i], err) != 0)
 			return blame(dp, DI_SET, i, -2);
+		/* ROLE[NAME]: NAME must be a device or link there is, or the
+		 * override would apply nowhere, silently */
+		char path[1024];
+		if (ov[i].only[0] &&
+		    zoo_resolve(ov[i].part == OV_GPU || ov[i].part == OV_MEMDEV ? ZOO_DEVICE
+										   : ZOO_LINK,
+				ov[i].only, path, sizeof path, err) != 0) {
+			char why[KERR_MSG];
+			snprintf(why, sizeof why, "%s", err->msg);
+			kerr_set(err, 0, 0, "%s: %s", ov[i].what, why);
+			return blame(dp, DI_SET, i, -2);
+		}
+	}
 	int rc;
 	if ((rc = load_model(s, ov, dp, err)) != 0 || (rc = load_system(s, ov, dp, err)) != 0 ||
 	    (rc = load_workload(s, ov, dp, err)) != 0 || (rc = settings(s, dp, err)) != 0)

@@ -13,6 +13,19 @@ set datafile separator ","
 set datafile columnheaders
 best(r) = strcol("view") eq "best"
 # bars: the rows of the view `best`; the highest of them sets the y range
+# x of a best row: a group's systems side by side, a gap between groups;
+# first is 1 on a group's first bar (its label goes there)
+key3(r) = strcol("model").strcol("algo").strcol("workload")
+xpos(r) = (r == 0 ? (x = -1, pg = "") : 0, g = key3(0), \
+           first = (g eq pg ? 0 : 1), x = x + (first ? 2 : 1), pg = g, x)
+group(r) = strcol("model").(strcol("algo") eq "native" ? "" : " ".strcol("algo"))." ".strcol("workload")
+tpw(r) = strcol("tok_s_per_w") eq "" ? 1/0 : column("tok_s_per_w")
+# best rows with no feasible configuration: gnuplot 5.4 crashes on a
+# labels plot with no valid point, so that clause runs only when it has one
+stats datafile using (best(0) && strcol("tok_s_per_w") eq "" ? 1 : 0) name "INF" nooutput
+ninf = INF_sum
+# the x range from the bars themselves: one bar alone still has a width
+stats datafile using (best(0) ? xpos($0) : 1/0) name "X" nooutput
 nb = 0
 stats datafile using (best(0) ? (nb = nb + 1, 0) : 0) nooutput
 stats datafile using (best(0) && strcol("tok_s_per_w") ne "" ? column("tok_s_per_w") : 1/0) \
@@ -33,6 +46,7 @@ if (format eq "svg") { set terminal svg size W, H dynamic enhanced font ",10" } 
 else { if (format eq "pdf") { set terminal pdfcairo size W / 100.0, H / 100.0 enhanced font ",8" } \
 else { set terminal pngcairo size W, H enhanced font ",10" } }
 set output outfile
+set xrange [0:X_max + 1]
 set title "Each system at its best configuration under the P99 TBT SLO (karat run)" noenhanced
 set ylabel "tokens/s per W (TDP)"
 set logscale y
@@ -42,13 +56,6 @@ set style fill solid 0.85 border -1
 set boxwidth 0.85
 set key outside right top noenhanced
 unset xtics
-# x of a best row: a group's systems side by side, a gap between groups;
-# first is 1 on a group's first bar (its label goes there)
-key3(r) = strcol("model").strcol("algo").strcol("workload")
-xpos(r) = (r == 0 ? (x = -1, pg = "") : 0, g = key3(0), \
-           first = (g eq pg ? 0 : 1), x = x + (first ? 2 : 1), pg = g, x)
-group(r) = strcol("model").(strcol("algo") eq "native" ? "" : " ".strcol("algo"))." ".strcol("workload")
-tpw(r) = strcol("tok_s_per_w") eq "" ? 1/0 : column("tok_s_per_w")
 plot for [i=1:words(systems)] keyentry with boxes lc rgb rgbs[i] \
         title (present[i] > 0 ? word(systems, i) : ""), \
      datafile using (best(0) ? xpos($0) : 1/0):(tpw(0)):(col(strcol("system"))) \
@@ -56,7 +63,7 @@ plot for [i=1:words(systems)] keyentry with boxes lc rgb rgbs[i] \
      datafile using (best(0) ? xpos($0) : 1/0):(tpw(0) * 1.15): \
         (strcol("vs_gpu_only") eq "" ? "-" : sprintf("%.2fx", column("vs_gpu_only"))) \
         with labels font ",7" notitle, \
-     datafile using (best(0) ? xpos($0) : 1/0):(strcol("tok_s_per_w") eq "" ? 0.006 : 1/0): \
+     for [k=1:(ninf > 0 ? 1 : 0)] datafile using (best(0) ? xpos($0) : 1/0):(strcol("tok_s_per_w") eq "" ? 0.006 : 1/0): \
         ("infeasible") with labels rotate by 90 left font ",7" notitle, \
      datafile using (best(0) ? xpos($0) - 0.45 : 1/0):(ytop / 1.6): \
         (first ? group(0) : "") with labels left font ",9" noenhanced notitle

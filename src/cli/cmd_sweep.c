@@ -113,6 +113,22 @@ static int load_vary(struct sweep *sw, const struct ini_entry *e, const char *pa
 	return 0;
 }
 
+/* Whether a relative path stays below its folder: no leading '/', no ".."
+ * part. */
+static int inside(const char *path)
+{
+	if (path[0] == '/')
+		return 0;
+	for (const char *p = path; *p;) {
+		size_t n = strcspn(p, "/");
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return 0;
+		p += n;
+		p += *p == '/';
+	}
+	return 1;
+}
+
 static int load_sweep(struct sweep *sw, const char **output, char *outbuf,
 		      size_t outn, struct kerr *err)
 {
@@ -135,7 +151,16 @@ static int load_sweep(struct sweep *sw, const char **output, char *outbuf,
 			break;
 		}
 		if (!is_set && strcmp(e->key, "output") == 0) {
-			/* relative to the sweep file's folder, as a workload's trace is */
+			/* relative to the sweep file's folder, as a workload's trace
+			 * is, and inside it: a file may not write elsewhere (the
+			 * command line's --output can) */
+			if (!inside(e->value)) {
+				rc = kerr_set(err, doc->path, e->line, "sweep.output: '%s' %s; a sweep "
+					      "file writes inside its own folder (give --output to "
+					      "write elsewhere)", e->value, e->value[0] == '/' ?
+					      "is an absolute path" : "leaves the sweep file's folder");
+				break;
+			}
 			const char *slash = strrchr(doc->path, '/');
 			int dir = e->value[0] == '/' || !slash ? 0 : (int)(slash - doc->path + 1);
 			if ((size_t)snprintf(outbuf, outn, "%.*s%s", dir, doc->path, e->value) >= outn) {

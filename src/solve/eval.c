@@ -67,6 +67,38 @@ static void note_mem_fail(struct plan *p, long B)
 		p->mem_fail = (double)B;
 }
 
+double plan_work(struct plan *p, double batch, int m)
+{
+	int fluid = plan_fluid_ok(p, (long)batch, m);
+	double layers = p->d.m->layers + p->d.m->mtp_layers;
+	return (double)p->d.samples * ((fluid ? 0 : batch) + p->gpus + p->devs + m * layers);
+}
+
+int plan_check_work(struct plan *p, double batch, int m, struct kerr *err)
+{
+	if (!(batch >= 1) || batch != floor(batch) || batch > PLAN_MAX_BATCH)
+		return kerr_set(err, 0, 0, "batch must be a whole number in [1, %g] (got %g)",
+				PLAN_MAX_BATCH, batch);
+	int m_hi = m == 0 ? PIPE_MAX_MB : m; /* auto: the count with the most work */
+	double work = 0;
+	for (int k = m == 0 ? 1 : m; k <= m_hi; k++)
+		work = fmax(work, plan_work(p, batch, k));
+	if (work <= PLAN_MAX_WORK)
+		return 0;
+	long B = (long)batch;
+	return kerr_set(err, 0, 0, "a batch of %.0f on %d GPUs and %d memory devices with %d "
+			"samples%s is %.3g units of work per evaluation (samples x (requests "
+			"placed + devices + layers x micro-batches)), over the limit of %.3g "
+			"(about a second): use fewer samples, a smaller batch, fewer "
+			"micro-batches or fewer devices%s", batch, p->gpus, p->has_mem ? p->devs : 0,
+			p->d.samples, m == 0 ? " at up to 16 micro-batches" : "", work, PLAN_MAX_WORK,
+			plan_fluid_edge(p, B, m_hi)
+				? " (it is placed request by request because a GEMM tile "
+				  "edge lies just above a GPU's share; a batch a few "
+				  "requests per GPU away from it is evaluated from its sums)"
+				: "");
+}
+
 int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 		 int early, struct kerr *err)
 {
@@ -78,18 +110,8 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 		return kerr_set(err, 0, 0, "micro-batches must be in 1..%d (got %d)", PIPE_MAX_MB, m);
 	long B = (long)batch;
 	int fluid = plan_fluid_ok(p, B, m); /* its cost does not grow with the batch */
-	double work = (double)d->samples * ((fluid ? 0 : batch) + p->gpus + p->devs);
-	if (work > PLAN_MAX_WORK)
-		return kerr_set(err, 0, 0, "a batch of %.0f on %d GPUs and %d memory devices "
-				"with %d samples is %.3g request placements per evaluation, over "
-				"the limit of %.3g: use fewer samples, a smaller "
-				"batch or fewer devices%s", batch, p->gpus, p->has_mem ? p->devs : 0,
-				d->samples, work, PLAN_MAX_WORK,
-				plan_fluid_edge(p, B, m)
-					? " (it is placed request by request because a GEMM tile "
-					  "edge lies just above a GPU's share; a batch a few "
-					  "requests per GPU away from it is evaluated from its sums)"
-					: "");
+	if (plan_check_work(p, batch, m, err) != 0)
+		return -1;
 	if ((!fluid && plan_ensure_batch(p, 2 * B) != 0) || plan_ensure_memo(p, B / p->gpus + 2) != 0)
 		return kerr_set(err, 0, 0, "out of memory for a batch of %ld", B);
 	memset(r, 0, sizeof *r);
@@ -236,6 +258,8 @@ int plan_eval(struct plan *p, double batch, int m, struct result *r,
 {
 	if (m != 0)
 		return plan_eval_at(p, batch, m, r, 0, err) < 0 ? -1 : 0;
+	if (plan_check_work(p, batch, 0, err) != 0) /* every count's, before the first */
+		return -1;
 	/* auto at a fixed batch: the lowest mean step time among the feasible
 	 * counts, else among all */
 	for (int k = 1; k <= PIPE_MAX_MB; k++) {

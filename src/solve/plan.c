@@ -352,6 +352,7 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 		p->dev_gpu[dev] = !p->has_mem ? dev : D >= G ? dev / p->devs_per_gpu : dev * p->gpus_per_dev;
 	}
 	p->mem_fail = INFINITY;
+	p->work_stop = INFINITY;
 	for (p->tour_p = 1; p->tour_p < D; p->tour_p *= 2)
 		;
 	p->tour = grab(2 * (size_t)p->tour_p, sizeof(int), &fail);

@@ -18,6 +18,10 @@ static int feasible_at(struct plan *p, double batch, int m, struct result *ok,
 {
 	if (p->d.progress)
 		p->d.progress(p->d.progress_ctx, m, batch);
+	if (plan_work(p, batch, m) > PLAN_MAX_WORK) { /* the search stays within */
+		p->work_stop = fmin(p->work_stop, batch);
+		return 0;
+	}
 	struct result r;
 	int rc = plan_eval_at(p, batch, m, &r, 1, err);
 	if (rc < 0)
@@ -126,7 +130,7 @@ static int solve_m(struct plan *p, int m, double hint, double beat,
 	if (hint <= 1) {
 		double cap = gpu_batch_cap(p, m), mem = memory_batch(p);
 		cap = fmin(isnan(cap) ? 1 : cap, isnan(mem) ? 1 : mem);
-		cap = fmin(cap, fmin(PLAN_MAX_BATCH, PLAN_MAX_WORK / p->d.samples - p->gpus - p->devs));
+		cap = fmin(cap, PLAN_MAX_BATCH);
 		for (b = 1; 2 * b <= cap; b *= 2)
 			;
 		for (; b > 1; hi = b, b /= 2)
@@ -237,7 +241,33 @@ static double gpu_bound(struct plan *p, int m)
 	return best;
 }
 
+/* A feasible answer that a limit of the search, not the SLO or a
+ * capacity, stopped says so in its reason. */
+static void note_limit(const struct plan *p, struct result *r)
+{
+	if (!r->feasible)
+		return;
+	if (r->batch >= PLAN_MAX_BATCH)
+		snprintf(r->reason, sizeof r->reason, "feasible at the search's cap of %.0f "
+			 "requests: larger batches are not tried", PLAN_MAX_BATCH);
+	else if (p->work_stop <= r->batch + 1)
+		snprintf(r->reason, sizeof r->reason, "feasible; batch %.0f is past the work limit "
+			 "(%.3g), so larger ones were not tried: use fewer samples", p->work_stop,
+			 PLAN_MAX_WORK);
+}
+
+static int solve(struct plan *p, int m, struct result *r, struct kerr *err);
+
 int plan_solve(struct plan *p, int m, struct result *r, struct kerr *err)
+{
+	p->work_stop = INFINITY;
+	int rc = solve(p, m, r, err);
+	if (rc == 0)
+		note_limit(p, r);
+	return rc;
+}
+
+static int solve(struct plan *p, int m, struct result *r, struct kerr *err)
 {
 	if (m < 0 || m > PIPE_MAX_MB)
 		return kerr_set(err, 0, 0, "micro-batches must be in 1..%d or auto (got %d)", PIPE_MAX_MB, m);

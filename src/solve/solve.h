@@ -92,6 +92,12 @@ void plan_free(struct plan *p);
 int plan_eval(struct plan *p, double batch, int m, struct result *r,
 	      struct kerr *err);
 
+/* Whether an evaluation at batch and m micro-batches (0: every count, as
+ * plan_eval with auto) stays within the work limit (PLAN_MAX_WORK):
+ * samples x (requests placed + devices + layers x micro-batches).  0, or
+ * -1 with err naming the limit and how to stay within it. */
+int plan_check_work(struct plan *p, double batch, int m, struct kerr *err);
+
 /* The largest batch that fits and meets the SLO at m micro-batches (m = 0:
  * the best m in 1..16 by throughput).  When nothing is feasible, r holds
  * the batch-1 evaluation with its reason. */

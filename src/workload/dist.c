@@ -197,6 +197,10 @@ int wl_dist_check(struct wl_dist *d, const char *sec, const char *path, int line
 				   : gsl_cdf_gamma_Pinv(0.999, d->shape, d->scale);
 		double mean = d->kind == WD_LOGNORMAL ? d->median * exp(d->sigma * d->sigma / 2)
 						      : d->shape * d->scale;
+		if (!isfinite(q) && d->kind == WD_GAMMA) /* GSL's inverse fails at huge shapes,
+							     where the gamma is near normal: 6 sd
+							     lie above its P99.9 */
+			q = mean + 6 * sqrt(d->shape) * d->scale;
 		if (!(q <= WL_MAX_TOKENS) || !(mean <= WL_MAX_TOKENS))
 			return kerr_set(err, path, line, "%s: %s's %s is %.3g tokens, over the "
 					"limit of %.0e: give %s.max, or a narrower distribution",

@@ -28,7 +28,7 @@ CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
 TST_OBJ := $(TST_SRC:%.c=$(B)/%.o)
 HDRS    := $(wildcard src/*.h src/*/*.h src/*/*.def tests/*.h)
 
-.PHONY: all run test bench sanitize clean deps deps-test install uninstall fuzz FORCE
+.PHONY: all run test bench sanitize memcheck clean deps deps-test install uninstall fuzz FORCE
 all: $(B)/karat
 
 $(B)/.deps-build:
@@ -124,6 +124,12 @@ SAN = -fsanitize=address,undefined -fno-omit-frame-pointer -Wno-array-bounds -Wn
 sanitize:
 	$(MAKE) B=build-san CC="$(CC) $(SAN)" build-san/karat build-san/karat-tests
 	ASAN_OPTIONS=detect_leaks=1 KARAT_BIN=$(CURDIR)/build-san/karat build-san/karat-tests -j2
+
+# valgrind's memcheck on a fixed set of commands (scripts/memcheck.sh): any
+# uninitialised read, invalid access or definite leak fails it.
+memcheck: $(B)/karat
+	@scripts/deps.sh memcheck
+	scripts/memcheck.sh $(B)/karat
 
 # Fuzzing: one libFuzzer target per loader (fuzz/fuzz.c), the library
 # without the CPU kernels, built by clang with ASan and UBSan in

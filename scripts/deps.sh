@@ -1,12 +1,13 @@
 #!/bin/sh
 # Checks that the Debian packages karat needs are installed; installs the
 # missing ones when run as root, otherwise prints the exact apt-get line.
-# Usage: scripts/deps.sh [build|test|fuzz]   (test adds the test framework,
-# fuzz clang and its libFuzzer runtime)
+# Usage: scripts/deps.sh [build|test|fuzz|memcheck]   (test adds the test
+# framework, fuzz clang and its libFuzzer runtime, memcheck valgrind)
 set -eu
 pkgs="build-essential pkg-config libgsl-dev libcsv-dev libinih-dev gnuplot-nox"
 [ "${1:-build}" = test ] && pkgs="$pkgs libcriterion-dev parallel"
 [ "${1:-build}" = fuzz ] && pkgs="$pkgs clang libclang-rt-14-dev"
+[ "${1:-build}" = memcheck ] && pkgs="$pkgs valgrind"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -220,7 +220,7 @@ Test(robust, quantiles_of_a_device_is_refused_at_once)
 /* Finding 7: values that would make a figure non-finite are refused. */
 Test(robust, tiny_rates_are_refused_where_read)
 {
-	static const char *const sets[] = {"gpu.bandwidth=1e-300B/s", "gpu.fp8=1e-300FLOPS",
+	static const char *const sets[] = {"gpu.bandwidth=1e-300B/s", "gpu.compute.fp8=1e-300FLOPS",
 					   "memdev.bandwidth=1e-300B/s", "gpu.tdp=1e-300W"};
 	for (int i = 0; i < 4; i++) {
 		cr_expect_eq(runf("query --model deepseek-v3.2 --system gpu-karat --workload agentic "

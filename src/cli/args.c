@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "base/suggest.h"
 #include "karat.h"
 
 static void vmessage(const char *fmt, va_list ap)
@@ -56,12 +57,45 @@ static int find_opt(const struct command *c, const char *name, size_t len)
 	return -1;
 }
 
+/* "unknown option '--x'", with the nearest of c's options. */
+static int unknown_opt(const struct command *c, const char *name, size_t len)
+{
+	const char *names[MAX_OPTS];
+	int n = 0;
+	for (int i = 0; c->opts && c->opts[i].name && n < MAX_OPTS; i++)
+		names[n++] = c->opts[i].name;
+	char given[64], hint[128] = "";
+	snprintf(given, sizeof given, "%.*s", (int)(len < 60 ? len : 60), name);
+	const char *near = suggest_name(given, names, n);
+	int begins = 0; /* else the one option it begins, if only one */
+	for (int i = 0; i < n; i++)
+		if (strncmp(names[i], given, strlen(given)) == 0)
+			begins++;
+	for (int i = 0; !near && begins == 1 && i < n; i++)
+		if (strncmp(names[i], given, strlen(given)) == 0)
+			near = names[i];
+	if (near)
+		snprintf(hint, sizeof hint, " (did you mean '--%s'?)", near);
+	return usage_error(c, "unknown option '--%s'%s", given, hint);
+}
+
 int args_parse(const struct command *c, int argc, char **argv, struct args *a)
 {
 	memset(a, 0, sizeof *a);
 	char alias[64];
+	int only_pos = 0; /* after "--": every word is an argument */
 	for (int i = 0; i < argc; i++) {
 		const char *s = argv[i];
+		if (!only_pos && strcmp(s, "--") == 0) {
+			only_pos = 1;
+			continue;
+		}
+		if (only_pos) {
+			if (a->npos == MAX_POS || a->npos >= c->max_pos)
+				return usage_error(c, "unexpected argument '%.80s'", s), -1;
+			a->pos[a->npos++] = s;
+			continue;
+		}
 		if (s[0] == '-' && s[1] && s[1] != '-') { /* -x VALUE or -xVALUE */
 			int k = -1;
 			for (int j = 0; c->opts && c->opts[j].name; j++)
@@ -85,7 +119,7 @@ int args_parse(const struct command *c, int argc, char **argv, struct args *a)
 		size_t len = eq ? (size_t)(eq - name) : strlen(name);
 		int k = find_opt(c, name, len);
 		if (k < 0)
-			return usage_error(c, "unknown option '--%.*s'", (int)len, name), -1;
+			return unknown_opt(c, name, len), -1;
 		if (a->set[k] && !c->opts[k].repeat)
 			return usage_error(c, "option --%s given twice", c->opts[k].name), -1;
 		a->set[k] = 1;

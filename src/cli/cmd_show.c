@@ -7,6 +7,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
+#include "base/suggest.h"
 #include "cli/load.h"
 #include "karat.h"
 
@@ -46,8 +47,21 @@ static int classify(const char *name, enum zoo_kind *k)
 			ini_doc_free(d);
 			return rc;
 		}
-	die_msg("unknown name '%.64s' (see karat list models, hw, systems, workloads, algos)",
-		name);
+	/* the nearest name of any kind, as query suggests one */
+	static char names[ZOO_STUDY][256][64];
+	const char *all[ZOO_STUDY * 256 + ALGO_N];
+	int n = 0;
+	for (int i = 0; i < ZOO_STUDY; i++) {
+		int got = zoo_list((enum zoo_kind)i, names[i], 256, &err);
+		for (int j = 0; j < got; j++)
+			all[n++] = names[i][j];
+	}
+	for (int i = 0; i < ALGO_N; i++)
+		all[n++] = algo_names[i];
+	char hint[128];
+	suggest_hint(name, all, n, hint, sizeof hint);
+	die_msg("unknown name '%.64s'%s (see karat list models, hw, systems, workloads, algos)",
+		name, hint);
 	return EXIT_USAGE;
 }
 

@@ -77,6 +77,25 @@ int study_wide(const struct study_def *s, const char *sys)
 	return 0;
 }
 
+/* A list that names one item twice would run its points twice: refused. */
+static int no_dup(char (*vals)[INI_VALUE], int n, char *why, size_t nwhy)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			if (strcmp(vals[i], vals[j]) == 0)
+				return snprintf(why, nwhy, "'%s' is given twice", vals[i]), -1;
+	return 0;
+}
+
+static int no_dup_counts(const int *v, int n, char *why, size_t nwhy)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			if (v[i] == v[j])
+				return snprintf(why, nwhy, "%d is given twice", v[i]), -1;
+	return 0;
+}
+
 /* The study's keys, in the order the help lists them. */
 static const char *const keys[] = {"title", "models", "algos", "workloads", "systems",
 				   "baseline", "gpus", "memdev_gpus", "memdevs_per_gpu",
@@ -89,24 +108,30 @@ static int set_key(struct study_def *s, const struct ini_entry *e, char *why, si
 		return snprintf(s->title, sizeof s->title, "%s", v), 0;
 	if (!strcmp(k, "baseline"))
 		return snprintf(s->baseline, sizeof s->baseline, "%s", v), 0;
-	if (!strcmp(k, "models"))
-		return list_split(v, 0, s->model, STUDY_MAX_LIST, &s->nmodel, why, nwhy);
-	if (!strcmp(k, "algos"))
-		return list_split(v, 1, s->algo, STUDY_MAX_LIST, &s->nalgo, why, nwhy);
-	if (!strcmp(k, "workloads"))
-		return list_split(v, 0, s->workload, STUDY_MAX_LIST, &s->nworkload, why, nwhy);
-	if (!strcmp(k, "systems"))
-		return list_split(v, 0, s->system, STUDY_MAX_LIST, &s->nsystem, why, nwhy);
-	if (!strcmp(k, "memdevs_fixed"))
-		return list_split(v, 0, s->fixed, STUDY_MAX_LIST, &s->nfixed, why, nwhy);
-	if (!strcmp(k, "baseline_gpus_for"))
-		return list_split(v, 0, s->wide, STUDY_MAX_LIST, &s->nwide, why, nwhy);
-	if (!strcmp(k, "gpus"))
-		return counts(v, s->gpus, &s->ngpus, 1, 4096, why, nwhy);
-	if (!strcmp(k, "memdev_gpus"))
-		return counts(v, s->mgpus, &s->nmgpus, 1, 4096, why, nwhy);
-	if (!strcmp(k, "memdevs_per_gpu"))
-		return counts(v, s->per_gpu, &s->nper, 1, 64, why, nwhy);
+	/* the lists: names (algos keep their ,key=value parameters) and counts */
+	struct {
+		const char *key;
+		char (*vals)[INI_VALUE];
+		int *n, algo;
+	} names[] = {{"models", s->model, &s->nmodel, 0}, {"algos", s->algo, &s->nalgo, 1},
+		     {"workloads", s->workload, &s->nworkload, 0},
+		     {"systems", s->system, &s->nsystem, 0},
+		     {"memdevs_fixed", s->fixed, &s->nfixed, 0},
+		     {"baseline_gpus_for", s->wide, &s->nwide, 0}};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (!strcmp(k, names[i].key))
+			return list_split(v, names[i].algo, names[i].vals, STUDY_MAX_LIST,
+					  names[i].n, why, nwhy) != 0
+				       ? -1 : no_dup(names[i].vals, *names[i].n, why, nwhy);
+	struct {
+		const char *key;
+		int *v, *n, hi;
+	} nums[] = {{"gpus", s->gpus, &s->ngpus, 4096}, {"memdev_gpus", s->mgpus, &s->nmgpus, 4096},
+		    {"memdevs_per_gpu", s->per_gpu, &s->nper, 64}};
+	for (size_t i = 0; i < sizeof nums / sizeof *nums; i++)
+		if (!strcmp(k, nums[i].key))
+			return counts(v, nums[i].v, nums[i].n, 1, nums[i].hi, why, nwhy) != 0
+				       ? -1 : no_dup_counts(nums[i].v, *nums[i].n, why, nwhy);
 	/* paper: "LO-HIx", e.g. 2.09-6.13x */
 	char *end;
 	s->paper_lo = strtod(v, &end);

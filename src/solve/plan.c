@@ -380,7 +380,9 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->link_count = grab((size_t)p->link_units * PIPE_MAX_MB, sizeof(int), &fail);
 	p->tbt = grab((size_t)d->samples, sizeof(double), &fail);
 	p->per = grab_raw((size_t)d->samples, sizeof *p->per, &fail);
-	p->score = grab_raw((size_t)d->samples, sizeof(double), &fail);
+	/* cleared: after an early exit only the samples that ran get a score,
+	 * and the next evaluation sorts them all */
+	p->score = grab((size_t)d->samples, sizeof(double), &fail);
 	p->order = grab_raw((size_t)d->samples, sizeof(size_t), &fail);
 	p->p99_top = grab_raw(3 * (size_t)plan_p99_top(d->samples), sizeof(double), &fail);
 	p->has_energy = device_has_energy(d->gpu) && (!p->has_mem || device_has_energy(d->mem));

@@ -152,9 +152,14 @@ static int set_field(const struct schema *s, const struct override *o, void *obj
 	if (o->section[0])
 		f = schema_field(s, o->section, o->key);
 	else
-		for (size_t i = 0; i < s->n && !f; i++)
-			if (strcmp(s->fields[i].key, o->key) == 0)
+		for (size_t i = 0; i < s->n; i++)
+			if (strcmp(s->fields[i].key, o->key) == 0) {
+				if (f) /* the key alone names two: give the section */
+					return kerr_set(err, 0, 0, "%s: ambiguous: %s.%s or %s.%s; give "
+							"the section", o->what, f->section, f->key,
+							s->fields[i].section, s->fields[i].key), -2;
 				f = &s->fields[i];
+			}
 	if (!f)
 		return no_key(o, s, err);
 	char why[200];

@@ -4,9 +4,11 @@
  * missing CSV, or one without a column the script reads, is an error that
  * names the file and the column; so is any warning gnuplot prints. */
 #include <csv.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "base/suggest.h"
@@ -82,15 +84,30 @@ static void on_row(int c, void *data)
 	((struct header *)data)->done = 1;
 }
 
-/* The CSV exists and its header has every column f reads. */
+/* The CSV exists, is a regular file, and its header (its first line: the
+ * only part karat reads; gnuplot reads the rest) has every column f
+ * reads. */
 static int check_csv(const struct figure *f, const char *path)
 {
-	char *buf;
-	size_t len;
 	struct kerr err;
-	if (file_read_all(path, 1LL << 30, "figure data", " (a figure reads a CSV file)", &buf, &len,
-			  &err) != 0) {
+	struct stat st;
+	int fd = file_open_regular(path, "figure data", " (a figure reads a CSV file)", &st, &err);
+	if (fd < 0) {
 		die_msg("%s (figure %s: %s writes it)", err.msg, f->name, f->made_by);
+		return 1;
+	}
+	static char buf[65536];
+	size_t len = 0;
+	ssize_t r = 0;
+	while (len < sizeof buf && !memchr(buf, '\n', len) &&
+	       ((r = read(fd, buf + len, sizeof buf - len)) > 0 || (r < 0 && errno == EINTR)))
+		len += r > 0 ? (size_t)r : 0;
+	close(fd);
+	size_t end = 0;
+	while (end < len && buf[end] != '\n')
+		end++;
+	if (end == len && len == sizeof buf) {
+		die_msg("%s:1: a header longer than %zu bytes", path, sizeof buf);
 		return 1;
 	}
 	static struct header h;
@@ -100,14 +117,10 @@ static int check_csv(const struct figure *f, const char *path)
 	if (csv_init(&p, 0) != 0)
 		rc = (die_msg("%s: cannot start the CSV parser", path), 1);
 	if (!rc) {
-		size_t end = 0;
-		while (end < len && buf[end] != '\n')
-			end++;
 		csv_parse(&p, buf, end, on_field, on_row, &h);
 		csv_fini(&p, on_field, on_row, &h);
 		csv_free(&p);
 	}
-	free(buf);
 	for (int i = 0; !rc && i < 8 && f->cols[i]; i++) {
 		int k = 0;
 		while (k < h.n && strcmp(h.names[k], f->cols[i]) != 0)

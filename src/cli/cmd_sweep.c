@@ -456,9 +456,9 @@ static int check_point(const struct sweep *sw, long idx, struct kerr *err)
 	point_spec_of(sw, idx, &ps, sets);
 	ps.skip_memdev_sets = 1;
 	int rc = point_load(&ps, &ld, err);
-	if (rc == 0 && ld.batch > 0) { /* what evaluation would refuse: the work limit */
+	if (rc == 0) { /* what evaluation would refuse: the plan, the work limit */
 		struct plan *p = plan_new(&ld.p.d, err);
-		rc = !p || plan_check_work(p, ld.batch, ld.mb, err) != 0;
+		rc = !p || (ld.batch > 0 && plan_check_work(p, ld.batch, ld.mb, err) != 0);
 		plan_free(p);
 	}
 	point_free(&ld);

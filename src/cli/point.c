@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/load.h"
@@ -273,4 +274,25 @@ void point_fail_cells(const struct point_spec *ps, const char *msg,
 		snprintf(cells[i], OUT_CELL, "%s", given[i] ? given[i] : "");
 	snprintf(cells[13], OUT_CELL, "false");
 	snprintf(cells[14], OUT_CELL, "%s", msg);
+	/* the rest of what tells points apart, as given */
+	const struct {
+		const char *col, *v;
+	} more[] = {{"mtp", ps->mtp}, {"mtp_accept", ps->accept}, {"samples", ps->samples},
+		    {"seed", ps->seed}};
+	for (size_t k = 0; k < sizeof more / sizeof *more; k++)
+		for (int i = 0; i < point_ncols; i++)
+			if (more[k].v && strcmp(point_head[i], more[k].col) == 0)
+				snprintf(cells[i], OUT_CELL, "%s", more[k].v);
+	char *end;
+	double ms = ps->slo_ms ? strtod(ps->slo_ms, &end) : NAN;
+	for (int i = 0; i < point_ncols; i++) {
+		if (strcmp(point_head[i], "slo_s") == 0 && ps->slo_ms && !*end)
+			snprintf(cells[i], OUT_CELL, "%g", ms / 1e3);
+		if (strcmp(point_head[i], "overrides") == 0) {
+			size_t u = 0;
+			for (int k = 0; k < ps->nsets && u < OUT_CELL; k++)
+				u += (size_t)snprintf(cells[i] + u, OUT_CELL - u, "%s%s", k ? ";" : "",
+						      ps->sets[k]);
+		}
+	}
 }

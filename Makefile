@@ -137,10 +137,19 @@ memcheck: $(B)/karat
 # project's own files (scripts/fuzz.sh), then build-fuzz/fuzz-report.txt
 # says what was found.
 FUZZ_TIME    ?= 60
-FUZZ_TARGETS := ini model device link system workload trace units algo override valid
+FUZZ_LIB_TARGETS := ini model device link system workload trace units algo override valid design
+FUZZ_CLI_TARGETS := sweep study shard plot
+FUZZ_TARGETS := $(FUZZ_LIB_TARGETS) $(FUZZ_CLI_TARGETS)
 FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
                 -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Isrc -DKARAT_DATADIR='"$(CURDIR)"'
 FUZZ_OBJ     := $(filter-out build-fuzz/src/kernels/%,$(LIB_SRC:%.c=build-fuzz/%.o))
+FUZZ_CLI_OBJ := $(filter-out build-fuzz/src/cli/bench_run.o build-fuzz/src/cli/cmd_bench.o \
+                 build-fuzz/src/cli/cmd_calibrate.o,$(CLI_SRC:%.c=build-fuzz/%.o))
+# the CLI's main becomes karat_main beside libFuzzer's own
+build-fuzz/src/cli/main.o: FUZZ_FLAGS += -Dmain=karat_main -DKARAT_VERSION='"fuzz"' -DKARAT_NO_SIGNALS
+build-fuzz/src/cli/cmd_bench_stub.o: fuzz/cmd_bench_stub.c $(HDRS) | build-fuzz/.deps
+	@mkdir -p $(dir $@)
+	@clang $(FUZZ_FLAGS) -c $< -o $@
 build-fuzz/.deps:
 	@scripts/deps.sh fuzz
 	@mkdir -p build-fuzz && touch $@
@@ -148,11 +157,16 @@ build-fuzz/%.o: %.c $(HDRS) | build-fuzz/.deps
 	@mkdir -p $(dir $@)
 	@echo "  CLANG $<"
 	@clang $(FUZZ_FLAGS) -c $< -o $@
-build-fuzz/fuzz-%: fuzz/fuzz.c $(FUZZ_OBJ) $(HDRS)
+$(FUZZ_LIB_TARGETS:%=build-fuzz/fuzz-%): build-fuzz/fuzz-%: fuzz/fuzz.c $(FUZZ_OBJ) $(HDRS)
 	@echo "  LINK  $@"
 	@clang $(FUZZ_FLAGS) -fsanitize=fuzzer -DFUZZ_$* -o $@ fuzz/fuzz.c $(FUZZ_OBJ) \
 		-linih -lcsv -lgsl -lgslcblas -lm -lpthread
-.SECONDARY: $(FUZZ_OBJ)
+$(FUZZ_CLI_TARGETS:%=build-fuzz/fuzz-%): build-fuzz/fuzz-%: fuzz/fuzz.c $(FUZZ_OBJ) $(FUZZ_CLI_OBJ) \
+		build-fuzz/src/cli/cmd_bench_stub.o $(HDRS)
+	@echo "  LINK  $@"
+	@clang $(FUZZ_FLAGS) -fsanitize=fuzzer -DFUZZ_$* -o $@ fuzz/fuzz.c $(FUZZ_CLI_OBJ) \
+		build-fuzz/src/cli/cmd_bench_stub.o $(FUZZ_OBJ) -linih -lcsv -lgsl -lgslcblas -lm -lpthread
+.SECONDARY: $(FUZZ_OBJ) $(FUZZ_CLI_OBJ)
 fuzz: $(FUZZ_TARGETS:%=build-fuzz/fuzz-%)
 	@scripts/fuzz.sh $(FUZZ_TIME) $(FUZZ_TARGETS)
 

@@ -2,7 +2,14 @@
  * compile time (-DFUZZ_ini, -DFUZZ_model, ...; see the Makefile's `fuzz`).
  * Each feeds the fuzzer's bytes to a loader and frees what it returns; a
  * crash, a sanitizer report or a leak is a finding.  The loaders must
- * answer every input with 0 or an error message, nothing else. */
+ * answer every input with 0 or an error message, nothing else.
+ *
+ * `design` applies a list of --set items (one a line) to a whole design
+ * together and builds and evaluates its plan.  The command-line targets
+ * (`sweep`, `study`, `shard`, `plot`) write the bytes to a file and run the
+ * command that reads it, linked with the CLI (main renamed karat_main):
+ * sweep --dry-run, the study reader, merge, and plot's check of a CSV. */
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +27,45 @@
 #include "workload/workload.h"
 #include "zoo/override.h"
 #include "valid/valid.h"
+#include "zoo/design.h"
+#include "solve/solve.h"
+
+#if defined(FUZZ_sweep) || defined(FUZZ_study) || defined(FUZZ_shard) || defined(FUZZ_plot)
+#define FUZZ_CLI 1
+#include <stdio.h>
+#include <unistd.h>
+#include "cli/study.h"
+int karat_main(int argc, char **argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+static char fuzz_dir[64];
+
+/* A folder for the files; gnuplot is never started.  (scripts/fuzz.sh
+ * runs these with -close_fd_mask=3: what the commands print is dropped.) */
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc, (void)argv;
+	snprintf(fuzz_dir, sizeof fuzz_dir, "/tmp/karat-fuzz-XXXXXX");
+	if (!mkdtemp(fuzz_dir))
+		abort();
+	setenv("PATH", "/nonexistent", 1);
+	return 0;
+}
+
+/* Writes the bytes to fuzz_dir/name; its path. */
+static const char *put(const char *name, const uint8_t *data, size_t size)
+{
+	static char path[128];
+	snprintf(path, sizeof path, "%s/%s", fuzz_dir, name);
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		abort();
+	if (size && fwrite(data, 1, size, f) != size)
+		abort();
+	fclose(f);
+	return path;
+}
+#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -141,6 +187,46 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		free(s);
 	}
+#elif defined(FUZZ_design)
+	/* --set items, one a line, on DeepSeek-V3.2 with KARAT, together */
+	char *s = as_string(data, size);
+	if (s) {
+		const char *sets[DESIGN_MAX_SETS];
+		int n = 0;
+		for (char *save = NULL, *t = strtok_r(s, "\n", &save); t && n < DESIGN_MAX_SETS;
+		     t = strtok_r(NULL, "\n", &save))
+			sets[n++] = t;
+		struct design_spec sp = DESIGN_SPEC_INIT;
+		sp.model = "deepseek-v3.2", sp.system = "gpu-karat", sp.context = 4096;
+		sp.samples = 4;
+		sp.sets = sets;
+		sp.nsets = n;
+		static struct design_parts dp;
+		struct kerr err;
+		if (design_assemble(&sp, &dp, &err) == 0) {
+			struct plan *p = plan_new(&dp.d, &err);
+			struct result r;
+			if (p)
+				plan_eval(p, 8, 1, &r, &err);
+			plan_free(p);
+		}
+		design_free(&dp);
+		free(s);
+	}
+#elif defined(FUZZ_sweep)
+	char *argv[] = {"karat", "sweep", (char *)put("s.ini", data, size), "--dry-run", NULL};
+	karat_main(4, argv);
+#elif defined(FUZZ_study)
+	static struct study_def st;
+	struct kerr err;
+	study_load(put("s.ini", data, size), &st, &err);
+#elif defined(FUZZ_shard)
+	char *argv[] = {"karat", "merge", (char *)put("s.csv", data, size), NULL};
+	karat_main(3, argv);
+#elif defined(FUZZ_plot)
+	put("tbt-batch.csv", data, size);
+	char *argv[] = {"karat", "plot", "tbt-batch", "--from", fuzz_dir, NULL};
+	karat_main(5, argv);
 #else
 #error "define one FUZZ_<target>"
 #endif

@@ -23,6 +23,11 @@ seeds_for() {
 	algo) echo fuzz/seeds/algo ;;
 	override) echo fuzz/seeds/override ;;
 	valid) echo validation ;;
+	design) echo fuzz/seeds/design ;;
+	sweep) echo sweeps tests/fixtures ;;
+	study) echo studies ;;
+	shard) echo fuzz/seeds/shard ;;
+	plot) echo fuzz/seeds/plot ;;
 	esac
 }
 for t in "$@"; do
@@ -33,7 +38,9 @@ for t in "$@"; do
 	done
 	log=$dir/fuzz-$t.log
 	printf 'fuzz %-9s %ss ... ' "$t" "$secs"
-	"$dir/fuzz-$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+	case $t in sweep | study | shard | plot) quiet=-close_fd_mask=3 ;; *) quiet= ;; esac
+	# shellcheck disable=SC2086
+	"$dir/fuzz-$t" $quiet -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
 		-max_len=65536 -print_final_stats=1 -artifact_prefix="$dir/crashes-$t/" \
 		"$corpus" > "$log" 2>&1
 	rc=$?

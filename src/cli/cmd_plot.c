@@ -146,6 +146,10 @@ static int render(const struct figure *f, const char *dir, const char *fmt)
 			return 1;
 	}
 	snprintf(out, sizeof out, "%s/%s.%s", dir, f->name, fmt);
+	if (!gnuplot_found()) { /* after the data's checks: they say more */
+		die_msg("gnuplot not found (apt-get install gnuplot-nox)");
+		return 1;
+	}
 	char q1[2500], q2[2500] = "", why[300];
 	if (gp_quote(csv, q1, sizeof q1, why, sizeof why) != 0 ||
 	    (f->csv2 && gp_quote(csv2, q2, sizeof q2, why, sizeof why) != 0)) {
@@ -188,10 +192,6 @@ int cmd_plot(const struct args *a)
 					   hint);
 		}
 		want[k] = 1;
-	}
-	if (!gnuplot_found()) {
-		die_msg("gnuplot not found (apt-get install gnuplot-nox)");
-		return 1;
 	}
 	int rc = 0;
 	for (int k = 0; k < NFIG && rc == 0; k++)

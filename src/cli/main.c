@@ -207,7 +207,9 @@ int main(int argc, char **argv)
 		return fflush(stdout) == 0 ? 0 : 1;
 	}
 	gslerr_install();
+#ifndef KARAT_NO_SIGNALS /* the fuzz build: libFuzzer keeps its own handlers */
 	out_install_signals();
+#endif
 	const struct command *c = command_find(name);
 	if (!c) {
 		usage_error(NULL, "unknown command '%.40s' (try 'karat help')", name);

@@ -17,6 +17,14 @@ else { set terminal pngcairo size 900, 520 enhanced font ",10" } }
 set output outfile
 set datafile separator ","
 set datafile columnheaders
+# one step time alone (one sample) still gets a range
+stats datafile using (column("tbt_s") * 1e3) name "CX" nooutput
+xlo = CX_min; xhi = CX_max
+if (exists("datafile2")) {
+  stats datafile2 using (column("tbt_s") * 1e3) name "CY" nooutput
+  xlo = CY_min < xlo ? CY_min : xlo; xhi = CY_max > xhi ? CY_max : xhi
+}
+if (xlo == xhi) { set xrange [xlo * 0.9 : xhi * 1.1] }
 set title "Step time over the sampled batches (the P99 SLO dashed)" noenhanced
 set xlabel "time between tokens (ms)"
 set ylabel "share of sampled batches"

@@ -28,6 +28,19 @@ set key top left noenhanced
 set arrow from SLO_max, graph 0 to SLO_max, graph 1 nohead dt 2 lw 2 lc rgb "#000000"
 fits(r) = strstrt(strcol("reason"), "memory") == 0
 sys(s) = strcol("system") eq s
-plot for [i=1:words(systems)] datafile using (sys(word(systems, i)) && fits(0) ? \
-        column("tbt_p99_s") * 1e3 : 1/0):(column("tok_s_per_w")) with linespoints lw 2 pt 7 \
-        lc i title word(systems, i)
+# the points that fit: none says so; one alone still gets a range
+stats datafile using (fits(0) ? 1 : 0) name "NF" nooutput
+if (NF_sum == 0) {
+  set xrange [SLO_max / 2.0 : SLO_max * 2.0]
+  set yrange [0.5 : 2]
+  set label 1 "no batch of the sweep fits" at graph 0.5, 0.5 center
+  plot 5 notitle
+} else {
+  stats datafile using (fits(0) ? column("tbt_p99_s") * 1e3 : 1/0) name "PX" nooutput
+  stats datafile using (fits(0) ? column("tok_s_per_w") : 1/0) name "PY" nooutput
+  if (PX_min == PX_max) { set xrange [PX_min / 2.0 : PX_max * 2.0] }
+  if (PY_min == PY_max) { set yrange [PY_min / 2.0 : PY_max * 2.0] }
+  plot for [i=1:words(systems)] datafile using (sys(word(systems, i)) && fits(0) ? \
+          column("tbt_p99_s") * 1e3 : 1/0):(column("tok_s_per_w")) with linespoints lw 2 pt 7 \
+          lc i title word(systems, i)
+}

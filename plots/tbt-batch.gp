@@ -17,6 +17,13 @@ systems = " "
 stats datafile using (s = strcol("system"), \
       (strstrt(systems, " ".s." ") == 0 ? (systems = systems.s." ", 0) : 0)) nooutput
 stats datafile using (column("slo_s") * 1e3) name "SLO" nooutput
+# one batch, or one step time and the SLO alike, still get a range
+stats datafile using (column("batch")) name "BX" nooutput
+stats datafile using (column("tbt_p99_s") * 1e3) name "BY" nooutput
+if (BX_min == BX_max) { set xrange [BX_min / 2.0 : BX_max * 2.0] }
+ylo = BY_min < SLO_max ? BY_min : SLO_max
+yhi = BY_max > SLO_max ? BY_max : SLO_max
+if (ylo == yhi) { set yrange [ylo / 2.0 : yhi * 2.0] }
 set title "P99 time between tokens against the batch (the SLO dashed; x: the caches do not fit)" noenhanced
 set xlabel "batch (requests, all GPUs)"
 set ylabel "P99 TBT (ms)"

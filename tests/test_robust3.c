@@ -555,3 +555,43 @@ Test(robust3, messages_say_what_is_wrong, .init = setup_dir, .fini = remove_dir)
 			 KARAT_DATADIR, dir, dir), 1);
 	cr_expect_eq(shf("grep -q '^karat: ' %s/both", dir), 0);
 }
+
+/* Item 5: every figure draws the smallest CSV its command can write (one
+ * point, one sample, one request), and pareto a sweep where nothing fits. */
+Test(robust3, every_figure_draws_the_smallest_csv, .init = setup_dir, .fini = remove_dir)
+{
+	if (!have_gnuplot("every_figure_draws_the_smallest_csv"))
+		return;
+	char path[128];
+	snprintf(path, sizeof path, "%s/one.ini", dir);
+	cr_assert_eq(write_text(path, "[sweep]\nmodel = deepseek-v3.2\nsystem = gpu-karat\n"
+				"context = 4K\nbatch = 8\nsamples = 1\nmicrobatches = 1\nschedule = naive\n"),
+		     0);
+	snprintf(path, sizeof path, "%s/sens.ini", dir);
+	cr_assert_eq(write_text(path, "[sweep]\nmodel = deepseek-v3.2\nsystem = gpu-karat\n"
+				"context = 4K\nbatch = 8\nsamples = 1\n[vary]\n"
+				"bw_2x = memdev.memory.bandwidth=1TB/s\n"), 0);
+	snprintf(path, sizeof path, "%s/study.ini", dir);
+	cr_assert_eq(write_text(path, "[study]\ntitle = t ; assumed: a test\n"
+				"models = deepseek-v3.2 ; assumed: a test\nalgos = native ; assumed: a test\n"
+				"workloads = agentic ; assumed: a test\nsystems = gpu-only ; assumed: a test\n"
+				"baseline = gpu-only ; assumed: a test\ngpus = 8 ; assumed: a test\n"), 0);
+	cr_assert_eq(shf("cd %s && set -e; "
+			 "\"$K\" sweep one.ini --output ablation.csv 2>/dev/null; cp ablation.csv ablation-ep.csv; "
+			 "cp ablation.csv tbt-batch.csv; \"$K\" sweep sens.ini --output sensitivity.csv 2>/dev/null; "
+			 "Q='--model deepseek-v3.2 --context 4K --batch 1 --samples 1 --microbatches 1'; "
+			 "\"$K\" query $Q --system gpu-only --step-times steps-gpu-only.csv >/dev/null; "
+			 "cp steps-gpu-only.csv steps-gpu-karat.csv; "
+			 "\"$K\" query $Q --system gpu-karat --timeline timeline-naive.csv >/dev/null; "
+			 "cp timeline-naive.csv timeline-ofms-cmr.csv; "
+			 "\"$K\" ops --model deepseek-v3.2 --hw h200 --batch 1 --context 1K --roofline roofline-h200.csv >/dev/null; "
+			 "\"$K\" ops --model deepseek-v3.2 --hw karat --batch 1 --context 1K --roofline roofline-karat.csv >/dev/null; "
+			 "\"$K\" run study.ini --out . >/dev/null; cp study.csv headline.csv; cp study.csv training-free.csv; "
+			 "head -2 %s/validation/deepgemm-h800.csv > t.csv; \"$K\" validate t.csv --out . >/dev/null",
+			 dir, KARAT_DATADIR), 0);
+	cr_expect_eq(runf("plot --from %s", dir), 0, "%s", err);
+	/* a sweep where no batch fits: pareto says so */
+	cr_assert_eq(shf("cd %s && sed -i 's/,true,,/,false,memdev memory: too much,/' tbt-batch.csv",
+			 dir), 0);
+	cr_expect_eq(runf("plot pareto --from %s", dir), 0, "%s", err);
+}

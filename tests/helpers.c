@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "helpers.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,13 +42,18 @@ int write_text(const char *path, const char *text)
 	return fclose(f) != 0 || rc ? -1 : 0;
 }
 
-static void slurp(const char *path, char *buf, size_t n)
+void read_text(const char *path, char *buf, size_t n)
 {
 	FILE *f = fopen(path, "rb");
 	size_t got = f ? fread(buf, 1, n - 1, f) : 0;
 	buf[got] = '\0';
 	if (f)
 		fclose(f);
+}
+
+static void slurp(const char *path, char *buf, size_t n)
+{
+	read_text(path, buf, n);
 	unlink(path);
 }
 
@@ -69,6 +75,16 @@ int run_karat(const char *args, char *out, size_t nout, char *err, size_t nerr)
 	slurp(o, out ? out : dummy, out ? nout : sizeof dummy);
 	slurp(e, err ? err : dummy, err ? nerr : sizeof dummy);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int run_karat_fmt(char *out, size_t nout, char *err, size_t nerr, const char *fmt, ...)
+{
+	char args[4000];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof args, fmt, ap);
+	va_end(ap);
+	return run_karat(args, out, nout, err, nerr);
 }
 
 const char *zoo_path(const char *rel)

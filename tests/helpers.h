@@ -18,6 +18,14 @@ int write_text(const char *path, const char *text);
  * exit status.  Buffers are NUL-terminated and truncated to their size. */
 int run_karat(const char *args, char *out, size_t nout, char *err, size_t nerr);
 
+/* run_karat with the arguments formatted (printf-style). */
+int run_karat_fmt(char *out, size_t nout, char *err, size_t nerr, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* Reads at most n - 1 bytes of path into buf, NUL-terminated ("" when it
+ * cannot be read). */
+void read_text(const char *path, char *buf, size_t n);
+
 /* Whether a file of ../shared/traces is missing; if so, says "skipped"
  * on stderr for test `name` (the traces live outside the project). */
 int traces_absent(const char *name, const char *path);

@@ -23,16 +23,7 @@ static int run(const char *args)
 	return run_karat(args, out, sizeof out, err, sizeof err);
 }
 
-static int runf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int runf(const char *fmt, ...)
-{
-	char args[4000];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof args, fmt, ap);
-	va_end(ap);
-	return run(args);
-}
+#define runf(...) run_karat_fmt(out, sizeof out, err, sizeof err, __VA_ARGS__)
 
 static const char *fixture(const char *name)
 {

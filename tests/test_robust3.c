@@ -19,16 +19,7 @@
 
 static char out[1 << 18], err[1 << 14];
 
-static int runf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int runf(const char *fmt, ...)
-{
-	char args[4000];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof args, fmt, ap);
-	va_end(ap);
-	return run_karat(args, out, sizeof out, err, sizeof err);
-}
+#define runf(...) run_karat_fmt(out, sizeof out, err, sizeof err, __VA_ARGS__)
 
 static const char *bin(void)
 {
@@ -99,13 +90,20 @@ static void fake_gnuplot(const char *body)
 	cr_assert_eq(chmod(p, 0755), 0);
 }
 
-static void slurp(const char *path, char *buf, size_t n)
+
+/* DIR/NAME: a study of DeepSeek-V3.2 on agentic at 8 GPUs over systems;
+ * its path. */
+static const char *write_study(const char *name, const char *systems)
 {
-	FILE *f = fopen(path, "rb");
-	size_t got = f ? fread(buf, 1, n - 1, f) : 0;
-	buf[got] = '\0';
-	if (f)
-		fclose(f);
+	static char path[128];
+	char text[1024];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	snprintf(text, sizeof text, "[study]\ntitle = t ; assumed: a test\n"
+		 "models = deepseek-v3.2 ; assumed: a test\nalgos = native ; assumed: a test\n"
+		 "workloads = agentic ; assumed: a test\nsystems = %s ; assumed: a test\n"
+		 "baseline = gpu-only ; assumed: a test\ngpus = 8 ; assumed: a test\n", systems);
+	cr_assert_eq(write_text(path, text), 0);
+	return path;
 }
 
 /* Item 1: a folder name reaches gnuplot as data, never through a shell. */
@@ -144,7 +142,7 @@ Test(robust3, figure_targets_and_temporaries_never_follow_links, .init = setup_d
 	char text[64];
 	char p[128];
 	snprintf(p, sizeof p, "%s/victim", dir);
-	slurp(p, text, sizeof text);
+	read_text(p, text, sizeof text);
 	cr_expect_str_eq(text, "precious\n");
 	/* gnuplot's messages come through a pipe: no log file in /tmp */
 	cr_expect_eq(shf("ls /tmp/karat-gnuplot-*.log >/dev/null 2>&1"), 2);
@@ -214,12 +212,7 @@ Test(robust3, a_failing_figure_fails_the_command, .init = setup_dir, .fini = rem
 {
 	if (!have_gnuplot("a_failing_figure_fails_the_command"))
 		return;
-	char path[128];
-	snprintf(path, sizeof path, "%s/one.ini", dir);
-	cr_assert_eq(write_text(path, "[study]\ntitle = t ; assumed: a test\n"
-				"models = deepseek-v3.2 ; assumed: a test\nalgos = native ; assumed: a test\n"
-				"workloads = agentic ; assumed: a test\nsystems = gpu-only ; assumed: a test\n"
-				"baseline = gpu-only ; assumed: a test\ngpus = 8 ; assumed: a test\n"), 0);
+	const char *path = write_study("one.ini", "gpu-only");
 	cr_expect_eq(runf("run %s --out %s", path, dir), 0, "%s", err);
 	cr_expect(exists("%s/one.png", dir));
 	fake_gnuplot("echo broken >&2\nexit 3\n");
@@ -242,7 +235,7 @@ Test(robust3, outputs_never_replace_inputs, .init = setup_dir, .fini = remove_di
 	cr_expect_eq(runf("sweep %s --output %s", path, path), 1);
 	cr_expect(strstr(err, "one of this command's inputs"), "%s", err);
 	char text[512];
-	slurp(path, text, sizeof text);
+	read_text(path, text, sizeof text);
 	cr_expect_str_eq(text, s);
 	/* the trace a query reads */
 	cr_assert_eq(shf("cd %s && printf 'in,out\\n100,10\\n200,20\\n' > t.csv && printf "
@@ -261,15 +254,23 @@ Test(robust3, outputs_never_replace_inputs, .init = setup_dir, .fini = remove_di
 		  "%s", err);
 }
 
+/* DIR/slow.ini: a sweep of 15 solves with 1,024 samples, about 5 s on the
+ * development machine: long enough to be caught running. */
+static void write_slow_sweep(void)
+{
+	char path[128];
+	snprintf(path, sizeof path, "%s/slow.ini", dir);
+	cr_assert_eq(write_text(path, "[sweep]\nmodel = glm-5.2\nsystem = gpu-karat\n"
+				"workload = agentic\nsamples = 1024\nslo_ms = 50, 60, 70, 80, 90, 95, "
+				"100, 105, 110, 115, 120, 125, 130, 135, 140\n"), 0);
+}
+
 /* Item 7: SIGTERM removes the temporary being written; a SIGKILLed
  * karat's temporary is removed by the next write to that target. */
 Test(robust3, interrupted_writes_leave_no_temporaries, .init = setup_dir, .fini = remove_dir)
 {
 	char path[128];
-	snprintf(path, sizeof path, "%s/slow.ini", dir);
-	cr_assert_eq(write_text(path, "[sweep]\nmodel = glm-5.2\nsystem = gpu-karat\n"
-				"workload = agentic\nsamples = 1024\nslo_ms = 90, 95, 100, 105, 110, 115, "
-				"120, 125, 130, 135, 140\n"), 0);
+	write_slow_sweep();
 	for (int k = 0; k < 2; k++) {
 		const char *sig = k ? "KILL" : "TERM";
 		cr_assert_eq(shf("cd %s && (\"$K\" sweep slow.ini --output o.csv -j 1 2>/dev/null & "
@@ -483,11 +484,7 @@ Test(robust3, the_work_limit_bounds_time)
  * plot reads only a CSV's header (gnuplot reads the rest). */
 Test(robust3, sweep_rows_stream_to_the_output, .init = setup_dir, .fini = remove_dir)
 {
-	char path[128];
-	snprintf(path, sizeof path, "%s/slow.ini", dir);
-	cr_assert_eq(write_text(path, "[sweep]\nmodel = glm-5.2\nsystem = gpu-karat\n"
-				"workload = agentic\nsamples = 1024\nslo_ms = 50, 60, 70, 80, 90, 95, 100, 105, "
-				"110, 115, 120, 125, 130, 135, 140\n"), 0);
+	write_slow_sweep();
 	/* while it runs, its temporary holds more than the header */
 	cr_expect_eq(shf("cd %s && (\"$K\" sweep slow.ini --output o.csv -j 1 2>/dev/null & p=$!; "
 			 "n=0; until [ \"$(cat .o.csv.tmp.* 2>/dev/null | wc -l)\" -ge 3 ]; do "
@@ -542,13 +539,7 @@ Test(robust3, messages_say_what_is_wrong, .init = setup_dir, .fini = remove_dir)
 	cr_expect_eq(runf("sweep %s --output -", path), 0, "%s", err);
 	cr_expect(strstr(out, ",set.memdev[karat].memory.bandwidth\n"), "%s", out);
 	/* a study names each system and count once */
-	snprintf(path, sizeof path, "%s/d.ini", dir);
-	cr_assert_eq(write_text(path, "[study]\ntitle = t ; assumed: a test\n"
-				"models = deepseek-v3.2 ; assumed: a test\nalgos = native ; assumed: a test\n"
-				"workloads = agentic ; assumed: a test\n"
-				"systems = gpu-only, gpu-only ; assumed: a test\n"
-				"baseline = gpu-only ; assumed: a test\ngpus = 8 ; assumed: a test\n"), 0);
-	cr_expect_eq(runf("run %s --out %s", path, dir), 1);
+	cr_expect_eq(runf("run %s --out %s", write_study("d.ini", "gpu-only, gpu-only"), dir), 1);
 	cr_expect(strstr(err, "d.ini:6: study.systems: 'gpu-only' is given twice"), "%s", err);
 	/* what went to stdout before an error comes first, whole lines */
 	cr_expect_eq(shf("\"$K\" validate %s/validation/deepgemm-h800.csv %s/nope.csv > %s/both 2>&1",
@@ -571,11 +562,7 @@ Test(robust3, every_figure_draws_the_smallest_csv, .init = setup_dir, .fini = re
 	cr_assert_eq(write_text(path, "[sweep]\nmodel = deepseek-v3.2\nsystem = gpu-karat\n"
 				"context = 4K\nbatch = 8\nsamples = 1\n[vary]\n"
 				"bw_2x = memdev.memory.bandwidth=1TB/s\n"), 0);
-	snprintf(path, sizeof path, "%s/study.ini", dir);
-	cr_assert_eq(write_text(path, "[study]\ntitle = t ; assumed: a test\n"
-				"models = deepseek-v3.2 ; assumed: a test\nalgos = native ; assumed: a test\n"
-				"workloads = agentic ; assumed: a test\nsystems = gpu-only ; assumed: a test\n"
-				"baseline = gpu-only ; assumed: a test\ngpus = 8 ; assumed: a test\n"), 0);
+	write_study("study.ini", "gpu-only");
 	cr_assert_eq(shf("cd %s && set -e; "
 			 "\"$K\" sweep one.ini --output ablation.csv 2>/dev/null; cp ablation.csv ablation-ep.csv; "
 			 "cp ablation.csv tbt-batch.csv; \"$K\" sweep sens.ini --output sensitivity.csv 2>/dev/null; "

@@ -283,18 +283,9 @@ static void row(struct out *o, const struct study_def *sd, const struct rpt *p,
 /* The study's figure: 0, or 1 when gnuplot failed (said why). */
 static int plot(const char *dir, const char *name, const char *csv)
 {
-	char png[1200], vars[2600], q[2500], why[300];
+	char png[1200];
 	snprintf(png, sizeof png, "%s/%s.png", dir, name);
-	if (!gnuplot_found()) {
-		printf("gnuplot not found: skipped %s (apt-get install gnuplot-nox)\n", png);
-		return 0;
-	}
-	if (gp_quote(csv, q, sizeof q, why, sizeof why) != 0) {
-		die_msg("%s", why);
-		return 1;
-	}
-	snprintf(vars, sizeof vars, "datafile=%s;", q);
-	return gnuplot_render(vars, "headline.gp", png) != 0; /* prints what it did */
+	return gnuplot_figure("headline.gp", csv, png);
 }
 
 /* Says how many points each --set reached (it may name a device, ROLE[NAME],

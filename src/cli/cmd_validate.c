@@ -45,18 +45,9 @@ static void cell_num(char *c, double v)
 /* The figure: 0, or 1 when gnuplot failed (said why). */
 static int plot(const char *dir, const char *csv)
 {
-	char png[1200], cmd[2600], q[2500], why[300];
+	char png[1200];
 	snprintf(png, sizeof png, "%s/validation.png", dir);
-	if (!gnuplot_found()) {
-		printf("gnuplot not found: skipped %s (apt-get install gnuplot-nox)\n", png);
-		return 0;
-	}
-	if (gp_quote(csv, q, sizeof q, why, sizeof why) != 0) {
-		die_msg("%s", why);
-		return 1;
-	}
-	snprintf(cmd, sizeof cmd, "datafile=%s;", q);
-	return gnuplot_render(cmd, "validation.gp", png) != 0; /* prints what it did */
+	return gnuplot_figure("validation.gp", csv, png);
 }
 
 static int report(const struct command *c, const struct args *a, struct vtable *t, int nt)

@@ -75,7 +75,7 @@ static const char *whole(const char *out, const unsigned char *b, size_t n)
 {
 	const char *dot = strrchr(out, '.');
 	const char *ext = dot ? dot + 1 : "";
-	if (n == 0)
+	if (!b || n == 0)
 		return "gnuplot wrote nothing";
 	if (strcmp(ext, "png") == 0) {
 		static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
@@ -245,4 +245,19 @@ done:
 	free(fig);
 	free(ex);
 	return rc;
+}
+
+int gnuplot_figure(const char *script, const char *csv, const char *out)
+{
+	if (!gnuplot_found()) {
+		printf("gnuplot not found: skipped %s (apt-get install gnuplot-nox)\n", out);
+		return 0;
+	}
+	char vars[2600], q[2500], why[300];
+	if (gp_quote(csv, q, sizeof q, why, sizeof why) != 0) {
+		die_msg("%s", why);
+		return 1;
+	}
+	snprintf(vars, sizeof vars, "datafile=%s;", q);
+	return gnuplot_render(vars, script, out) != 0; /* prints what it did */
 }

@@ -1,0 +1,192 @@
+/* sweep_file.c (cli): reading a sweep file (sweep_file.h). */
+#include "cli/sweep_file.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/study.h"
+
+const char *const sweep_keys[] = {
+	"model", "algo", "system", "workload", "context", "batch", "microbatches",
+	"schedule", "mtp", "mtp_accept", "slo_ms", "samples", "seed", "force", 0};
+
+/* Splits a list (cli/study.h list_split) into d, naming d in errors. */
+static int split(const char *text, int algo, struct dim *d, const char *path,
+		 struct kerr *err)
+{
+	char why[200];
+	if (list_split(text, algo, d->val, MAX_VALS, &d->n, why, sizeof why) != 0)
+		return kerr_set(err, path, d->line, "%s.%s: %s", d->section, d->key, why);
+	return 0;
+}
+
+/* One [vary] label: its value is one or more overrides KEY=VALUE joined by
+ * '&' ("memdev.memory.bandwidth=600GB/s & memdev.tdp=130W"). */
+static int load_vary(struct sweep *sw, const struct ini_entry *e, const char *path,
+		     struct kerr *err)
+{
+	if (sw->nvary == MAX_VARY)
+		return kerr_set(err, path, e->line, "more than %d [vary] labels", MAX_VARY);
+	struct vary *v = &sw->vary[sw->nvary++];
+	snprintf(v->label, sizeof v->label, "%s", e->key);
+	v->line = e->line;
+	v->n = 0;
+	char buf[INI_VALUE];
+	snprintf(buf, sizeof buf, "%s", e->value);
+	for (char *save = NULL, *tok = strtok_r(buf, "&", &save); tok;
+	     tok = strtok_r(NULL, "&", &save)) {
+		while (*tok == ' ' || *tok == '\t')
+			tok++;
+		size_t n = strlen(tok);
+		while (n && (tok[n - 1] == ' ' || tok[n - 1] == '\t'))
+			tok[--n] = '\0';
+		char *eq = strchr(tok, '=');
+		if (!eq || !memchr(tok, '.', (size_t)(eq - tok)))
+			return kerr_set(err, path, e->line, "vary.%s: '%s' is not section.key=value "
+					"(several are joined by '&')", e->key, tok);
+		if (v->n == MAX_VARY_SETS)
+			return kerr_set(err, path, e->line, "vary.%s: more than %d overrides", e->key,
+					MAX_VARY_SETS);
+		if (n >= POOL_SET_LEN)
+			return kerr_set(err, path, e->line, "vary.%s: an override is longer than %d "
+					"characters", e->key, POOL_SET_LEN - 1);
+		snprintf(v->set[v->n++], POOL_SET_LEN, "%s", tok);
+	}
+	if (v->n == 0)
+		return kerr_set(err, path, e->line, "vary.%s: no overrides", e->key);
+	return 0;
+}
+
+/* Whether a relative path stays below its folder: no leading '/', no ".."
+ * part. */
+static int inside(const char *path)
+{
+	if (path[0] == '/')
+		return 0;
+	for (const char *p = path; *p;) {
+		size_t n = strcspn(p, "/");
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return 0;
+		p += n;
+		p += *p == '/';
+	}
+	return 1;
+}
+
+int sweep_load(struct sweep *sw, const char **output, char *outbuf, size_t outn,
+	       struct kerr *err)
+{
+	struct ini_doc *doc = ini_doc_load(sw->path, err);
+	if (!doc)
+		return 1;
+	int rc = 0;
+	sw->total = 1;
+	for (int i = 0; i < doc->n && rc == 0; i++) {
+		const struct ini_entry *e = &doc->e[i];
+		int is_set = strcmp(e->section, "set") == 0;
+		if (strcmp(e->section, "vary") == 0) {
+			if ((rc = load_vary(sw, e, doc->path, err)) != 0)
+				break;
+			continue;
+		}
+		if (!is_set && strcmp(e->section, "sweep") != 0) {
+			rc = kerr_set(err, doc->path, e->line, "unknown section [%s] (sweep, set, vary)",
+				      e->section);
+			break;
+		}
+		if (!is_set && strcmp(e->key, "output") == 0) {
+			/* relative to the sweep file's folder, as a workload's trace
+			 * is, and inside it: a file may not write elsewhere (the
+			 * command line's --output can) */
+			if (!inside(e->value)) {
+				rc = kerr_set(err, doc->path, e->line, "sweep.output: '%s' %s; a sweep "
+					      "file writes inside its own folder (give --output to "
+					      "write elsewhere)", e->value, e->value[0] == '/' ?
+					      "is an absolute path" : "leaves the sweep file's folder");
+				break;
+			}
+			const char *slash = strrchr(doc->path, '/');
+			int dir = e->value[0] == '/' || !slash ? 0 : (int)(slash - doc->path + 1);
+			if ((size_t)snprintf(outbuf, outn, "%.*s%s", dir, doc->path, e->value) >= outn) {
+				rc = kerr_set(err, doc->path, e->line, "sweep.output: path too long");
+				break;
+			}
+			*output = outbuf;
+			continue;
+		}
+		if (!is_set) {
+			int k = 0;
+			while (sweep_keys[k] && strcmp(sweep_keys[k], e->key))
+				k++;
+			if (!sweep_keys[k]) {
+				rc = kerr_set(err, doc->path, e->line, "unknown key sweep.%s (model, "
+					      "algo, system, workload, context, batch, microbatches, "
+					      "schedule, mtp, mtp_accept, slo_ms, samples, seed, force, output)",
+					      e->key);
+				break;
+			}
+		}
+		if (sw->ndim == MAX_DIMS) {
+			rc = kerr_set(err, doc->path, e->line, "more than %d keys", MAX_DIMS);
+			break;
+		}
+		struct dim *d = &sw->dim[sw->ndim++];
+		snprintf(d->section, sizeof d->section, "%s", e->section);
+		snprintf(d->key, sizeof d->key, "%s", e->key);
+		d->line = e->line;
+		if (split(e->value, !is_set && strcmp(e->key, "algo") == 0, d, doc->path, err)) {
+			rc = 1;
+			break;
+		}
+		for (int k = 0; !is_set && !strcmp(e->key, "force") && k < d->n; k++)
+			if (strcmp(d->val[k], "true") && strcmp(d->val[k], "false")) {
+				rc = kerr_set(err, doc->path, e->line,
+					      "sweep.force: '%s' is not true or false", d->val[k]);
+				break;
+			}
+		if (rc)
+			break;
+		if (is_set && strlen(d->key) + 1 + strlen(e->value) >= POOL_SET_LEN) {
+			rc = kerr_set(err, doc->path, e->line, "set.%s: an override is longer "
+				      "than %d characters", d->key, POOL_SET_LEN - 1);
+			break;
+		}
+		if (sw->total > 10000000 / d->n) {
+			rc = kerr_set(err, doc->path, e->line, "more than 10 million points");
+			break;
+		}
+		sw->total *= d->n;
+	}
+	if (rc == 0 && sw->nvary > 0) {
+		if (sw->total > 10000000 / (1 + sw->nvary))
+			rc = kerr_set(err, doc->path, sw->vary[0].line, "more than 10 million points");
+		sw->total *= 1 + sw->nvary;
+	}
+	if (rc == 0) {
+		int nset = 0, have[4] = {0, 0, 0, 0};
+		static const char *const need[] = {"model", "system", "workload", "context"};
+		for (int i = 0; i < sw->ndim; i++) {
+			nset += strcmp(sw->dim[i].section, "set") == 0;
+			for (int k = 0; k < 4; k++)
+				have[k] |= strcmp(sw->dim[i].section, "sweep") == 0 &&
+					   strcmp(sw->dim[i].key, need[k]) == 0;
+		}
+		sw->nset = nset;
+		int line = doc->nlines > 0 ? doc->nlines : 1;
+		int most = 0;
+		for (int k = 0; k < sw->nvary; k++)
+			most = sw->vary[k].n > most ? sw->vary[k].n : most;
+		nset += most;
+		if (sw->nfixed + nset > MAX_MANY)
+			rc = kerr_set(err, doc->path, line, "%d overrides (%d --set and %d [set] "
+				      "keys); at most %d", sw->nfixed + nset, sw->nfixed, nset,
+				      MAX_MANY);
+		else if (!have[0] || !have[1] || (!have[2] && !have[3]))
+			rc = kerr_set(err, doc->path, ini_doc_section_line(doc, "sweep") > 0
+					      ? ini_doc_section_line(doc, "sweep") : line,
+				      "[sweep] needs the keys model, system and workload (or "
+				      "context)%s", doc->n == 0 ? "; the file is empty" : "");
+	}
+	ini_doc_free(doc);
+	return rc ? 1 : 0;
+}

@@ -1,0 +1,54 @@
+/* sweep_file.h (cli): a sweep file (sweeps/NAME.ini) as `karat sweep` reads
+ * it: [sweep] keys and [set] overrides, each a list, and [vary] labels. */
+#ifndef KARAT_CLI_SWEEP_FILE_H
+#define KARAT_CLI_SWEEP_FILE_H
+
+#include "cli/pool.h"
+#include "karat.h"
+
+#define MAX_DIMS 32
+#define MAX_VALS 64
+
+struct dim {
+	char section[16], key[64];
+	int n;
+	char val[MAX_VALS][INI_VALUE]; /* an item is never longer than its value */
+	int line;
+};
+
+#define MAX_VARY 64
+#define MAX_VARY_SETS 8
+
+/* [vary]: one point per label (the others at the base), its overrides. */
+struct vary {
+	char label[64];
+	char set[MAX_VARY_SETS][POOL_SET_LEN];
+	int n, line;
+};
+
+struct sweep {
+	const char *path;
+	struct dim dim[MAX_DIMS];
+	int ndim;
+	struct vary vary[MAX_VARY];
+	int nvary;
+	int nset;                          /* of the dims, the [set] keys */
+	long total;
+	const char *fixed_sets[MAX_MANY]; /* --set on the command line */
+	int nfixed;
+	long shard, nshards;              /* this shard (0-based) of nshards; 1 shard: all */
+};
+
+
+/* The [sweep] keys, in the order point_spec_of fills them (NULL-ended). */
+extern const char *const sweep_keys[];
+
+/* Reads sw->path into sw (sw->fixed_sets and nfixed already set: they count
+ * toward the override limit).  A relative `output` is resolved against the
+ * file's folder into outbuf (outn bytes) and *output set to it; one that
+ * is absolute or leaves the folder is refused.  0, or 1 with err
+ * ("FILE:LINE: reason"). */
+int sweep_load(struct sweep *sw, const char **output, char *outbuf, size_t outn,
+	       struct kerr *err);
+
+#endif

@@ -1,4 +1,4 @@
-/* suggest.c: nearest name by Levenshtein distance on normalised names. */
+/* suggest.c: nearest name by edit distance on normalised names. */
 #include "base/suggest.h"
 
 #include <ctype.h>
@@ -18,23 +18,29 @@ static size_t normalise(const char *s, char *out)
 	return n;
 }
 
+/* Edit distance with adjacent transpositions counted as one edit (the
+ * optimal string alignment distance): "qurey" is one edit from "query". */
 static size_t distance(const char *a, size_t na, const char *b, size_t nb)
 {
-	size_t row[SUGGEST_MAX];
+	size_t prev2[SUGGEST_MAX], prev[SUGGEST_MAX], row[SUGGEST_MAX];
 	for (size_t j = 0; j <= nb; j++)
-		row[j] = j;
+		prev[j] = j, prev2[j] = j;
 	for (size_t i = 1; i <= na; i++) {
-		size_t diag = row[0];
 		row[0] = i;
 		for (size_t j = 1; j <= nb; j++) {
-			size_t up = row[j];
-			size_t sub = diag + (a[i - 1] != b[j - 1]);
-			size_t best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
-			row[j] = sub < best ? sub : best;
-			diag = up;
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = prev[j] + 1, ins = row[j - 1] + 1;
+			size_t d = sub < del ? sub : del;
+			d = ins < d ? ins : d;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    prev2[j - 2] + 1 < d)
+				d = prev2[j - 2] + 1;
+			row[j] = d;
 		}
+		memcpy(prev2, prev, (nb + 1) * sizeof *prev);
+		memcpy(prev, row, (nb + 1) * sizeof *row);
 	}
-	return row[nb];
+	return prev[nb];
 }
 
 const char *suggest_name(const char *typed, const char *const *cands, int n)

@@ -1,7 +1,8 @@
 /* suggest.h: "did you mean" for names: the candidate closest to what was
  * typed, compared without case and ignoring '-', '_', '.' and ' ' (so
  * "DeepSeek-V3.2", "deepseek-v32" and "deepseekv3.2" all find
- * "deepseek-v3.2"), within an edit distance of a third of its length. */
+ * "deepseek-v3.2"), within an edit distance of a third of its length (a
+ * swap of two neighbours is one edit). */
 #ifndef KARAT_BASE_SUGGEST_H
 #define KARAT_BASE_SUGGEST_H
 

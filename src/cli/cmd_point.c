@@ -172,6 +172,15 @@ static int run_point(const char *name, const struct args *a, int solve)
 		point_free(&ld);
 		return rc == 2 ? usage_error(c, "%s", err.msg) : (die_msg("%s", err.msg), 1);
 	}
+	/* the files it will write, before the work (and after its inputs are
+	 * read: neither may replace one) */
+	const char *outs[] = {solve ? NULL : arg_get(c, a, "timeline"),
+			      solve ? NULL : arg_get(c, a, "step-times")};
+	for (int i = 0; i < 2; i++)
+		if (outs[i] && strcmp(outs[i], "-") != 0 && out_check(outs[i]) != 0) {
+			point_free(&ld);
+			return 1;
+		}
 	static struct progress pg;
 	if (solve && isatty(2)) {
 		pg.t0 = clock_now();

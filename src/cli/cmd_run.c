@@ -467,7 +467,9 @@ int cmd_run(const struct args *a)
 	snprintf(dir, sizeof dir, "%s", out ? out : "");
 	if (!out)
 		snprintf(dir, sizeof dir, "%s/results", zoo_home());
-	if (!out && mkdir(dir, 0777) != 0 && errno != EEXIST) {
+	/* the folder is made when missing (its parent must exist), as
+	 * sweep --output does */
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
 		die_msg("%s: cannot create: %s", dir, strerror(errno));
 		return 1;
 	}

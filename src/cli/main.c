@@ -1,6 +1,7 @@
 /* main.c: the karat command table and dispatcher.  `karat help` is made
  * from the same table. */
 #include "cli/cli.h"
+#include "base/suggest.h"
 
 #include <string.h>
 
@@ -148,17 +149,34 @@ const struct command *command_find(const char *name)
 	return NULL;
 }
 
+/* "unknown command 'x'" with the nearest command's name. */
+static int unknown_command(const struct command *to, const char *name)
+{
+	const char *names[64];
+	int n = 0;
+	for (const struct command *c = commands; c->name && n < 64; c++)
+		names[n++] = c->name;
+	char hint[128];
+	suggest_hint(name, names, n, hint, sizeof hint);
+	return usage_error(to, "unknown command '%.40s'%s (try 'karat help')", name, hint);
+}
+
+/* One command's usage, summary and options. */
+static int command_help(const struct command *c)
+{
+	printf("usage: karat %s %s\n  %s\n", c->name, c->usage, c->summary);
+	for (int i = 0; c->opts[i].name; i++)
+		printf("  --%-13s %s\n", c->opts[i].name, c->opts[i].help);
+	return 0;
+}
+
 int cmd_help(const struct args *a)
 {
 	if (a->npos == 1) {
 		const struct command *c = command_find(a->pos[0]);
 		if (!c)
-			return usage_error(command_find("help"), "unknown command '%.40s'",
-					   a->pos[0]);
-		printf("usage: karat %s %s\n  %s\n", c->name, c->usage, c->summary);
-		for (int i = 0; c->opts[i].name; i++)
-			printf("  --%-13s %s\n", c->opts[i].name, c->opts[i].help);
-		return 0;
+			return unknown_command(command_find("help"), a->pos[0]);
+		return command_help(c);
 	}
 	printf("karat: roofline and design-space explorer for LLM decode\n\n"
 	       "usage: karat COMMAND [OPTIONS]\n\ncommands:\n");
@@ -211,10 +229,11 @@ int main(int argc, char **argv)
 	out_install_signals();
 #endif
 	const struct command *c = command_find(name);
-	if (!c) {
-		usage_error(NULL, "unknown command '%.40s' (try 'karat help')", name);
-		return EXIT_USAGE;
-	}
+	if (!c)
+		return unknown_command(NULL, name);
+	for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return command_help(c) != 0 || fflush(stdout) != 0;
 	struct args a;
 	if (args_parse(c, argc - 2, argv + 2, &a) != 0)
 		return EXIT_USAGE;

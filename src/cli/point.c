@@ -84,7 +84,7 @@ static int parse_spec(const struct point_spec *ps, struct design_spec *s,
 		ld->mb = 1;
 	}
 	ld->batch = 0;
-	if (ps->batch && (rc = num("batch", ps->batch, U_INT, 1, PLAN_MAX_BATCH,
+	if (ps->batch && (rc = num("batch", ps->batch, U_TOKENS, 1, PLAN_MAX_BATCH,
 				   &ld->batch, err)) != 0)
 		return rc;
 	if (ps->mtp && (rc = num("mtp", ps->mtp, U_INT, 0, 64, &s->mtp, err)) != 0)

@@ -374,9 +374,9 @@ Test(robust3, merge_reads_as_the_trace_reader, .init = setup_dir, .fini = remove
 	cr_assert_eq(shf("cd %s && { printf '\\357\\273\\277'; cat s1.csv; } > bom.csv", dir), 0);
 	cr_expect_eq(runf("merge %s/bom.csv %s/s2.csv --output %s/m.csv", dir, dir, dir), 0, "%s", err);
 	cr_expect_eq(shf("cmp -s %s/m.csv %s/all.csv", dir, dir), 0);
-	cr_assert_eq(shf("cd %s && sed '2s/gpu-only/gpu\\x00only/' s1.csv > nul.csv", dir), 0);
+	cr_assert_eq(shf("cd %s && sed '3s/gpu-only/gpu\\x00only/' s1.csv > nul.csv", dir), 0);
 	cr_expect_eq(runf("merge %s/nul.csv %s/s2.csv", dir, dir), 1);
-	cr_expect(strstr(err, "nul.csv:2: a NUL byte"), "%s", err);
+	cr_expect(strstr(err, "nul.csv:3: a NUL byte"), "%s", err);
 }
 
 /* Item 13: a bare reserve below one byte (vLLM's 0.9) is refused. */

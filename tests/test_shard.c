@@ -98,14 +98,15 @@ Test(shard, shards_merged_are_the_plain_sweep, .init = setup_dir, .fini = remove
 		shard_and_merge(ini, ns[t], "", m, sizeof m);
 		expect_plain(m);
 	}
-	/* a shard's rows carry their point: shard 2 of 3 holds points 1, 4, 7 */
+	/* a shard starts with the record of its sweep, then its rows, each with
+	 * its point */
 	static char s[1 << 16];
 	char p[128];
 	snprintf(p, sizeof p, "%s/s2-3.csv", dir);
 	slurp_file(p, s, sizeof s);
-	cr_expect(strncmp(s, "point,model,", 12) == 0, "%.40s", s);
-	cr_expect(strstr(s, "\n1,") && strstr(s, "\n4,") && strstr(s, "\n7,") && !strstr(s, "\n2,"),
-		  "%s", s);
+	cr_expect(strncmp(s, "#karat-shard k=2 n=3 points=8 shard_points=", 43) == 0, "%.80s", s);
+	const char *nl = strchr(s, '\n');
+	cr_expect(nl && strncmp(nl + 1, "point,model,", 12) == 0, "%.200s", s);
 }
 
 Test(shard, merge_refuses_what_is_not_one_sweep, .init = setup_dir, .fini = remove_dir)
@@ -117,49 +118,74 @@ Test(shard, merge_refuses_what_is_not_one_sweep, .init = setup_dir, .fini = remo
 	}
 	snprintf(cmd, sizeof cmd, "merge %s/s1.csv %s/s3.csv", dir, dir);
 	cr_expect_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 1);
-	cr_expect(strstr(err, "a shard is missing"), "%s", err);
+	cr_expect(strstr(err, "missing 1 of 3 shards: 2/3"), "%s", err);
 	snprintf(cmd, sizeof cmd, "merge %s/s1.csv %s/s2.csv %s/s3.csv %s/s2.csv", dir, dir, dir, dir);
 	cr_expect_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 1);
-	cr_expect(strstr(err, "in two shards"), "%s", err);
+	cr_expect(strstr(err, "shard 2/3 again"), "%s", err);
 	snprintf(cmd, sizeof cmd, "merge %s/plain.csv", dir);
 	cr_expect_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 1);
-	cr_expect(strstr(err, "plain.csv:1: not a shard file"), "%s", err);
-	snprintf(cmd, sizeof cmd, "ops --model deepseek-v3.2 --hw h200 --batch 1 --context 1K --format csv "
-		 "| sed 's/^/point,/' > %s/other.csv", dir);
-	char full[2048];
-	snprintf(full, sizeof full, "%s %s", bin(), cmd);
-	cr_assert_eq(system(full), 0);
-	snprintf(cmd, sizeof cmd, "merge %s/s1.csv %s/other.csv", dir, dir);
+	cr_expect(strstr(err, "plain.csv:1: not a shard of a sweep"), "%s", err);
+	/* a shard of an edited sweep (one value more) */
+	snprintf(cmd, sizeof cmd, "sed 's/batch = 8, 16/batch = 8, 16, 32/' %s/s.ini > %s/e.ini", dir,
+		 dir);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "sweep %s/e.ini --shard 3/3 --output %s/e3.csv", dir, dir);
+	cr_assert_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+	snprintf(cmd, sizeof cmd, "merge %s/s1.csv %s/s2.csv %s/e3.csv", dir, dir, dir);
 	cr_expect_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 1);
-	cr_expect(strstr(err, "header differs"), "%s", err);
+	cr_expect(strstr(err, "e3.csv:1: a shard of another sweep, or of this sweep after its file "
+			 "was edited"), "%s", err);
+	/* a shard cut short (its last rows lost) */
+	snprintf(cmd, sizeof cmd, "head -n -2 %s/s3.csv > %s/c3.csv", dir, dir);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "merge %s/s1.csv %s/s2.csv %s/c3.csv", dir, dir, dir);
+	cr_expect_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 1);
+	cr_expect(strstr(err, "c3.csv: shard 3/3 is incomplete"), "%s", err);
 	cr_expect_eq(run_karat("sweep x.ini --shard 0/3", out, sizeof out, err, sizeof err), 2);
 	cr_expect(strstr(err, "--shard: '0/3' is not K/N"), "%s", err);
 	cr_expect_eq(run_karat("merge", out, sizeof out, err, sizeof err), 2);
 }
 
-/* The Slurm array script, run as an array's tasks would run it. */
+/* The Slurm array script, run as an array's tasks would run it (N given,
+ * so any task reruns alone; a 0-based array numbers its shards from 1);
+ * its resume mode names what is left.  scripts/check-slurm.sh runs it on
+ * a real Slurm. */
 Test(shard, slurm_example_script, .init = setup_dir, .fini = remove_dir)
 {
 	char cmd[2048];
-	for (int k = 1; k <= 3; k++) {
-		snprintf(cmd, sizeof cmd, "cd %s && SLURM_ARRAY_TASK_COUNT=3 SLURM_ARRAY_TASK_ID=%d "
-			 "KARAT=%s scripts/sweep-slurm.sh %s/s.ini %s/out 2>/dev/null",
+	for (int k = 0; k < 3; k++) {
+		snprintf(cmd, sizeof cmd, "cd %s && SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_ID=%d "
+			 "KARAT=%s scripts/sweep-slurm.sh --shards 3 %s/s.ini %s/out 2>/dev/null",
 			 KARAT_DATADIR, k, bin(), dir, dir);
 		cr_assert_eq(system(cmd), 0, "%s", cmd);
 	}
-	snprintf(cmd, sizeof cmd, "merge %s/out/shard-1.csv %s/out/shard-2.csv %s/out/shard-3.csv "
-		 "--output %s/slurm.csv", dir, dir, dir, dir);
+	snprintf(cmd, sizeof cmd, "merge %s/out/s.shard-1-of-3.csv %s/out/s.shard-2-of-3.csv "
+		 "%s/out/s.shard-3-of-3.csv --output %s/slurm.csv", dir, dir, dir, dir);
 	cr_assert_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
 	char m[128];
 	snprintf(m, sizeof m, "%s/slurm.csv", dir);
 	expect_plain(m);
-	/* outside an array it says so */
-	snprintf(cmd, sizeof cmd, "cd %s && env -u SLURM_ARRAY_TASK_COUNT scripts/sweep-slurm.sh "
-		 "%s/s.ini %s/out 2>/dev/null", KARAT_DATADIR, dir, dir);
+	/* one lost: resume names it and the line that reruns it alone */
+	snprintf(cmd, sizeof cmd, "cd %s && rm %s/out/s.shard-2-of-3.csv && scripts/sweep-slurm.sh "
+		 "--shards 3 --resume %s/s.ini %s/out > %s/resume.txt", KARAT_DATADIR, dir, dir, dir, dir);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	static char text[4096];
+	snprintf(m, sizeof m, "%s/resume.txt", dir);
+	slurp_file(m, text, sizeof text);
+	cr_expect(strstr(text, "shard 2/3: missing") && strstr(text, "rerun: sbatch --array=2 "),
+		  "%s", text);
+	/* outside an array, or without N, it says so */
+	snprintf(cmd, sizeof cmd, "cd %s && scripts/sweep-slurm.sh --shards 3 %s/s.ini %s/out "
+		 "2>/dev/null", KARAT_DATADIR, dir, dir);
 	cr_expect_neq(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "cd %s && SLURM_ARRAY_TASK_ID=1 scripts/sweep-slurm.sh %s/s.ini "
+		 "%s/out 2>/dev/null", KARAT_DATADIR, dir, dir);
+	cr_expect_eq(system(cmd) >> 8, 2);
 }
 
-/* The GNU parallel example, on this machine. */
+/* The GNU parallel example, on this machine: a shard that fails shows its
+ * error and leaves the finished ones; the same command again runs only
+ * it; a missing result folder is found before the work. */
 Test(shard, gnu_parallel_example_script, .init = setup_dir, .fini = remove_dir)
 {
 	if (system("parallel --version 2>/dev/null | grep -q 'GNU parallel'") != 0) {
@@ -167,12 +193,30 @@ Test(shard, gnu_parallel_example_script, .init = setup_dir, .fini = remove_dir)
 		return;
 	}
 	char cmd[2048];
-	snprintf(cmd, sizeof cmd, "cd %s && KARAT=%s JOBS=2 scripts/sweep-parallel.sh "
-		 "%s/s.ini 4 %s/par.csv 2>/dev/null", KARAT_DATADIR, bin(), dir, dir);
+	/* a karat that fails shard 2 of 4 the first time */
+	snprintf(cmd, sizeof cmd, "printf '#!/bin/sh\\ncase \" $* \" in *\" --shard 2/4 \"*) "
+		 "[ -e %s/once ] || { touch %s/once; echo shard-two-broke >&2; exit 1; };; esac\\n"
+		 "exec %s \"$@\"\\n' > %s/k && chmod +x %s/k", dir, dir, bin(), dir, dir);
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	snprintf(cmd, sizeof cmd, "cd %s && KARAT=%s/k JOBS=2 scripts/sweep-parallel.sh %s/s.ini 4 "
+		 "%s/par.csv > %s/p.out 2> %s/p.err", KARAT_DATADIR, dir, dir, dir, dir, dir);
+	cr_expect_neq(system(cmd), 0, "a failed shard fails the run");
+	snprintf(cmd, sizeof cmd, "grep -q shard-two-broke %s/p.err && grep -q 'shards 2 of 4 did not "
+		 "finish' %s/p.err && ls %s/par.csv.shards/s.shard-1-of-4.csv %s/par.csv.shards/"
+		 "s.shard-4-of-4.csv > /dev/null", dir, dir, dir, dir);
+	cr_expect_eq(system(cmd), 0, "its error shown, the finished shards kept");
+	snprintf(cmd, sizeof cmd, "cd %s && KARAT=%s/k JOBS=2 scripts/sweep-parallel.sh %s/s.ini 4 "
+		 "%s/par.csv 2> %s/p.err", KARAT_DATADIR, dir, dir, dir, dir);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	snprintf(cmd, sizeof cmd, "grep -q 'shards 2 of 4 ->' %s/p.err", dir);
+	cr_expect_eq(system(cmd), 0, "the rerun ran shard 2 alone");
 	char m[128];
 	snprintf(m, sizeof m, "%s/par.csv", dir);
 	expect_plain(m);
+	snprintf(cmd, sizeof cmd, "cd %s && KARAT=%s scripts/sweep-parallel.sh %s/s.ini 4 "
+		 "%s/nope/par.csv 2> %s/p.err; test $? = 1 && grep -q 'no such folder' %s/p.err && "
+		 "test ! -e %s/nope", KARAT_DATADIR, bin(), dir, dir, dir, dir, dir);
+	cr_expect_eq(system(cmd), 0, "a missing result folder is found first");
 }
 
 /* Issue 14 item 9: a sweep's CSV has one column per [set] key (set.KEY),
@@ -266,4 +310,57 @@ Test(shard, vary_runs_one_label_at_a_time, .init = setup_dir, .fini = remove_dir
 	cr_expect_eq(run_karat(args, out, sizeof out, err, sizeof err), 1);
 	cr_expect(strstr(err, "v.ini:11: vary.bad: 'memdev.tdp' is not section.key=value"), "%s",
 		  err);
+}
+
+/* A shard killed part-way leaves NAME.partial; run again, it keeps the
+ * rows there and computes the rest, to the same file; a partial file of
+ * another sweep is refused, not mixed in. */
+Test(shard, a_shard_goes_on_where_it_stopped, .init = setup_dir, .fini = remove_dir)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "sweep %s/s.ini --shard 2/2 --output %s/s2.csv --log %s/s2.log", dir,
+		 dir, dir);
+	cr_assert_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+	/* as a kill would leave it: two rows lost and half a row */
+	snprintf(cmd, sizeof cmd, "cd %s && cp s2.csv whole.csv && head -n -2 s2.csv > s2.csv.partial "
+		 "&& tail -n 1 s2.csv | head -c 20 >> s2.csv.partial && rm s2.csv", dir);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "sweep %s/s.ini --shard 2/2 --output %s/s2.csv --log %s/s2.log", dir,
+		 dir, dir);
+	cr_assert_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+	cr_expect(strstr(err, "kept from"), "%s", err);
+	static char a[1 << 16], b[1 << 16];
+	char p[128];
+	snprintf(p, sizeof p, "%s/whole.csv", dir);
+	slurp_file(p, a, sizeof a);
+	snprintf(p, sizeof p, "%s/s2.csv", dir);
+	slurp_file(p, b, sizeof b);
+	cr_expect_str_eq(b, a);
+	snprintf(cmd, sizeof cmd, "test ! -e %s/s2.csv.partial && test $(grep -c '^point=' %s/s2.log) "
+		 "-eq $(( $(wc -l < %s/s2.csv) - 2 + 2 ))", dir, dir, dir);
+	cr_expect_eq(system(cmd), 0, "the log has a line per point computed");
+	/* a partial of shard 1 is no partial of shard 2 */
+	snprintf(cmd, sizeof cmd, "cd %s && head -n 3 whole.csv | sed 's/k=2/k=1/' > s2.csv.partial",
+		 dir);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "sweep %s/s.ini --shard 2/2 --output %s/s2.csv", dir, dir);
+	cr_expect_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 1);
+	cr_expect(strstr(err, "s2.csv.partial: a partial shard of another sweep, of another shard"),
+		  "%s", err);
+}
+
+/* --shards N --dry-run: the plan for a cluster. */
+Test(shard, the_plan_for_n_shards, .init = setup_dir, .fini = remove_dir)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "sweep %s/s.ini --shards 3 --dry-run", dir);
+	cr_assert_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+	cr_expect(strstr(out, "3 shards: 2-3 points each") && strstr(out, "  shard 3/3: ") &&
+		  strstr(out, "run:   sbatch --array=1-3 ") && strstr(out, "merge: karat merge "),
+		  "%s", out);
+	snprintf(cmd, sizeof cmd, "sweep %s/s.ini --shards 20 --dry-run", dir);
+	cr_assert_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+	cr_expect(strstr(out, "warning: 20 shards for 8 points"), "%s", out);
+	snprintf(cmd, sizeof cmd, "sweep %s/s.ini --shards 3", dir);
+	cr_expect_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 2);
 }

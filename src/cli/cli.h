@@ -144,6 +144,13 @@ int gnuplot_figure(const char *script, const char *csv, const char *out);
 /* One CSV row (libcsv quoting where needed); 0 or -1 on a write error. */
 int csv_write_row(FILE *fp, int n, const char *const *cells);
 
+/* A 128-bit fingerprint of n bytes (two 64-bit hashes of different
+ * families): rows, a sweep's identity. */
+void out_fingerprint(const char *s, size_t n, unsigned long long h[2]);
+
+/* karat's version, as --version prints it. */
+const char *karat_version(void);
+
 /* The rows written so far (sweep, merge): a row a system cannot tell from
  * an earlier one (the same cells: an override it cannot apply leaves its
  * column empty) is written once.  It keeps each row's 128-bit fingerprint,

@@ -1,6 +1,9 @@
 /* cmd_merge.c: `karat merge SHARD.csv...`: joins the CSVs of `karat sweep
  * --shard K/N` into exactly the output of the unsharded sweep.  A shard
- * file's first column, `point`, is each row's index in the whole sweep;
+ * file starts with the record of its sweep (shard.h): the merge refuses a
+ * shard of another sweep or of an edited one, a shard given twice, and a
+ * set with shards missing (naming them) or incomplete.  Its first column,
+ * `point`, is each row's index in the whole sweep;
  * the merge checks that every file has the same header, that each file's
  * points rise, and that together they cover 0 .. n-1 once each, then
  * writes the rows in point order without that column, quoted as the sweep
@@ -21,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/shard.h"
 #include "karat.h"
 
 struct mrow {
@@ -41,6 +45,9 @@ struct reader {
 	struct mrow q[64];     /* parsed records not yet taken */
 	int qh, qn;
 	long last;             /* the last point taken, or -1 */
+	long rows;             /* points taken */
+	struct shard_info info; /* its first line */
+	int has_info;
 	int failed;
 	char msg[KERR_MSG];
 	long fail_line;
@@ -123,6 +130,20 @@ static int feed(struct reader *rd)
 		rd->started = 1;
 		if (n >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
 			off = 3; /* a UTF-8 byte order mark: skipped, as in a trace */
+		/* the record of the sweep the shard belongs to */
+		const char *nl = memchr(buf + off, '\n', n - off);
+		if (nl && (size_t)(nl - (buf + off)) < 512 && buf[off] == '#') {
+			char line[512];
+			snprintf(line, sizeof line, "%.*s", (int)(nl - (buf + off)), buf + off);
+			size_t l = strlen(line);
+			if (l && line[l - 1] == '\r')
+				line[l - 1] = '\0';
+			rd->has_info = shard_parse_info(line, &rd->info) == 0;
+			if (rd->has_info) {
+				off = (size_t)(nl - buf) + 1;
+				rd->line++, rd->rec_line++;
+			}
+		}
 	}
 	const char *nul = memchr(buf + off, '\0', n - off);
 	size_t upto = nul ? (size_t)(nul - buf) : n;
@@ -174,6 +195,7 @@ static int reader_open(struct reader *rd)
 	struct stat st;
 	rd->fd = file_open_regular(rd->path, "shard file", " (a shard is a CSV file)", &st, &err);
 	rd->started = 0, rd->eof = 0, rd->line = rd->rec_line = 1, rd->last = -1;
+	rd->rows = 0, rd->has_info = 0;
 	if (rd->fd < 0)
 		return die_msg("%s", err.msg), -1;
 	if (csv_init(&rd->p, CSV_APPEND_NULL | CSV_STRICT | CSV_STRICT_FINI) != 0) {
@@ -185,8 +207,11 @@ static int reader_open(struct reader *rd)
 		feed(rd);
 	if (rd->failed)
 		return die_msg("%s:%ld: %s", rd->path, rd->fail_line, rd->msg), -1;
+	if (!rd->has_info)
+		return die_msg("%s:1: not a shard of a sweep: its first line is not the %s record "
+			       "(write shards with karat sweep --shard K/N)", rd->path, SHARD_TAG), -1;
 	if (!rd->head.f || rd->head.n < 2 || strcmp(rd->head.f[0], "point") != 0)
-		return die_msg("%s:1: not a shard file: its first column is not 'point' (write "
+		return die_msg("%s:2: not a shard file: its first column is not 'point' (write "
 			       "shards with karat sweep --shard K/N)", rd->path), -1;
 	return 0;
 }
@@ -268,7 +293,45 @@ static int next_point(struct reader *rd, int i, struct heap *h, int ncols)
 		return die_msg("%s:%ld: point %ld after point %ld: a shard's points rise",
 			       rd->path, row->line, idx, rd->last), -1;
 	rd->last = idx;
+	rd->rows++;
 	heap_push(h, i, idx);
+	return 0;
+}
+
+/* The files are shards of one sweep (the same record but for K), each
+ * shard once, and every shard there; else it says which are not. */
+static int one_sweep(struct reader *rd, int n)
+{
+	const struct shard_info *a = &rd[0].info;
+	for (int i = 1; i < n; i++) {
+		const struct shard_info *b = &rd[i].info;
+		if (strcmp(a->id, b->id) != 0 || a->n != b->n || a->points != b->points)
+			return die_msg("%s:1: a shard of another sweep, or of this sweep after its "
+				       "file was edited (sweep %.12s..., %ld shards, %ld points; %s has "
+				       "sweep %.12s..., %ld shards, %ld points)", rd[i].path, b->id, b->n,
+				       b->points, rd[0].path, a->id, a->n, a->points), -1;
+		for (int j = 0; j < i; j++)
+			if (rd[j].info.k == b->k)
+				return die_msg("%s:1: shard %ld/%ld again (%s is shard %ld/%ld too)",
+					       rd[i].path, b->k, b->n, rd[j].path, b->k, b->n), -1;
+	}
+	char missing[1024] = "";
+	size_t u = 0;
+	long nmiss = 0, shown = 0;
+	for (long k = 1; k <= a->n; k++) {
+		int have = 0;
+		for (int i = 0; i < n && !have; i++)
+			have = rd[i].info.k == k;
+		if (have)
+			continue;
+		nmiss++;
+		if (shown < 16 && u < sizeof missing - 32)
+			u += (size_t)snprintf(missing + u, sizeof missing - u, "%s%ld/%ld",
+					      shown ? ", " : "", k, a->n), shown++;
+	}
+	if (nmiss)
+		return die_msg("missing %ld of %ld shards: %s%s (run them, then merge again)", nmiss,
+			       a->n, missing, nmiss > shown ? ", ..." : ""), -1;
 	return 0;
 }
 
@@ -284,6 +347,8 @@ static int merge_pass(struct reader *rd, int n, FILE *fp, long *total)
 			rc = (die_msg("%s:1: its header differs from %s's (shards of one sweep share "
 				      "it)", rd[i].path, rd[0].path), 1);
 	}
+	if (!rc)
+		rc = one_sweep(rd, n) != 0;
 	int ncols = rc ? 0 : rd[0].head.n;
 	for (int i = 0; i < n && !rc; i++)
 		rc = next_point(&rd[i], i, &h, ncols) != 0;
@@ -291,18 +356,25 @@ static int merge_pass(struct reader *rd, int n, FILE *fp, long *total)
 		rc = csv_write_row(fp, ncols - 1, (const char *const *)rd[0].head.f + 1) != 0;
 	static struct rowset seen; /* the rows the unsharded sweep drops */
 	long want = 0;
+	char gap[KERR_MSG + 64] = "";
 	while (!rc && h.n > 0) {
 		int i = h.r[0];
 		long idx = h.key[0];
 		struct mrow *row = &rd[i].q[rd[i].qh];
-		if (idx != want) {
+		if (idx != want && !gap[0]) { /* said after the shards' counts, which say more */
 			if (idx < want)
-				die_msg("%s:%ld: point %ld is in two shards", rd[i].path, row->line, idx);
+				snprintf(gap, sizeof gap, "%s:%ld: point %ld is in two shards", rd[i].path,
+					 row->line, idx);
 			else
-				die_msg("%s:%ld: point %ld comes before point %ld in no file: a shard is "
-					"missing", rd[i].path, row->line, want, idx);
-			rc = 1;
-			break;
+				snprintf(gap, sizeof gap, "%s:%ld: point %ld comes before point %ld in no "
+					 "file: a shard is missing", rd[i].path, row->line, want, idx);
+		}
+		if (gap[0]) { /* read on, to count each shard's rows */
+			want = idx + 1;
+			heap_pop(&h);
+			take(&rd[i]);
+			rc = next_point(&rd[i], i, &h, ncols) != 0;
+			continue;
 		}
 		if (fp) {
 			struct rowbuf rb;
@@ -319,6 +391,16 @@ static int merge_pass(struct reader *rd, int n, FILE *fp, long *total)
 		if (!rc)
 			rc = next_point(&rd[i], i, &h, ncols) != 0;
 	}
+	for (int i = 0; i < n && !rc; i++) /* every shard whole */
+		if (rd[i].rows != rd[i].info.shard_points)
+			rc = (die_msg("%s: shard %ld/%ld is incomplete: %ld of its %ld points (run it "
+				      "again: it goes on from where it stopped)", rd[i].path, rd[i].info.k,
+				      rd[i].info.n, rd[i].rows, rd[i].info.shard_points), 1);
+	if (!rc && gap[0])
+		rc = (die_msg("%s", gap), 1);
+	if (!rc && want != rd[0].info.points)
+		rc = (die_msg("the shards hold %ld of the sweep's %ld points", want,
+			      rd[0].info.points), 1);
 	rowset_free(&seen);
 	for (int i = 0; i < n; i++)
 		reader_close(&rd[i]);

@@ -2,10 +2,13 @@
  * hold a comma-separated list; the Cartesian product of the lists is
  * evaluated (the last key varies fastest) and written as one CSV row per
  * point, in that order, whatever the number of worker threads.  With
- * --shard K/N it evaluates the points i with i % N == K - 1 alone and
- * writes them with their index first (column `point`), for `karat merge`
- * to join into exactly the unsharded output. */
+ * --shard K/N it evaluates the points dealt to shard K of N alone (shard.h)
+ * and writes them with their index first (column `point`), after a record
+ * of the sweep, for `karat merge` to join into exactly the unsharded
+ * output. */
 #include <errno.h>
+#include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <string.h>
@@ -13,63 +16,21 @@
 
 #include "cli/load.h"
 #include "cli/pool.h"
+#include "cli/shard.h"
 #include "cli/sweep_file.h"
-
-/* A point's [vary] index (0: the base, k: label k - 1) and the index of
- * its [sweep] x [set] combination: the vary index varies fastest. */
-static int vary_of(const struct sweep *sw, long idx, long *cart)
-{
-	*cart = idx / (1 + sw->nvary);
-	return (int)(idx % (1 + sw->nvary));
-}
 
 /* The index in the whole sweep of a shard's local point. */
 static long global_point(const struct sweep *sw, long local)
 {
-	return sw->shard + local * sw->nshards;
+	return sw->points ? sw->points[local] : local;
 }
 
-/* The spec of point idx (mixed radix, last key fastest); strings point into
- * sw and into sets[] (caller storage). */
+/* The pool's maker: a shard's local point to its spec. */
 static void point_spec_of(const void *ctx, long local, struct point_spec *ps,
 			  char sets[][POOL_SET_LEN])
 {
 	const struct sweep *sw = ctx;
-	long idx;
-	int vi = vary_of(sw, global_point(sw, local), &idx);
-	memset(ps, 0, sizeof *ps);
-	long rest = idx;
-	int pick[MAX_DIMS];
-	for (int i = sw->ndim - 1; i >= 0; i--) {
-		pick[i] = (int)(rest % sw->dim[i].n);
-		rest /= sw->dim[i].n;
-	}
-	for (int i = 0; i < sw->ndim; i++) {
-		const struct dim *d = &sw->dim[i];
-		const char *v = d->val[pick[i]];
-		if (strcmp(d->section, "set") == 0) {
-			snprintf(sets[ps->nsets], POOL_SET_LEN, "%s=%s", d->key, v);
-			ps->sets[ps->nsets] = sets[ps->nsets];
-			ps->nsets++;
-			continue;
-		}
-		const char *force = NULL;
-		const char **slot[] = {&ps->model, &ps->algo, &ps->system, &ps->workload,
-				       &ps->context, &ps->batch, &ps->mb, &ps->schedule,
-				       &ps->mtp, &ps->accept, &ps->slo_ms, &ps->samples,
-				       &ps->seed, &force};
-		for (int k = 0; sweep_keys[k]; k++)
-			if (strcmp(sweep_keys[k], d->key) == 0)
-				*slot[k] = v;
-		if (force)
-			ps->force = strcmp(force, "true") == 0;
-	}
-	/* then the [vary] label's, over [set]; the command line's last: it
-	 * takes precedence over the file */
-	for (int k = 0; vi > 0 && k < sw->vary[vi - 1].n; k++)
-		ps->sets[ps->nsets++] = sw->vary[vi - 1].set[k];
-	for (int i = 0; i < sw->nfixed; i++)
-		ps->sets[ps->nsets++] = sw->fixed_sets[i];
+	sweep_spec(sw, global_point(sw, local), ps, sets);
 }
 
 /* Which command-line override sets key (section.key as the file's [set]
@@ -117,7 +78,7 @@ static int write_row(FILE *fp, const struct sweep *sw, long idx, const char *row
 		len--;
 	if (fwrite(row, 1, len, fp) != len)
 		return -1;
-	int vi = vary_of(sw, idx, &idx);
+	int vi = sweep_vary_of(sw, idx, &idx);
 	long rest = idx;
 	int pick[MAX_DIMS];
 	for (int i = sw->ndim - 1; i >= 0; i--) {
@@ -152,17 +113,20 @@ static int write_row(FILE *fp, const struct sweep *sw, long idx, const char *row
 	return csv_write_row(fp, n, cells);
 }
 
-/* Where the rows go: the output, in point order. */
+/* Where the rows go: the output, in point order (a shard's flushed row
+ * by row), and a line per finished point to the log. */
 struct sink {
 	const struct sweep *sw;
-	struct outfile *o;
+	FILE *fp;
 	int shard;
 	long dropped;
 	int failed;          /* errno of a write that failed */
 	struct rowset seen;  /* the rows written (not in a shard) */
+	FILE *log;           /* --log, or NULL */
 };
 
-static int sink_row(void *ctx, long local, const char *row, unsigned long long applied)
+static int sink_row(void *ctx, long local, const char *row, unsigned long long applied,
+		    double secs, int feasible)
 {
 	struct sink *sk = ctx;
 	const struct sweep *sw = sk->sw;
@@ -170,18 +134,23 @@ static int sink_row(void *ctx, long local, const char *row, unsigned long long a
 	int rc;
 	errno = 0;
 	if (sk->shard) { /* every point, for the merge (which drops the same rows) */
-		rc = fprintf(sk->o->fp, "%ld,", idx) < 0 ||
-		     write_row(sk->o->fp, sw, idx, row, applied) != 0;
+		rc = fprintf(sk->fp, "%ld,", idx) < 0 || write_row(sk->fp, sw, idx, row, applied) != 0 ||
+		     fflush(sk->fp) != 0;
 	} else {
 		struct rowbuf rb;
 		FILE *f1 = rowbuf_open(&rb);
 		int put = rowbuf_emit(&rb, f1 && write_row(f1, sw, idx, row, applied) == 0,
-				      &sk->seen, sk->o->fp);
+				      &sk->seen, sk->fp);
 		rc = put < 0;
 		sk->dropped += put == 0;
 	}
 	if (rc)
 		sk->failed = errno ? errno : EIO;
+	if (!rc && sk->log) {
+		fprintf(sk->log, "point=%ld seconds=%.3f feasible=%s\n", idx, secs,
+			feasible ? "true" : "false");
+		fflush(sk->log);
+	}
 	return rc ? -1 : 0;
 }
 
@@ -205,7 +174,7 @@ static int make_parent(const char *path)
  * culprit of a failing point), else the first key's. */
 static int blame_line(const struct sweep *sw, long idx, const char *msg)
 {
-	int vi = vary_of(sw, idx, &idx);
+	int vi = sweep_vary_of(sw, idx, &idx);
 	if (vi > 0)
 		for (int k = 0; k < sw->vary[vi - 1].n; k++) {
 			const char *s = sw->vary[vi - 1].set[k], *eq = strchr(s, '=');
@@ -283,6 +252,89 @@ static int check_all(const struct sweep *sw, int *all, struct kerr *err)
 	return rc;
 }
 
+/* karat sweep FILE --shards N --dry-run: how the points fall to N shards,
+ * the expected imbalance, and the lines to run and merge them. */
+static int shard_plan(const struct sweep *sw, long n, const char *given)
+{
+	int *owner = malloc(sizeof *owner * (size_t)(sw->total ? sw->total : 1));
+	double *est = malloc(sizeof *est * (size_t)(sw->total ? sw->total : 1));
+	double *load = calloc((size_t)n, sizeof *load);
+	long *count = calloc((size_t)n, sizeof *count);
+	if (!owner || !est || !load || !count || shard_deal(sw, n, owner, est) != 0) {
+		free(owner), free(est), free(load), free(count);
+		die_msg("out of memory for %ld points", sw->total);
+		return 1;
+	}
+	double sum = 0, most = 0;
+	for (long i = 0; i < sw->total; i++)
+		load[owner[i]] += est[i], count[owner[i]]++, sum += est[i];
+	long lo = sw->total, hi = 0;
+	for (long k = 0; k < n; k++) {
+		most = fmax(most, load[k]);
+		lo = count[k] < lo ? count[k] : lo;
+		hi = count[k] > hi ? count[k] : hi;
+	}
+	char name[256], dir[1100];
+	arg_label(sw->path, name, sizeof name);
+	const char *slash = given ? strrchr(given, '/') : NULL;
+	if (slash) /* --output's folder, else a folder of their own */
+		snprintf(dir, sizeof dir, "%.*s", (int)(slash - given), given);
+	else
+		snprintf(dir, sizeof dir, given ? "." : "results/%s-shards", name);
+	printf("%ld shards: %ld-%ld points each; the busiest holds %.0f%% of the mean expected "
+	       "work (an estimate from each point's samples, micro-batches, solve or query "
+	       "and devices)\n", n, lo, hi, sum > 0 ? 100 * most / (sum / n) : 100);
+	for (long k = 0; k < n && k < 64; k++)
+		printf("  shard %ld/%ld: %ld points, %.0f%% of the mean work\n", k + 1, n, count[k],
+		       sum > 0 ? 100 * load[k] / (sum / n) : 0);
+	if (n > 64)
+		printf("  (%ld more shards)\n", n - 64);
+	if (n > sw->total)
+		printf("warning: %ld shards for %ld points: %ld shards would have nothing to do\n", n,
+		       sw->total, n - sw->total);
+	printf("run:   sbatch --array=1-%ld --cpus-per-task=1 scripts/sweep-slurm.sh --shards %ld "
+	       "%s %s\n", n < sw->total ? n : sw->total, n, sw->path, dir);
+	printf("merge: karat merge %s/%s.shard-*-of-%ld.csv --output results/%s.csv\n", dir, name,
+	       n, name);
+	free(owner), free(est), free(load), free(count);
+	return 0;
+}
+
+/* The CSV header of the output, as text (for a shard's resume check). */
+static char *head_text(const struct sweep *sw, int shard)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&text, &len);
+	if (!fp)
+		return NULL;
+	int bad = write_head(fp, sw, shard) != 0;
+	if (fclose(fp) != 0 || bad) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* Opens --log FILE to append to (a regular file or a new one, never
+ * through a link); NULL with the error printed. */
+static FILE *open_log(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		die_msg("%s: cannot write the log: %s", path,
+			fd < 0 ? strerror(errno) : "not a regular file");
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	FILE *fp = fdopen(fd, "a");
+	if (!fp)
+		close(fd);
+	return fp;
+}
+
 int cmd_sweep(const struct args *a)
 {
 	const struct command *c = command_find("sweep");
@@ -306,6 +358,13 @@ int cmd_sweep(const struct args *a)
 					   shard);
 		sw.shard = k - 1, sw.nshards = n;
 	}
+	double plan_n = 0;
+	const char *shards = arg_get(c, a, "shards");
+	if (shards && parse_count("shards", shards, 0, 1, 1e6, &plan_n))
+		return EXIT_USAGE;
+	if (shards && (shard || !arg_get(c, a, "dry-run")))
+		return usage_error(c, "--shards N goes with --dry-run (the plan for N shards); run "
+				   "one shard with --shard K/N");
 	const char *output = arg_get(c, a, "output");
 	static char outbuf[2 * INI_VALUE + 1100];
 	const char *file_output = NULL;
@@ -329,60 +388,105 @@ int cmd_sweep(const struct args *a)
 	}
 	if (strcmp(output, "-") == 0)
 		output = NULL; /* stdout */
-	if (output && make_parent(output) != 0)
+	if (shard && !output)
+		return usage_error(c, "a shard is written to a file (its rows go there as they "
+				   "finish), not to standard output");
+	if (output && !shards && make_parent(output) != 0)
 		return 1;
-	if (output && out_check(output) != 0)
+	if (output && !shards && out_check(output) != 0)
 		return 1; /* before the long work, not after it */
 	int all;
 	if (check_all(&sw, &all, &err) != 0) {
 		die_msg("%s", err.msg);
 		return 1;
 	}
-	long mine = sw.total > sw.shard ? (sw.total - sw.shard + sw.nshards - 1) / sw.nshards : 0;
+	long *mine_pts = NULL, mine = sw.total;
+	if (shard && shard_points(&sw, sw.shard, sw.nshards, &mine_pts, &mine) != 0) {
+		die_msg("out of memory for %ld points", sw.total);
+		return 1;
+	}
+	sw.points = mine_pts;
 	if (arg_get(c, a, "dry-run")) {
 		printf("karat sweep: %s: %ld points, %s loaded and checked", sw.path, sw.total,
 		       all ? "every one" : "every value of every key");
 		if (shard)
 			printf("; shard %ld of %ld evaluates %ld of them", sw.shard + 1, sw.nshards, mine);
-		printf("; output %s\n", output ? output : "standard output");
-		return 0;
+		printf("; output %s\n", shards ? "(see below)" : output ? output : "standard output");
+		int rc = shards ? shard_plan(&sw, (long)plan_n, arg_get(c, a, "output")) : 0;
+		free(mine_pts);
+		return rc;
+	}
+	struct sink sk = {&sw, NULL, shard != NULL, 0, 0, {0}, NULL};
+	const char *logp = arg_get(c, a, "log");
+	if (logp && !(sk.log = open_log(logp))) {
+		free(mine_pts);
+		return 1;
 	}
 	struct outfile o;
-	if (out_open(&o, output ? output : "-") != 0)
-		return 1;
-	struct sink sk = {&sw, &o, shard != NULL, 0, 0, {0}};
-	if (write_head(o.fp, &sw, shard != NULL) != 0) {
-		out_abort(&o);
-		die_msg("%s: write error", output ? output : "standard output");
+	struct shard_out so;
+	int rc = 0;
+	if (shard) { /* row by row into PATH.partial, resumed where a killed run stopped */
+		struct shard_info si = {sw.shard + 1, sw.nshards, sw.total, mine, "", ""};
+		shard_identity(&sw, si.id);
+		snprintf(si.version, sizeof si.version, "%s", karat_version());
+		char *head = head_text(&sw, 1);
+		rc = !head || shard_out_open(&so, output, &si, head, mine_pts, mine) != 0;
+		free(head);
+		sk.fp = rc ? NULL : so.fp;
+	} else {
+		rc = out_open(&o, output ? output : "-") != 0;
+		sk.fp = rc ? NULL : o.fp;
+		if (!rc && write_head(o.fp, &sw, 0) != 0) {
+			out_abort(&o);
+			die_msg("%s: write error", output ? output : "standard output");
+			rc = 1;
+		}
+	}
+	if (rc) {
+		if (sk.log)
+			fclose(sk.log);
+		free(mine_pts);
 		return 1;
 	}
+	long skip = shard ? so.done : 0; /* points a killed run of this shard wrote */
+	sw.points = mine_pts ? mine_pts + skip : NULL;
 	/* every row goes to the output as soon as the points before it are
 	 * done; a point that fails gets a row that says why, and the rest go
 	 * on */
 	static struct pool pl;
-	pl = (struct pool){.make = point_spec_of, .ctx = &sw, .total = mine,
+	pl = (struct pool){.make = point_spec_of, .ctx = &sw, .total = mine - skip,
 			   .progress = isatty(2), .what = sw.path, .keep_going = 1,
 			   .sink = sink_row, .sctx = &sk};
-	int rc = pool_run(&pl, (int)jobs);
+	rc = pool_run(&pl, (int)jobs);
 	rowset_free(&sk.seen);
+	if (sk.log)
+		fclose(sk.log);
 	if (rc < 0) {
-		out_abort(&o);
+		if (shard)
+			shard_out_close(&so, 1);
+		else
+			out_abort(&o);
 		if (!sk.failed)
 			die_msg("%s", pl.err.msg);
 		else
 			die_msg("%s: write failed: %s", output ? output : "standard output",
 				strerror(sk.failed));
 		pool_free(&pl);
+		free(mine_pts);
 		return 1;
 	}
-	if (out_close(&o, 0) != 0) {
+	if ((shard ? shard_out_close(&so, 0) : out_close(&o, 0)) != 0) {
 		pool_free(&pl);
+		free(mine_pts);
 		return 1;
 	}
 	if (output && sk.dropped)
 		fprintf(stderr, "karat sweep: %ld points, %ld rows -> %s (%ld a system could not "
 			"tell from an earlier one written once)\n", mine, mine - sk.dropped, output,
 			sk.dropped);
+	else if (output && skip)
+		fprintf(stderr, "karat sweep: shard %ld/%ld: %ld points (%ld kept from %s) -> %s\n",
+			sw.shard + 1, sw.nshards, mine, skip, so.partial, output);
 	else if (output)
 		fprintf(stderr, "karat sweep: %ld points -> %s\n", mine, output);
 	if (pl.nfailed) {
@@ -393,9 +497,10 @@ int cmd_sweep(const struct args *a)
 		snprintf(msg, sizeof msg, "%s", m ? m + 2 : pl.err.msg);
 		die_msg("%s:%d: point %ld: %s (%ld of %ld points failed; each has a row with "
 			"feasible false and its error as the reason)", sw.path,
-			blame_line(&sw, first, msg), first + 1, msg, pl.nfailed, mine);
+			blame_line(&sw, first, msg), first + 1, msg, pl.nfailed, mine - skip);
 		rc = 1;
 	}
 	pool_free(&pl);
+	free(mine_pts);
 	return rc;
 }

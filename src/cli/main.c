@@ -74,7 +74,11 @@ static const struct optdef sweep_opts[] = {
 	{"output", 1, "CSV file to write, - for stdout (default: [sweep] output, else results/NAME.csv)", 0, 0},
 	{"set", 1, "override section.key=value for every point (repeatable)", 1, 0},
 	{"dry-run", 0, "load and check every point, print the count, evaluate nothing", 0, 0},
-	{"shard", 1, "K/N: evaluate the points i with i % N = K-1 alone, for karat merge", 0, 0},
+	{"shard", 1, "K/N: evaluate shard K of N alone (its rows go to FILE.partial as they "
+	 "finish; run again, it goes on where it stopped), for karat merge", 0, 0},
+	{"shards", 1, "N, with --dry-run: how the points fall to N shards, and the lines to run "
+	 "and merge them", 0, 0},
+	{"log", 1, "FILE: append a line per finished point (point, seconds, feasible)", 0, 0},
 	{0, 0, 0, 0, 0}};
 static const struct optdef merge_opts[] = {
 	{"output", 1, "CSV file to write, - for stdout (the default)", 0, 0},
@@ -121,7 +125,8 @@ const struct command commands[] = {
 	{"solve", cmd_solve, "--model M --system S (--workload W | --context L) [options]",
 	 "the largest batch that fits and meets the P99 TBT SLO (best micro-batch count with auto)",
 	 solve_opts, 0, 0},
-	{"sweep", cmd_sweep, "FILE.ini [--jobs N] [--output FILE.csv] [--set k=v] [--dry-run] [--shard K/N]",
+	{"sweep", cmd_sweep, "FILE.ini [--jobs N] [--output FILE.csv] [--set k=v] [--dry-run] "
+	 "[--shard K/N | --shards N] [--log FILE]",
 	 "evaluate the Cartesian product of a sweep file's lists; one CSV row per point",
 	 sweep_opts, 1, 1},
 	{"merge", cmd_merge, "SHARD.csv... [--output FILE.csv]",
@@ -168,6 +173,11 @@ static int command_help(const struct command *c)
 	for (int i = 0; c->opts[i].name; i++)
 		printf("  --%-13s %s\n", c->opts[i].name, c->opts[i].help);
 	return 0;
+}
+
+const char *karat_version(void)
+{
+	return KARAT_VERSION;
 }
 
 int cmd_help(const struct args *a)

@@ -116,7 +116,7 @@ int table_write(const struct table *t, FILE *fp, int csv)
  * 64-bit hashes of different families over the same bytes.  Two distinct
  * rows share one with a chance near n^2 / 2^129: for the 10 million rows a
  * sweep may have, about 1e-25. */
-static void row_print(const char *s, size_t n, unsigned long long h[2])
+void out_fingerprint(const char *s, size_t n, unsigned long long h[2])
 {
 	unsigned long long a = 1469598103934665603ULL, b = 0x9e3779b97f4a7c15ULL ^ n;
 	for (size_t i = 0; i < n; i++) {
@@ -145,7 +145,7 @@ int rowset_add(struct rowset *rs, const char *row, size_t len)
 		rs->slot = slot, rs->cap = cap;
 	}
 	unsigned long long h[2];
-	row_print(row, len, h);
+	out_fingerprint(row, len, h);
 	h[1] |= !(h[0] | h[1]); /* all zero marks an empty slot */
 	size_t j = h[0] & (rs->cap - 1);
 	for (; rs->slot[j][0] | rs->slot[j][1]; j = (j + 1) & (rs->cap - 1))

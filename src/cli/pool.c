@@ -80,7 +80,8 @@ static void drain(struct pool *pl)
 {
 	while (pl->next_sink < pl->total && pl->ready[pl->next_sink] && !pl->sink_failed) {
 		long i = pl->next_sink++;
-		if (!pl->rows[i] || pl->sink(pl->sctx, i, pl->rows[i], pl->applied[i]) != 0) {
+		if (!pl->rows[i] || pl->sink(pl->sctx, i, pl->rows[i], pl->applied[i], pl->secs[i],
+					     pl->feasible[i]) != 0) {
 			if (!pl->rows[i]) /* out of memory for a failed point's row */
 				kerr_set(&pl->err, 0, 0, "%s: point %ld: out of memory", pl->what, i + 1);
 			pl->sink_failed = 1;
@@ -106,7 +107,9 @@ static void *worker(void *arg)
 		struct result r;
 		unsigned long long applied = 0;
 		memset(&r, 0, sizeof r);
+		double t0 = clock_now();
 		int rc = eval_point(pl, idx, &row, &r, &applied, &err);
+		double dt = clock_now() - t0;
 		pthread_mutex_lock(&pl->lock);
 		pl->rows[idx] = row;
 		if (pl->res)
@@ -117,6 +120,7 @@ static void *worker(void *arg)
 		pl->nfailed += rc != 0;
 		pl->done++;
 		if (pl->sink) {
+			pl->secs[idx] = dt, pl->feasible[idx] = !rc && r.feasible;
 			pl->ready[idx] = 1;
 			drain(pl);
 		}
@@ -132,12 +136,15 @@ int pool_run(struct pool *p, int threads)
 	p->rows = calloc(n, sizeof *p->rows);
 	p->res = p->sink ? NULL : calloc(n, sizeof *p->res);
 	p->ready = p->sink ? calloc(n, 1) : NULL;
+	p->secs = p->sink ? calloc(n, sizeof *p->secs) : NULL;
+	p->feasible = p->sink ? calloc(n, 1) : NULL;
 	p->applied = calloc(n, sizeof *p->applied);
 	p->err_idx = -1;
 	p->next = p->done = p->next_sink = p->nfailed = 0;
 	p->sink_failed = 0;
 	p->t0 = clock_now();
-	if (!p->rows || (!p->sink && !p->res) || (p->sink && !p->ready) || !p->applied) {
+	if (!p->rows || (!p->sink && !p->res) || (p->sink && (!p->ready || !p->secs || !p->feasible)) ||
+	    !p->applied) {
 		kerr_set(&p->err, 0, 0, "out of memory for %ld points", p->total);
 		return 1;
 	}
@@ -165,8 +172,8 @@ void pool_free(struct pool *p)
 	free(p->rows);
 	free(p->res);
 	free(p->applied);
-	free(p->ready);
-	p->ready = NULL;
+	free(p->ready), free(p->secs), free(p->feasible);
+	p->ready = NULL, p->secs = NULL, p->feasible = NULL;
 	p->rows = NULL;
 	p->res = NULL;
 	p->applied = NULL;

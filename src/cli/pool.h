@@ -29,7 +29,8 @@ struct pool {
 	 * as every earlier one is done, then freed (rows and res are not
 	 * kept); called under the pool's lock.  0, or -1 to stop (an output
 	 * error, said by the sink). */
-	int (*sink)(void *sctx, long idx, const char *row, unsigned long long applied);
+	int (*sink)(void *sctx, long idx, const char *row, unsigned long long applied,
+		    double secs, int feasible);
 	void *sctx;
 	long nfailed;          /* points that failed (keep_going) */
 	/* filled by pool_run */
@@ -43,6 +44,8 @@ struct pool {
 	pthread_mutex_t lock;
 	long next, done, next_sink;
 	char *ready;           /* per point, with a sink: evaluated */
+	double *secs;          /* per point, with a sink: seconds it took */
+	char *feasible;        /* per point, with a sink: its answer fits */
 	int sink_failed;
 	double t0;             /* start, for the progress line's estimate */
 };

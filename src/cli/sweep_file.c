@@ -190,3 +190,54 @@ int sweep_load(struct sweep *sw, const char **output, char *outbuf, size_t outn,
 	ini_doc_free(doc);
 	return rc ? 1 : 0;
 }
+
+/* A point's [vary] index (0: the base, k: label k - 1) and the index of
+ * its [sweep] x [set] combination: the vary index varies fastest. */
+int sweep_vary_of(const struct sweep *sw, long idx, long *cart)
+{
+	*cart = idx / (1 + sw->nvary);
+	return (int)(idx % (1 + sw->nvary));
+}
+
+/* The spec of point idx (mixed radix, last key fastest); strings point into
+ * sw and into sets[] (caller storage). */
+void sweep_spec(const struct sweep *sw, long point, struct point_spec *ps,
+		char sets[][POOL_SET_LEN])
+{
+	long idx;
+	int vi = sweep_vary_of(sw, point, &idx);
+	memset(ps, 0, sizeof *ps);
+	long rest = idx;
+	int pick[MAX_DIMS];
+	for (int i = sw->ndim - 1; i >= 0; i--) {
+		pick[i] = (int)(rest % sw->dim[i].n);
+		rest /= sw->dim[i].n;
+	}
+	for (int i = 0; i < sw->ndim; i++) {
+		const struct dim *d = &sw->dim[i];
+		const char *v = d->val[pick[i]];
+		if (strcmp(d->section, "set") == 0) {
+			snprintf(sets[ps->nsets], POOL_SET_LEN, "%s=%s", d->key, v);
+			ps->sets[ps->nsets] = sets[ps->nsets];
+			ps->nsets++;
+			continue;
+		}
+		const char *force = NULL;
+		const char **slot[] = {&ps->model, &ps->algo, &ps->system, &ps->workload,
+				       &ps->context, &ps->batch, &ps->mb, &ps->schedule,
+				       &ps->mtp, &ps->accept, &ps->slo_ms, &ps->samples,
+				       &ps->seed, &force};
+		for (int k = 0; sweep_keys[k]; k++)
+			if (strcmp(sweep_keys[k], d->key) == 0)
+				*slot[k] = v;
+		if (force)
+			ps->force = strcmp(force, "true") == 0;
+	}
+	/* then the [vary] label's, over [set]; the command line's last: it
+	 * takes precedence over the file */
+	for (int k = 0; vi > 0 && k < sw->vary[vi - 1].n; k++)
+		ps->sets[ps->nsets++] = sw->vary[vi - 1].set[k];
+	for (int i = 0; i < sw->nfixed; i++)
+		ps->sets[ps->nsets++] = sw->fixed_sets[i];
+}
+

@@ -37,6 +37,7 @@ struct sweep {
 	const char *fixed_sets[MAX_MANY]; /* --set on the command line */
 	int nfixed;
 	long shard, nshards;              /* this shard (0-based) of nshards; 1 shard: all */
+	long *points;                     /* with shards: this shard's points, rising */
 };
 
 
@@ -50,5 +51,15 @@ extern const char *const sweep_keys[];
  * ("FILE:LINE: reason"). */
 int sweep_load(struct sweep *sw, const char **output, char *outbuf, size_t outn,
 	       struct kerr *err);
+
+/* A point's [vary] index (0: the base, k: label k - 1) and into *cart
+ * the index of its [sweep] x [set] combination. */
+int sweep_vary_of(const struct sweep *sw, long point, long *cart);
+
+/* The spec of a point of the whole sweep (mixed radix, the last key
+ * fastest, then its [vary] label's overrides, then --set); strings point
+ * into sw and into sets (caller storage). */
+void sweep_spec(const struct sweep *sw, long point, struct point_spec *ps,
+		char sets[][POOL_SET_LEN]);
 
 #endif

@@ -7,7 +7,9 @@
 #   2. the merge, which must refuse the set and name the missing shard;
 #   3. --resume --submit, which reruns that shard alone;
 #   4. the merge, which must equal the unsharded sweep byte for byte;
-#   5. a 0-based array (--array=0-2) run the same way.
+#   5. the README's merge chained with afterany after an array with a
+#      failing task, which must run and say what to rerun;
+#   6. a 0-based array (--array=0-2) run the same way.
 # The daemons are stopped by their PIDs.  Exit 0 passed, 1 failed, 77
 # skipped (not root, the packages cannot be installed, or Slurm does not
 # start here: the reason is printed).
@@ -28,12 +30,20 @@ if ! command -v slurmctld >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1
 		>/dev/null 2>&1 || skip "slurm-wlm and munge cannot be installed (no registry?)"
 fi
 t=$(mktemp -d /tmp/karat-slurm.XXXXXX)
-pids=
-stop() {
+stop() { # by PID, then wait for each to be gone (10 s at most)
+	ps=
 	for f in "$t/slurmd.pid" "$t/slurmctld.pid" "$t/munged.pid"; do
-		[ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null || true
+		[ -f "$f" ] || continue
+		p=$(cat "$f")
+		kill "$p" 2>/dev/null && ps="$ps $p"
 	done
-	sleep 1
+	for p in $ps; do
+		i=0
+		while kill -0 "$p" 2>/dev/null && [ $i -lt 100 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+	done
 	rm -rf "$t"
 }
 trap stop EXIT INT TERM
@@ -135,6 +145,21 @@ else
 fi
 [ -s "$out/logs/s.shard-2-of-3.log" ] && ok "each task logged its points in $out/logs" ||
 	bad "no per-point log for shard 2"
+# the README's chained merge: afterany runs it whatever the tasks did
+rm -f "$t/failed-once"
+outc=$t/chain
+mkdir -p "$outc/logs"
+jid=$(sbatch --parsable --array=1-3 --output="$outc/logs/slurm-%A_%a.log" \
+	"$repo/scripts/sweep-slurm.sh" --shards 3 "$t/s.ini" "$outc")
+sbatch --wait --dependency=afterany:"$jid" --output="$outc/logs/merge.log" --wrap \
+	"$karat merge $outc/s.shard-*-of-3.csv --output $t/mc.csv || $repo/scripts/sweep-slurm.sh --shards 3 --resume $t/s.ini $outc" \
+	>/dev/null 2>&1 || true
+if grep -q "missing 1 of 3 shards: 2/3" "$outc/logs/merge.log" &&
+	grep -q "rerun: sbatch --array=2 " "$outc/logs/merge.log"; then
+	ok "the chained merge (afterany) ran after a failed task and said what to rerun"
+else
+	bad "the chained merge: $(cat "$outc/logs/merge.log" 2>/dev/null)"
+fi
 out0=$t/zero
 mkdir -p "$out0/logs"
 sbatch --wait --array=0-2 --output="$out0/logs/slurm-%A_%a.log" "$repo/scripts/sweep-slurm.sh" \

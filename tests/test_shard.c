@@ -205,8 +205,10 @@ Test(shard, gnu_parallel_example_script, .init = setup_dir, .fini = remove_dir)
 		 "finish' %s/p.err && ls %s/par.csv.shards/s.shard-1-of-4.csv %s/par.csv.shards/"
 		 "s.shard-4-of-4.csv > /dev/null", dir, dir, dir, dir);
 	cr_expect_eq(system(cmd), 0, "its error shown, the finished shards kept");
-	snprintf(cmd, sizeof cmd, "cd %s && KARAT=%s/k JOBS=2 scripts/sweep-parallel.sh %s/s.ini 4 "
-		 "%s/par.csv 2> %s/p.err", KARAT_DATADIR, dir, dir, dir, dir);
+	/* the rerun through GNU parallel's own --sshlogin (':' is this machine) */
+	snprintf(cmd, sizeof cmd, "cd %s && KARAT=%s/k JOBS=2 PARALLEL_ARGS='--sshlogin 2/:' "
+		 "scripts/sweep-parallel.sh %s/s.ini 4 %s/par.csv 2> %s/p.err", KARAT_DATADIR, dir, dir,
+		 dir, dir);
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
 	snprintf(cmd, sizeof cmd, "grep -q 'shards 2 of 4 ->' %s/p.err", dir);
 	cr_expect_eq(system(cmd), 0, "the rerun ran shard 2 alone");
@@ -363,4 +365,43 @@ Test(shard, the_plan_for_n_shards, .init = setup_dir, .fini = remove_dir)
 	cr_expect(strstr(out, "warning: 20 shards for 8 points"), "%s", out);
 	snprintf(cmd, sizeof cmd, "sweep %s/s.ini --shards 3", dir);
 	cr_expect_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 2);
+}
+
+/* More shards than points: the extra ones hold none, and the merge still
+ * wants every one of them (a cancelled empty shard is named). */
+Test(shard, more_shards_than_points, .init = setup_dir, .fini = remove_dir)
+{
+	char cmd[4096];
+	size_t u = (size_t)snprintf(cmd, sizeof cmd, "merge --output %s/m.csv", dir);
+	for (int k = 1; k <= 10; k++) {
+		char sh[512];
+		snprintf(sh, sizeof sh, "sweep %s/s.ini --shard %d/10 --output %s/t%d.csv", dir, k, dir, k);
+		cr_assert_eq(run_karat(sh, out, sizeof out, err, sizeof err), 0, "%s", err);
+		if (k < 10)
+			u += (size_t)snprintf(cmd + u, sizeof cmd - u, " %s/t%d.csv", dir, k);
+	}
+	cr_expect_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 1);
+	cr_expect(strstr(err, "missing 1 of 10 shards: 10/10"), "%s", err);
+	snprintf(cmd + u, sizeof cmd - u, " %s/t10.csv", dir);
+	cr_assert_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+	char m[128];
+	snprintf(m, sizeof m, "%s/m.csv", dir);
+	expect_plain(m);
+}
+
+/* A sweep whose fastest keys have 2 x 4 values (micro-batches 1 and 16,
+ * four batches) at 8 shards: the stride gave one shard 55% of the work;
+ * the deal gives none more than a quarter over the mean (by estimate). */
+Test(shard, shards_share_the_work, .init = setup_dir, .fini = remove_dir)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, "printf '[sweep]\\nmodel = deepseek-v3.2, glm-5.2\\nsystem = gpu-karat\\n"
+		 "workload = agentic\\nmicrobatches = 1, 16\\nbatch = 64, 128, 256, 512\\n' > %s/b.ini", dir);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "sweep %s/b.ini --shards 8 --dry-run", dir);
+	cr_assert_eq(run_karat(cmd, out, sizeof out, err, sizeof err), 0, "%s", err);
+	const char *p = strstr(out, "the busiest holds ");
+	cr_assert_not_null(p, "%s", out);
+	double most = strtod(p + 18, NULL);
+	cr_expect(most > 100 && most <= 125, "the busiest shard: %g%% of the mean", most);
 }

@@ -19,7 +19,8 @@ usage() {
 	echo "usage: scripts/sweep-parallel.sh [--workdir DIR] [--dry-run] SWEEP.ini N RESULT.csv" >&2
 	exit 2
 }
-work= dry=
+work=''
+dry=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--workdir) [ $# -ge 2 ] || usage; work=$2; shift 2 ;;
@@ -37,7 +38,10 @@ work=${work:-$result.shards}
 name=$(basename "$sweep" .ini)
 # the result's folder first, not after the work
 rdir=$(dirname "$result")
-[ -d "$rdir" ] && [ -w "$rdir" ] || { echo "sweep-parallel: $rdir: no such folder, or not writable" >&2; exit 1; }
+if [ ! -d "$rdir" ] || [ ! -w "$rdir" ]; then
+	echo "sweep-parallel: $rdir: no such folder, or not writable" >&2
+	exit 1
+fi
 parallel --version 2>/dev/null | grep -q "GNU parallel" ||
 	{ echo "sweep-parallel: GNU parallel is not installed (moreutils' parallel is another program)" >&2; exit 77; }
 mkdir -p "$work/logs"

@@ -281,9 +281,14 @@ static int shard_plan(const struct sweep *sw, long n, const char *given)
 		snprintf(dir, sizeof dir, "%.*s", (int)(slash - given), given);
 	else
 		snprintf(dir, sizeof dir, given ? "." : "results/%s-shards", name);
-	printf("%ld shards: %ld-%ld points each; the busiest holds %.0f%% of the mean expected "
+	char each[64];
+	if (lo == hi)
+		snprintf(each, sizeof each, "%ld", lo);
+	else
+		snprintf(each, sizeof each, "%ld-%ld", lo, hi);
+	printf("%ld shards: %s points each; the busiest holds %.0f%% of the mean expected "
 	       "work (an estimate from each point's samples, micro-batches, solve or query "
-	       "and devices)\n", n, lo, hi, sum > 0 ? 100 * most / (sum / n) : 100);
+	       "and devices)\n", n, each, sum > 0 ? 100 * most / (sum / n) : 100);
 	for (long k = 0; k < n && k < 64; k++)
 		printf("  shard %ld/%ld: %ld points, %.0f%% of the mean work\n", k + 1, n, count[k],
 		       sum > 0 ? 100 * load[k] / (sum / n) : 0);

@@ -204,7 +204,7 @@ static int check_point(const struct sweep *sw, long idx, struct kerr *err)
 	static struct loaded ld;
 	static char sets[MAX_MANY][POOL_SET_LEN];
 	struct point_spec ps;
-	point_spec_of(sw, idx, &ps, sets);
+	sweep_spec(sw, idx, &ps, sets); /* idx: a point of the whole sweep */
 	ps.skip_memdev_sets = 1;
 	int rc = point_load(&ps, &ld, err);
 	if (rc == 0) { /* what evaluation would refuse: the plan, the work limit */

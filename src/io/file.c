@@ -46,15 +46,6 @@ int file_was_read(dev_t dev, ino_t ino)
 	return hit;
 }
 
-int file_note_input(const char *path)
-{
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return -1;
-	remember(&st);
-	return 0;
-}
-
 int file_open_regular(const char *path, const char *what, const char *not_regular,
 		      struct stat *st, struct kerr *err)
 {

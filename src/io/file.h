@@ -25,10 +25,6 @@ int file_read_all(const char *path, long long max, const char *what,
 int file_open_regular(const char *path, const char *what, const char *not_regular,
 		      struct stat *st, struct kerr *err);
 
-/* Records path as an input (a file read by a program karat starts).
- * 0, or -1 when it cannot be found. */
-int file_note_input(const char *path);
-
 /* Whether this process has read the file (device, inode). */
 int file_was_read(dev_t dev, ino_t ino);
 

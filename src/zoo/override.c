@@ -145,21 +145,33 @@ static int no_key(const struct override *o, const struct schema *s, struct kerr 
 }
 
 /* A field of schema s: section.key, or the first field named key. */
+/* The field o sets in schema s: section.key, or the field named key
+ * alone; NULL when none.  *other: a second field of that name (the key
+ * alone is then ambiguous), or NULL. */
+static const struct field *field_of(const struct schema *s, const struct override *o,
+				    const struct field **other)
+{
+	*other = NULL;
+	if (o->section[0])
+		return schema_field(s, o->section, o->key);
+	const struct field *f = NULL;
+	for (size_t i = 0; i < s->n && !*other; i++)
+		if (strcmp(s->fields[i].key, o->key) == 0) {
+			if (f)
+				*other = &s->fields[i];
+			else
+				f = &s->fields[i];
+		}
+	return f;
+}
+
 static int set_field(const struct schema *s, const struct override *o, void *obj,
 		     struct kerr *err)
 {
-	const struct field *f = NULL;
-	if (o->section[0])
-		f = schema_field(s, o->section, o->key);
-	else
-		for (size_t i = 0; i < s->n; i++)
-			if (strcmp(s->fields[i].key, o->key) == 0) {
-				if (f) /* the key alone names two: give the section */
-					return kerr_set(err, 0, 0, "%s: ambiguous: %s.%s or %s.%s; give "
-							"the section", o->what, f->section, f->key,
-							s->fields[i].section, s->fields[i].key), -2;
-				f = &s->fields[i];
-			}
+	const struct field *other, *f = field_of(s, o, &other);
+	if (other) /* the key alone names two: give the section */
+		return kerr_set(err, 0, 0, "%s: ambiguous: %s.%s or %s.%s; give the section",
+				o->what, f->section, f->key, other->section, other->key), -2;
 	if (!f)
 		return no_key(o, s, err);
 	char why[200];
@@ -205,17 +217,6 @@ int override_apply(const struct override *o, void *obj, struct kerr *err)
 	return set_field(s, o, obj, err);
 }
 
-/* The field o sets in schema s, or NULL. */
-static const struct field *field_of(const struct schema *s, const struct override *o)
-{
-	if (o->section[0])
-		return schema_field(s, o->section, o->key);
-	for (size_t i = 0; i < s->n; i++)
-		if (strcmp(s->fields[i].key, o->key) == 0)
-			return &s->fields[i];
-	return NULL;
-}
-
 int override_recheck(enum zoo_kind kind, const char *name, void *obj,
 		     const struct override *ov, const int *which, int n, int *blamed,
 		     struct kerr *err)
@@ -235,7 +236,7 @@ int override_recheck(enum zoo_kind kind, const char *name, void *obj,
 	int base = doc->nlines > 0 ? doc->nlines : 1;
 	int rc = 0;
 	for (int i = 0; i < n && rc == 0; i++) {
-		const struct field *f = field_of(s, &ov[which[i]]);
+		const struct field *other, *f = field_of(s, &ov[which[i]], &other);
 		if (f && ini_doc_put(doc, f->section, f->key, ov[which[i]].value, base + 1 + i) != 0)
 			rc = kerr_set(err, doc->path, 0, "too many keys with the overrides");
 	}

@@ -7,6 +7,7 @@
 #   --run    also the whole `karat run` study (about 20 s)
 set -eu
 cd "$(dirname "$0")/.."
+root=$(pwd)
 mode=${1:?usage: scripts/golden.sh record|check [--run]}
 full=${2:-}
 K=build/karat
@@ -25,6 +26,8 @@ g() { # one command: its stdout, stderr and exit status
 	rc=0
 	"$K" "$@" > "$f.out" 2> "$f.err" || rc=$?
 	echo "$rc" > "$f.rc"
+	# the checkout's own path, so that two checkouts compare
+	sed -i "s|$root/||g" "$f.out" "$f.err"
 }
 for k in models hw systems workloads algos; do g list "$k"; done
 for s in deepseek-v3.2 glm-5.2 h200 karat pcie5 gpu-karat agentic azure-code dsa quest; do g show "$s"; done

@@ -97,3 +97,18 @@ Test(units, format_round_trips_readably)
 	unit_format(131072, U_TOKENS, buf, sizeof buf);
 	cr_expect_str_eq(buf, "131072");
 }
+
+/* An energy per bit or per FLOP takes its largest unit too: the skip of
+ * binary units (KiB, GiB/s) once matched the "i" of "bit". */
+Test(units, format_energy_takes_the_largest_unit)
+{
+	char buf[64];
+	unit_format(4.1e-12, U_EBIT, buf, sizeof buf);
+	cr_expect_str_eq(buf, "4.1 pJ/bit");
+	unit_format(500e-15, U_EBIT, buf, sizeof buf);
+	cr_expect_str_eq(buf, "500 fJ/bit");
+	unit_format(0.3e-12, U_EFLOP, buf, sizeof buf);
+	cr_expect_str_eq(buf, "300 fJ/FLOP");
+	unit_format(2 * 1073741824.0, U_BYTES, buf, sizeof buf);
+	cr_expect_str_eq(buf, "2.147 GB");
+}

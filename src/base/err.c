@@ -28,9 +28,3 @@ int kerr_vset(struct kerr *e, const char *file, int line, const char *fmt,
 	vsnprintf(e->msg + n, sizeof e->msg - n, fmt, ap);
 	return -1;
 }
-
-void kerr_clear(struct kerr *e)
-{
-	if (e)
-		e->msg[0] = '\0';
-}

@@ -22,7 +22,4 @@ int kerr_set(struct kerr *e, const char *file, int line, const char *fmt, ...)
 int kerr_vset(struct kerr *e, const char *file, int line, const char *fmt,
 	      va_list ap);
 
-/* Empties the buffer. */
-void kerr_clear(struct kerr *e);
-
 #endif

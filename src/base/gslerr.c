@@ -29,11 +29,6 @@ void gslerr_install(void)
 	pthread_once(&once, install);
 }
 
-void gslerr_clear(void)
-{
-	have = 0;
-}
-
 int gslerr_take(char *why, size_t n)
 {
 	if (!have)

@@ -12,10 +12,7 @@
  * process; safe from any thread). */
 void gslerr_install(void);
 
-/* Forgets the calling thread's recorded error. */
-void gslerr_clear(void);
-
-/* Whether GSL reported an error on this thread since the last clear or
+/* Whether GSL reported an error on this thread since the last
  * take; if so copies "reason (gsl status N)" into why and forgets it. */
 int gslerr_take(char *why, size_t n);
 

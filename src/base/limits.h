@@ -1,6 +1,8 @@
 /* limits.h: every limit karat puts on its inputs, in one place, each with
  * its reason.  Beyond one, an input is refused with the limit named; never
- * cut silently.  Header only: any layer may include it. */
+ * cut silently.  Header only: any layer may include it.  Sizes that bound
+ * no input (message buffers, a path's length, the repetitions of a kernel
+ * timing) stay in the file that uses them. */
 #ifndef KARAT_BASE_LIMITS_H
 #define KARAT_BASE_LIMITS_H
 
@@ -47,12 +49,30 @@
 /* Slices one request may be split into over a node's memory devices. */
 #define PLAN_MAX_SHARDS 8
 
-/* The most work one evaluation may take: samples x (batch + GPUs + memory
- * devices), the requests and devices each sampled batch places (2^26:
- * about 1 s per evaluation on the 2-core development machine, measured on
- * DeepSeek-V3.2 with KARAT at 130,000 requests and 256 samples: 0.49 s).
- * Beyond it an evaluation is refused with this limit named, rather than
- * running for minutes. */
+/* The most work one evaluation may take: samples x (requests placed +
+ * GPUs and memory devices + layers x micro-batches), solve/plan.h's
+ * plan_work (2^26: about 1 s per evaluation on the 2-core development
+ * machine, measured on DeepSeek-V3.2 with KARAT at 130,000 requests and
+ * 256 samples: 0.49 s).  Beyond it an evaluation is refused with this limit
+ * named, rather than running for minutes. */
 #define PLAN_MAX_WORK 67108864.0
+
+/* Sweep files (cli/sweep_file): dimensions of [sweep], values per
+ * dimension, [vary] labels and the overrides of one label; several times
+ * the shipped sweeps' largest (5 dimensions, 9 values, 14 labels of at
+ * most 2 overrides). */
+#define SWEEP_MAX_DIMS 32
+#define SWEEP_MAX_VALS 64
+#define SWEEP_MAX_VARY 64
+#define SWEEP_MAX_VARY_SETS 8
+
+/* Study files (cli/study): items in one list (several times the
+ * longest list of the shipped studies, 8 systems). */
+#define STUDY_MAX_LIST 16
+
+/* Command lines: values of one repeatable option (--set, --model, ...),
+ * and positional arguments (merge takes a shard per file). */
+#define ARGS_MAX_MANY 64
+#define ARGS_MAX_POS 4096
 
 #endif

@@ -56,11 +56,6 @@ static const struct uclass classes[U_NCLASS] = {
 	[U_EFLOP] = {eflop_sfx, 0, 0, "pJ/FLOP, fJ/FLOP"},
 };
 
-const char *unit_accepted(enum unit_class c)
-{
-	return c < U_NCLASS ? classes[c].accepted : "?";
-}
-
 static int fail(char *why, size_t n, const char *fmt, const char *arg)
 {
 	if (why && n)
@@ -176,7 +171,7 @@ void unit_format(double v, enum unit_class c, char *buf, size_t n)
 	/* Pick the largest decimal (non-binary) unit not above |v|. */
 	const struct suffix *best = NULL;
 	for (const struct suffix *f = t; f->text; f++) {
-		if (strchr(f->text, 'i'))
+		if (strstr(f->text, "iB")) /* KiB, GiB/s: binary */
 			continue;
 		if (fabs(v) >= f->scale * 0.9999 && (!best || f->scale > best->scale))
 			best = f;

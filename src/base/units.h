@@ -28,7 +28,4 @@ int unit_parse(const char *text, enum unit_class c, double *out, char *why,
 /* Writes v in a readable unit of class c ("4.8 TB/s", "40.0 KB"). */
 void unit_format(double v, enum unit_class c, char *buf, size_t n);
 
-/* The unit suffixes accepted for class c, for error messages. */
-const char *unit_accepted(enum unit_class c);
-
 #endif

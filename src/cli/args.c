@@ -91,7 +91,7 @@ int args_parse(const struct command *c, int argc, char **argv, struct args *a)
 			continue;
 		}
 		if (only_pos) {
-			if (a->npos == MAX_POS || a->npos >= c->max_pos)
+			if (a->npos == ARGS_MAX_POS || a->npos >= c->max_pos)
 				return usage_error(c, "unexpected argument '%.80s'", s), -1;
 			a->pos[a->npos++] = s;
 			continue;
@@ -110,7 +110,7 @@ int args_parse(const struct command *c, int argc, char **argv, struct args *a)
 			s = alias;
 		}
 		if (strncmp(s, "--", 2) != 0 || s[2] == '\0') {
-			if (a->npos == MAX_POS || a->npos >= c->max_pos)
+			if (a->npos == ARGS_MAX_POS || a->npos >= c->max_pos)
 				return usage_error(c, "unexpected argument '%.80s'", s), -1;
 			a->pos[a->npos++] = s;
 			continue;
@@ -138,8 +138,8 @@ int args_parse(const struct command *c, int argc, char **argv, struct args *a)
 		if (!*a->val[k])
 			return usage_error(c, "option --%s has an empty value", c->opts[k].name), -1;
 		if (c->opts[k].repeat) {
-			if (a->nmany == MAX_MANY)
-				return usage_error(c, "more than %d --%s options", MAX_MANY,
+			if (a->nmany == ARGS_MAX_MANY)
+				return usage_error(c, "more than %d --%s options", ARGS_MAX_MANY,
 						   c->opts[k].name), -1;
 			a->many[a->nmany++] = a->val[k];
 		}

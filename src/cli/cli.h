@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "base/limits.h"
 #include "karat.h"
 
 #define EXIT_USAGE 2
@@ -21,15 +22,13 @@ struct optdef {
 };
 
 #define MAX_OPTS 24
-#define MAX_MANY 64
-#define MAX_POS 4096 /* positional arguments (merge takes a shard per file) */
 
 struct args {
 	const char *val[MAX_OPTS]; /* by index into the command's optdefs */
 	int set[MAX_OPTS];
-	const char *pos[MAX_POS];
+	const char *pos[ARGS_MAX_POS];
 	int npos;
-	const char *many[MAX_MANY]; /* values of the repeatable option */
+	const char *many[ARGS_MAX_MANY]; /* values of the repeatable option */
 	int nmany;
 };
 

@@ -12,8 +12,8 @@
 static int apply_sets(const struct args *a, struct kmodel *m, struct sparse_cfg *sp,
 		      struct kdevice *d, struct klink *l, const char *name, struct kerr *err)
 {
-	static struct override ov[MAX_MANY];
-	int which[MAX_MANY], n = 0;
+	static struct override ov[ARGS_MAX_MANY];
+	int which[ARGS_MAX_MANY], n = 0;
 	for (int i = 0; i < a->nmany; i++) {
 		struct override o;
 		if (override_parse(a->many[i], &o, err) != 0)

@@ -459,9 +459,9 @@ int cmd_run(const struct args *a)
 	const char *j = arg_get(c, a, "jobs");
 	if (j && parse_count("jobs", j, 0, 1, 256, &jobs))
 		return EXIT_USAGE;
-	if (a->nmany > MAX_MANY - 2) /* two slots hold system.gpus and system.memdevs */
+	if (a->nmany > ARGS_MAX_MANY - 2) /* two slots hold system.gpus and system.memdevs */
 		return usage_error(c, "%d --set options; karat run takes at most %d", a->nmany,
-				   MAX_MANY - 2);
+				   ARGS_MAX_MANY - 2);
 	const char *out = arg_get(c, a, "out");
 	char dir[1100];
 	snprintf(dir, sizeof dir, "%s", out ? out : "");

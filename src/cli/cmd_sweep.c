@@ -49,8 +49,8 @@ static int fixed_index(const struct sweep *sw, const char *key)
  * (set.KEY), with the point index first for a shard. */
 static int write_head(FILE *fp, const struct sweep *sw, int shard)
 {
-	const char *head[OUT_MAX_COLS + MAX_DIMS + 1];
-	static char names[MAX_DIMS][80];
+	const char *head[OUT_MAX_COLS + SWEEP_MAX_DIMS + 1];
+	static char names[SWEEP_MAX_DIMS][80];
 	int n = 0;
 	if (shard)
 		head[n++] = "point";
@@ -80,13 +80,13 @@ static int write_row(FILE *fp, const struct sweep *sw, long idx, const char *row
 		return -1;
 	int vi = sweep_vary_of(sw, idx, &idx);
 	long rest = idx;
-	int pick[MAX_DIMS];
+	int pick[SWEEP_MAX_DIMS];
 	for (int i = sw->ndim - 1; i >= 0; i--) {
 		pick[i] = (int)(rest % sw->dim[i].n);
 		rest /= sw->dim[i].n;
 	}
-	const char *cells[MAX_DIMS + 1];
-	static char marked[MAX_DIMS][INI_VALUE + 16];
+	const char *cells[SWEEP_MAX_DIMS + 1];
+	static char marked[SWEEP_MAX_DIMS][INI_VALUE + 16];
 	int n = 0, nset = sw->nset;
 	for (int i = 0; i < sw->ndim; i++) {
 		if (strcmp(sw->dim[i].section, "set") != 0)
@@ -184,7 +184,7 @@ static int blame_line(const struct sweep *sw, long idx, const char *msg)
 				return sw->vary[vi - 1].line;
 		}
 	long rest = idx;
-	int pick[MAX_DIMS], best = 0;
+	int pick[SWEEP_MAX_DIMS], best = 0;
 	size_t bestlen = 0;
 	for (int i = sw->ndim - 1; i >= 0; i--) {
 		pick[i] = (int)(rest % sw->dim[i].n);
@@ -202,7 +202,7 @@ static int blame_line(const struct sweep *sw, long idx, const char *msg)
 static int check_point(const struct sweep *sw, long idx, struct kerr *err)
 {
 	static struct loaded ld;
-	static char sets[MAX_MANY][POOL_SET_LEN];
+	static char sets[ARGS_MAX_MANY][POOL_SET_LEN];
 	struct point_spec ps;
 	sweep_spec(sw, idx, &ps, sets); /* idx: a point of the whole sweep */
 	ps.skip_memdev_sets = 1;

@@ -40,11 +40,6 @@ int load_device(const char *name, struct kdevice *d, struct kerr *err)
 	return load_status(ZOO_DEVICE, name, zoo_load_device(name, d, NULL, err), err);
 }
 
-int load_link(const char *name, struct klink *l, struct kerr *err)
-{
-	return load_status(ZOO_LINK, name, zoo_load_link(name, l, NULL, err), err);
-}
-
 int load_system(const char *name, struct ksystem *s, struct kerr *err)
 {
 	return load_status(ZOO_SYSTEM, name, zoo_load_system(name, s, NULL, err), err);

@@ -11,7 +11,6 @@
  * nothing (the worker threads of sweep and run call them). */
 int load_model(const char *name, struct kmodel *m, struct kerr *err);
 int load_device(const char *name, struct kdevice *d, struct kerr *err);
-int load_link(const char *name, struct klink *l, struct kerr *err);
 int load_system(const char *name, struct ksystem *s, struct kerr *err);
 int load_workload(const char *name, struct kworkload *w, struct kerr *err);
 

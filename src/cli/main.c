@@ -131,19 +131,19 @@ const struct command commands[] = {
 	 sweep_opts, 1, 1},
 	{"merge", cmd_merge, "SHARD.csv... [--output FILE.csv]",
 	 "join the CSVs of sweep --shard K/N into exactly the unsharded sweep's output",
-	 merge_opts, 1, MAX_POS},
+	 merge_opts, 1, ARGS_MAX_POS},
 	{"quantiles", cmd_quantiles, "TRACE.csv --input-column C --output-column C",
 	 "percentile tables of a trace's lengths, as [input] and [output] workload sections",
 	 quantiles_opts, 1, 1},
 	{"validate", cmd_validate, "[TABLE.csv...] [--out DIR]",
 	 "the model against the published kernel timings in validation/: error per row, table, kernel",
-	 validate_opts, 0, MAX_POS},
+	 validate_opts, 0, ARGS_MAX_POS},
 	{"plot", cmd_plot, "[FIGURE...] [--from DIR] [--format png|svg|pdf]",
 	 "re-render figures from their CSVs: headline, training-free, validation, ablation, sensitivity, tbt-batch, pareto, cdf, ops-roofline, timeline",
-	 plot_opts, 0, MAX_POS},
+	 plot_opts, 0, ARGS_MAX_POS},
 	{"run", cmd_run, "[STUDY...] [--jobs N] [--out DIR] [--set k=v]",
 	 "the main job: the studies in studies/ (or those named), each system at its best, to results/",
-	 run_opts, 0, MAX_POS},
+	 run_opts, 0, ARGS_MAX_POS},
 	{0, 0, 0, 0, 0, 0, 0}};
 
 const struct command *command_find(const char *name)

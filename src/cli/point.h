@@ -13,7 +13,7 @@
 struct point_spec {
 	const char *model, *algo, *system, *workload, *context, *batch, *mb,
 		*schedule, *mtp, *accept, *slo_ms, *samples, *seed;
-	const char *sets[MAX_MANY]; /* section.key=value overrides */
+	const char *sets[ARGS_MAX_MANY]; /* section.key=value overrides */
 	int nsets;
 	int force, exact;
 	int skip_memdev_sets; /* memdev.*, memdev_link.* and system.memdevs on a
@@ -26,7 +26,7 @@ struct loaded {
 	int mb;          /* 0 = auto */
 	double batch;    /* 0 when not given */
 	char label[4][POINT_LABEL]; /* model, algo, system, workload */
-	char sets[MAX_MANY * POINT_SET_LEN]; /* the overrides, ';'-separated, for the CSV */
+	char sets[ARGS_MAX_MANY * POINT_SET_LEN]; /* the overrides, ';'-separated, for the CSV */
 };
 
 /* Parses the options, then assembles the design (zoo/design.h) and words

@@ -11,7 +11,7 @@ static int eval_point(struct pool *pl, long idx, char **row, struct result *out,
 		      unsigned long long *applied, struct kerr *err)
 {
 	struct point_spec ps;
-	static _Thread_local char sets[MAX_MANY][POOL_SET_LEN];
+	static _Thread_local char sets[ARGS_MAX_MANY][POOL_SET_LEN];
 	pl->make(pl->ctx, idx, &ps, sets);
 	ps.skip_memdev_sets = 1; /* a sweep may mix systems with and without */
 	struct loaded *ld = malloc(sizeof *ld);

@@ -56,7 +56,7 @@ static double given(const char *v, double def)
 
 double shard_estimate(const struct sweep *sw, long point)
 {
-	static _Thread_local char sets[MAX_MANY][POOL_SET_LEN];
+	static _Thread_local char sets[ARGS_MAX_MANY][POOL_SET_LEN];
 	struct point_spec ps;
 	sweep_spec(sw, point, &ps, sets);
 	double samples = given(ps.samples, DESIGN_DEFAULT_SAMPLES);

@@ -6,9 +6,8 @@
 #define KARAT_CLI_STUDY_H
 
 #include "base/err.h"
+#include "base/limits.h"
 #include "io/ini_doc.h"
-
-#define STUDY_MAX_LIST 16
 
 struct study_def {
 	char path[1024], name[64];

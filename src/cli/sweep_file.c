@@ -15,7 +15,7 @@ static int split(const char *text, int algo, struct dim *d, const char *path,
 		 struct kerr *err)
 {
 	char why[200];
-	if (list_split(text, algo, d->val, MAX_VALS, &d->n, why, sizeof why) != 0)
+	if (list_split(text, algo, d->val, SWEEP_MAX_VALS, &d->n, why, sizeof why) != 0)
 		return kerr_set(err, path, d->line, "%s.%s: %s", d->section, d->key, why);
 	return 0;
 }
@@ -25,8 +25,8 @@ static int split(const char *text, int algo, struct dim *d, const char *path,
 static int load_vary(struct sweep *sw, const struct ini_entry *e, const char *path,
 		     struct kerr *err)
 {
-	if (sw->nvary == MAX_VARY)
-		return kerr_set(err, path, e->line, "more than %d [vary] labels", MAX_VARY);
+	if (sw->nvary == SWEEP_MAX_VARY)
+		return kerr_set(err, path, e->line, "more than %d [vary] labels", SWEEP_MAX_VARY);
 	struct vary *v = &sw->vary[sw->nvary++];
 	snprintf(v->label, sizeof v->label, "%s", e->key);
 	v->line = e->line;
@@ -44,9 +44,9 @@ static int load_vary(struct sweep *sw, const struct ini_entry *e, const char *pa
 		if (!eq || !memchr(tok, '.', (size_t)(eq - tok)))
 			return kerr_set(err, path, e->line, "vary.%s: '%s' is not section.key=value "
 					"(several are joined by '&')", e->key, tok);
-		if (v->n == MAX_VARY_SETS)
+		if (v->n == SWEEP_MAX_VARY_SETS)
 			return kerr_set(err, path, e->line, "vary.%s: more than %d overrides", e->key,
-					MAX_VARY_SETS);
+					SWEEP_MAX_VARY_SETS);
 		if (n >= POOL_SET_LEN)
 			return kerr_set(err, path, e->line, "vary.%s: an override is longer than %d "
 					"characters", e->key, POOL_SET_LEN - 1);
@@ -126,8 +126,8 @@ int sweep_load(struct sweep *sw, const char **output, char *outbuf, size_t outn,
 				break;
 			}
 		}
-		if (sw->ndim == MAX_DIMS) {
-			rc = kerr_set(err, doc->path, e->line, "more than %d keys", MAX_DIMS);
+		if (sw->ndim == SWEEP_MAX_DIMS) {
+			rc = kerr_set(err, doc->path, e->line, "more than %d keys", SWEEP_MAX_DIMS);
 			break;
 		}
 		struct dim *d = &sw->dim[sw->ndim++];
@@ -177,10 +177,10 @@ int sweep_load(struct sweep *sw, const char **output, char *outbuf, size_t outn,
 		for (int k = 0; k < sw->nvary; k++)
 			most = sw->vary[k].n > most ? sw->vary[k].n : most;
 		nset += most;
-		if (sw->nfixed + nset > MAX_MANY)
+		if (sw->nfixed + nset > ARGS_MAX_MANY)
 			rc = kerr_set(err, doc->path, line, "%d overrides (%d --set and %d [set] "
 				      "keys); at most %d", sw->nfixed + nset, sw->nfixed, nset,
-				      MAX_MANY);
+				      ARGS_MAX_MANY);
 		else if (!have[0] || !have[1] || (!have[2] && !have[3]))
 			rc = kerr_set(err, doc->path, ini_doc_section_line(doc, "sweep") > 0
 					      ? ini_doc_section_line(doc, "sweep") : line,
@@ -208,7 +208,7 @@ void sweep_spec(const struct sweep *sw, long point, struct point_spec *ps,
 	int vi = sweep_vary_of(sw, point, &idx);
 	memset(ps, 0, sizeof *ps);
 	long rest = idx;
-	int pick[MAX_DIMS];
+	int pick[SWEEP_MAX_DIMS];
 	for (int i = sw->ndim - 1; i >= 0; i--) {
 		pick[i] = (int)(rest % sw->dim[i].n);
 		rest /= sw->dim[i].n;

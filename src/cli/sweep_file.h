@@ -3,38 +3,33 @@
 #ifndef KARAT_CLI_SWEEP_FILE_H
 #define KARAT_CLI_SWEEP_FILE_H
 
+#include "base/limits.h"
 #include "cli/pool.h"
 #include "karat.h"
-
-#define MAX_DIMS 32
-#define MAX_VALS 64
 
 struct dim {
 	char section[16], key[64];
 	int n;
-	char val[MAX_VALS][INI_VALUE]; /* an item is never longer than its value */
+	char val[SWEEP_MAX_VALS][INI_VALUE]; /* an item is never longer than its value */
 	int line;
 };
-
-#define MAX_VARY 64
-#define MAX_VARY_SETS 8
 
 /* [vary]: one point per label (the others at the base), its overrides. */
 struct vary {
 	char label[64];
-	char set[MAX_VARY_SETS][POOL_SET_LEN];
+	char set[SWEEP_MAX_VARY_SETS][POOL_SET_LEN];
 	int n, line;
 };
 
 struct sweep {
 	const char *path;
-	struct dim dim[MAX_DIMS];
+	struct dim dim[SWEEP_MAX_DIMS];
 	int ndim;
-	struct vary vary[MAX_VARY];
+	struct vary vary[SWEEP_MAX_VARY];
 	int nvary;
 	int nset;                          /* of the dims, the [set] keys */
 	long total;
-	const char *fixed_sets[MAX_MANY]; /* --set on the command line */
+	const char *fixed_sets[ARGS_MAX_MANY]; /* --set on the command line */
 	int nfixed;
 	long shard, nshards;              /* this shard (0-based) of nshards; 1 shard: all */
 	long *points;                     /* with shards: this shard's points, rising */

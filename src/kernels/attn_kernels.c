@@ -29,6 +29,8 @@ struct mla {
 static double mla_flops(double k) { return 2176.0 * MLA_H * k; }
 static double mla_bytes(double k) { return k * MLA_ROW + 4.0 * MLA_H * (MLA_K + MLA_R); }
 
+static void mla_teardown(void *state);
+
 static void *mla_setup(double size, struct kerr *err)
 {
 	struct mla *s = calloc(1, sizeof *s);
@@ -43,8 +45,10 @@ static void *mla_setup(double size, struct kerr *err)
 	s->s = kalloc(sizeof(float) * MLA_H * k, err);
 	s->out = kalloc(sizeof(float) * MLA_H * MLA_R, err);
 	if (!s->rows || !s->q || !s->qt || !s->lat || !s->s || !s->out)
-		return NULL;
+		return mla_teardown(s), NULL;
 	gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+	if (!g)
+		return kerr_set(err, 0, 0, "out of memory"), mla_teardown(s), NULL;
 	gsl_rng_set(g, KSEED + 5);
 	fill_uniform(g, s->q, MLA_H * MLA_K, -0.1f, 0.1f);
 	for (size_t t = 0; t < k; t++) {
@@ -216,6 +220,8 @@ static inline size_t gqa_kidx(const struct gqa *s, int kv, int t, int d)
 	       (size_t)(t % TILE);
 }
 
+static void gqa_teardown(void *state);
+
 static void *gqa_setup(double size, struct kerr *err)
 {
 	struct gqa *s = calloc(1, sizeof *s);
@@ -230,8 +236,10 @@ static void *gqa_setup(double size, struct kerr *err)
 	s->s = kalloc(sizeof(float) * GH * (size_t)s->pages * TILE, err);
 	s->out = kalloc(sizeof(float) * GH * GD, err);
 	if (!s->k || !s->v || !s->q || !s->s || !s->out)
-		return NULL;
+		return gqa_teardown(s), NULL;
 	gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+	if (!g)
+		return kerr_set(err, 0, 0, "out of memory"), gqa_teardown(s), NULL;
 	gsl_rng_set(g, KSEED + 6);
 	for (int kv = 0; kv < GKV; kv++)
 		for (int t = 0; t < s->L; t++)

@@ -24,6 +24,8 @@ struct indexer {
 static double indexer_flops(double n) { return 2.0 * IH * ID * n; }
 static double indexer_bytes(double n) { return n * (ID + 4 + 4); }
 
+static void indexer_teardown(void *state);
+
 static void *indexer_setup(double size, struct kerr *err)
 {
 	struct indexer *s = calloc(1, sizeof *s);
@@ -37,8 +39,10 @@ static void *indexer_setup(double size, struct kerr *err)
 	s->out = kalloc(sizeof(float) * (size_t)s->n, err);
 	s->keys = kalloc((size_t)s->n * ID, err);
 	if (!s->q || !s->qt || !s->w || !s->scale || !s->out || !s->keys)
-		return NULL;
+		return indexer_teardown(s), NULL;
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	if (!r)
+		return kerr_set(err, 0, 0, "out of memory"), indexer_teardown(s), NULL;
 	gsl_rng_set(r, KSEED);
 	fill_uniform(r, s->q, IH * ID, -1, 1);
 	fill_uniform(r, s->w, IH, 0, 1);
@@ -128,6 +132,8 @@ static double quest_pages(double tokens) { return ceil(tokens / QPAGE); }
 static double quest_flops(double t) { return 4.0 * QD * QH * quest_pages(t); }
 static double quest_bytes(double t) { return (4.0 * QD + 4) * QH * quest_pages(t); }
 
+static void quest_teardown(void *state);
+
 static void *quest_setup(double tokens, struct kerr *err)
 {
 	struct quest *s = calloc(1, sizeof *s);
@@ -140,8 +146,10 @@ static void *quest_setup(double tokens, struct kerr *err)
 	s->mn = kalloc(2 * n, err);
 	s->mx = kalloc(2 * n, err);
 	if (!s->q || !s->out || !s->mn || !s->mx)
-		return NULL;
+		return quest_teardown(s), NULL;
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	if (!r)
+		return kerr_set(err, 0, 0, "out of memory"), quest_teardown(s), NULL;
 	gsl_rng_set(r, KSEED + 1);
 	fill_uniform(r, s->q, QH * QD, -1, 1);
 	fill_bf16(r, s->mn, n);
@@ -222,6 +230,8 @@ static double msa_blocks(double n) { return ceil(n / MBLK); }
 static double msa_flops(double n) { return 2.0 * MH * MD * n; }
 static double msa_bytes(double n) { return n * MD + 4.0 * MH * msa_blocks(n); }
 
+static void msa_teardown(void *state);
+
 static void *msa_setup(double size, struct kerr *err)
 {
 	struct msa *s = calloc(1, sizeof *s);
@@ -234,8 +244,10 @@ static void *msa_setup(double size, struct kerr *err)
 	size_t padded = (size_t)(s->n + TILE - 1) / TILE * TILE;
 	s->keys = kalloc(padded * MD, err); /* whole pages */
 	if (!s->q || !s->out || !s->keys)
-		return NULL;
+		return msa_teardown(s), NULL;
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	if (!r)
+		return kerr_set(err, 0, 0, "out of memory"), msa_teardown(s), NULL;
 	gsl_rng_set(r, KSEED + 2);
 	fill_uniform(r, s->q, MH * MD, -1, 1);
 	fill_fp8(r, s->keys, (size_t)s->n * MD); /* padding slots are never read */

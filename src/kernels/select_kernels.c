@@ -121,6 +121,8 @@ struct topk {
 static double topk_flops(double n) { return TROWS * n; }
 static double topk_bytes(double n) { return TROWS * (4 * n + 4.0 * fmin(n, TK)); }
 
+static void topk_teardown(void *state);
+
 static void *topk_setup(double size, struct kerr *err)
 {
 	struct topk *s = calloc(1, sizeof *s);
@@ -130,14 +132,16 @@ static void *topk_setup(double size, struct kerr *err)
 	s->x = kalloc(sizeof(float) * (size_t)s->n * TROWS, err);
 	s->out = kalloc(sizeof(int) * TK * TROWS, err);
 	if (!s->x || !s->out)
-		return NULL;
+		return topk_teardown(s), NULL;
 	for (int r = 0; r < TROWS; r++) {
 		s->wv[r] = kalloc(sizeof(float) * (size_t)s->n, err);
 		s->wi[r] = kalloc(sizeof(int) * (size_t)s->n, err);
 		if (!s->wv[r] || !s->wi[r])
-			return NULL;
+			return topk_teardown(s), NULL;
 	}
 	gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+	if (!g)
+		return kerr_set(err, 0, 0, "out of memory"), topk_teardown(s), NULL;
 	gsl_rng_set(g, KSEED + 3);
 	fill_uniform(g, s->x, (size_t)s->n * TROWS, 0, 1);
 	gsl_rng_free(g);
@@ -200,6 +204,8 @@ struct gather {
 static double gather_flops(double k) { (void)k; return 0; }
 static double gather_bytes(double k) { return k * (2.0 * GROW + 4); }
 
+static void gather_teardown(void *state);
+
 static void *gather_setup(double size, struct kerr *err)
 {
 	struct gather *s = calloc(1, sizeof *s);
@@ -210,13 +216,15 @@ static void *gather_setup(double size, struct kerr *err)
 	s->out = kalloc((size_t)s->k * GROW, err);
 	s->idx = kalloc(sizeof(int) * (size_t)s->k, err);
 	if (!s->cache || !s->out || !s->idx)
-		return NULL;
+		return gather_teardown(s), NULL;
 	for (size_t r = 0; r < GCACHE; r++) /* a row's bytes identify it */
 		for (int b = 0; b < GROW; b += 4) {
 			uint32_t v = (uint32_t)(r * 2654435761u + (uint32_t)b);
 			memcpy(s->cache + r * GROW + b, &v, 4);
 		}
 	gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+	if (!g)
+		return kerr_set(err, 0, 0, "out of memory"), gather_teardown(s), NULL;
 	gsl_rng_set(g, KSEED + 4);
 	for (int i = 0; i < s->k; i++)
 		s->idx[i] = (int)gsl_rng_uniform_int(g, GCACHE);

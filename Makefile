@@ -107,6 +107,7 @@ run: $(B)/karat
 	$(B)/karat plot timeline ablation sensitivity tbt-batch pareto cdf ops-roofline
 
 test: $(B)/karat $(B)/karat-tests
+	scripts/check-chain.sh $(B)
 	KARAT_BIN=$(CURDIR)/$(B)/karat $(B)/karat-tests -j2
 
 $(B)/bench_solve: bench/bench_solve.c bench/bench_util.h $(B)/libkarat.a $(HDRS)

@@ -46,9 +46,9 @@ Test(fluid, equals_exact_when_every_request_is_alike)
 			long B = (long)PLAN_FLUID_MIN * m * pf->devs;
 			while (B < (long)PLAN_FLUID_PER_STRATUM * PLAN_FLUID_STRATA)
 				B *= 2;
-			cr_assert(plan_fluid_ok(pf, B, m), "%s m=%d B=%ld takes the exact path",
+			cr_assert(plan_fluid_ok(pf, pf->ws, B, m), "%s m=%d B=%ld takes the exact path",
 				  systems[k], m, B);
-			cr_assert(!plan_fluid_ok(pe, B, m), "per_request still took the fluid path");
+			cr_assert(!plan_fluid_ok(pe, pe->ws, B, m), "per_request still took the fluid path");
 			struct result f = eval(pf, (double)B, m), e = eval(pe, (double)B, m);
 			cr_expect(rel_near(f.tbt_p99, e.tbt_p99, 1e-9) && rel_near(f.tbt_mean, e.tbt_mean, 1e-9),
 				  "%s m=%d: fluid %.12g, exact %.12g", systems[k], m, f.tbt_p99, e.tbt_p99);
@@ -71,17 +71,17 @@ Test(fluid, is_not_taken_below_its_thresholds)
 	load(&s, "deepseek-v3.2", "gpu-karat", 0, "agentic");
 	struct plan *p = plan(&s);
 	long per = (long)PLAN_FLUID_MIN * p->devs;
-	cr_expect(!plan_fluid_ok(p, 64, 1));
-	cr_expect(!plan_fluid_ok(p, per - 1, 1), "one request short of %d per device", PLAN_FLUID_MIN);
+	cr_expect(!plan_fluid_ok(p, p->ws, 64, 1));
+	cr_expect(!plan_fluid_ok(p, p->ws, per - 1, 1), "one request short of %d per device", PLAN_FLUID_MIN);
 	long B = 4 * per + 40L * p->gpus; /* 552 per GPU: no GEMM tile edge near */
-	cr_expect(plan_fluid_ok(p, B, 1));
-	cr_expect(!plan_fluid_ok(p, B, 16), "16 micro-batches leave under %d per device",
+	cr_expect(plan_fluid_ok(p, p->ws, B, 1));
+	cr_expect(!plan_fluid_ok(p, p->ws, B, 16), "16 micro-batches leave under %d per device",
 		  PLAN_FLUID_MIN);
 	plan_free(p);
 	s.d.sys = &s.sys;
 	s.sys.admission = ADMIT_ROUND_ROBIN;
 	p = plan(&s);
-	cr_expect(!plan_fluid_ok(p, 4 * per, 1), "round-robin placement is not modelled");
+	cr_expect(!plan_fluid_ok(p, p->ws, 4 * per, 1), "round-robin placement is not modelled");
 	plan_free(p);
 }
 
@@ -135,15 +135,15 @@ Test(fluid, within_one_percent_of_exact_over_the_zoo, .timeout = 600)
 				struct plan *pf, *pe;
 				both_plans(&s, &pf, &pe);
 				long B = batch_for(pf, m);
-				if (plan_fluid_ok(pf, B, m)) {
+				if (plan_fluid_ok(pf, pf->ws, B, m)) {
 					struct result f = eval(pf, (double)B, m), e = eval(pe, (double)B, m);
 					if (e.sharded == 0 && e.gpu_use <= 1 && e.mem_use <= 1) {
 						int ns = pe->d.samples;
 						double d = fabs(f.tbt_p99 / e.tbt_p99 - 1);
-						double tol = p99_tol(pe->tbt, ns, e.tbt_p99);
-						double tg = p99_tol(pe->use_gpu, ns, e.gpu_use * pe->cap_gpu);
+						double tol = p99_tol(pe->ws->tbt, ns, e.tbt_p99);
+						double tg = p99_tol(pe->ws->use_gpu, ns, e.gpu_use * pe->cap_gpu);
 						double tm = e.mem_use > 0
-								    ? p99_tol(pe->use_mem, ns, e.mem_use * pe->cap_mem)
+								    ? p99_tol(pe->ws->use_mem, ns, e.mem_use * pe->cap_mem)
 								    : 0.01;
 						worst = fmax(worst, d);
 						compared++;
@@ -185,18 +185,18 @@ Test(fluid, within_one_percent_across_tile_edges, .timeout = 600)
 	int fluid = 0, refused = 0;
 	double worst = 0;
 	for (long B = 1024; B <= 2048; B += 8) {
-		int ok = plan_fluid_ok(pf, B, 1);
+		int ok = plan_fluid_ok(pf, pf->ws, B, 1);
 		fluid += ok, refused += !ok;
 		struct result f = eval(pf, (double)B, 1), e = eval(pe, (double)B, 1);
 		cr_assert_eq(f.fluid, ok, "B=%ld: result.fluid says %d", B, f.fluid);
-		double d = fabs(f.tbt_p99 / e.tbt_p99 - 1), tol = p99_tol(pe->tbt, 128, e.tbt_p99);
+		double d = fabs(f.tbt_p99 / e.tbt_p99 - 1), tol = p99_tol(pe->ws->tbt, 128, e.tbt_p99);
 		worst = fmax(worst, d);
 		cr_expect(d <= tol && rel_near(f.tbt_mean, e.tbt_mean, 0.01),
 			  "B=%ld (%s): P99 %.6g exact %.6g (tolerance %.2f%%), mean %.6g %.6g", B,
 			  ok ? "fluid" : "exact", f.tbt_p99, e.tbt_p99, 100 * tol, f.tbt_mean,
 			  e.tbt_mean);
 	}
-	cr_expect(!plan_fluid_ok(pf, 1536, 1), "192 per GPU sits at a tile edge");
+	cr_expect(!plan_fluid_ok(pf, pf->ws, 1536, 1), "192 per GPU sits at a tile edge");
 	cr_expect(fluid > 0 && refused > 0, "%d batches fluid, %d exact", fluid, refused);
 	cr_log_info("tile edges: %d fluid, %d exact, worst P99 difference %.3f%%", fluid, refused,
 		    100 * worst);
@@ -224,7 +224,7 @@ Test(fluid, solved_batch_within_one_percent, .timeout = 600)
 		struct kerr err;
 		cr_assert_eq(plan_solve(pf, 1, &f, &err), 0, "%s", err.msg);
 		cr_assert_eq(plan_solve(pe, 1, &e, &err), 0, "%s", err.msg);
-		cr_expect(plan_fluid_ok(pf, (long)f.batch, 1), "%s %s %s: batch %.0f is below the "
+		cr_expect(plan_fluid_ok(pf, pf->ws, (long)f.batch, 1), "%s %s %s: batch %.0f is below the "
 			  "fluid range", pts[i].model, pts[i].system, pts[i].workload, f.batch);
 		cr_expect(rel_near(f.batch, e.batch, 0.01), "%s %s %s: batch %.0f, exact %.0f",
 			  pts[i].model, pts[i].system, pts[i].workload, f.batch, e.batch);
@@ -266,7 +266,7 @@ Test(fluid, within_one_percent_at_large_batches, .timeout = 600)
 					cr_log_info("%s %s B=%ld m=%d: %s", pts[i].model, pts[i].system, B,
 						    m, f.fluid ? "fluid" : "exact (tile edge)");
 					double d = fabs(f.tbt_p99 / e.tbt_p99 - 1);
-					double tol = p99_tol(pe->tbt, 64, e.tbt_p99);
+					double tol = p99_tol(pe->ws->tbt, 64, e.tbt_p99);
 					worst = fmax(worst, d);
 					compared++;
 					cr_expect(d <= tol && rel_near(f.tbt_mean, e.tbt_mean, 0.01),
@@ -295,12 +295,12 @@ Test(fluid, a_tile_edge_past_the_work_limit_says_why)
 	s.sys.gpus = 128;
 	struct plan *p = plan(&s);
 	long B = 1048576, below = B - 2L * 128 * 8; /* 4,096 and 4,088 per GPU and micro-batch */
-	cr_assert(plan_fluid_edge(p, B, 2) && !plan_fluid_ok(p, B, 2));
+	cr_assert(plan_fluid_edge(p, p->ws, B, 2) && !plan_fluid_ok(p, p->ws, B, 2));
 	struct result r;
 	struct kerr err;
 	cr_expect_eq(plan_eval(p, (double)B, 2, &r, &err), -1);
 	cr_expect(strstr(err.msg, "over the limit") && strstr(err.msg, "tile edge"), "%s", err.msg);
-	cr_assert(plan_fluid_ok(p, below, 2));
+	cr_assert(plan_fluid_ok(p, p->ws, below, 2));
 	r = eval(p, (double)below, 2);
 	cr_expect(r.fluid && r.tbt_p99 > 0);
 	plan_free(p);

@@ -33,7 +33,7 @@ static const char *unsupported(const struct plan *p)
  * non-decreasing in every value, in floating point too, so once this
  * bound exceeds a limit the P99 does. */
 struct p99_floor {
-	double *top; /* k values (plan: p->p99_top) */
+	double *top; /* k values (plan: w->p99_top) */
 	int k;
 	double delta; /* the quantile's weight on the value above lhs */
 };
@@ -60,21 +60,23 @@ static double floor_add(struct p99_floor *q, double v)
 /* Batch B's caches alone failed.  Where every count evaluates B request
  * by request (not even one micro-batch takes the fluid path), its
  * placement and so its memory are the same at every count: the search's
- * bounds may take B as failing at all of them (p->mem_fail). */
-static void note_mem_fail(struct plan *p, long B)
+ * bounds may take B as failing at all of them (w->mem_fail). */
+static void note_mem_fail(const struct plan *p, struct plan_ws *w, long B)
 {
-	if (B < p->mem_fail && !plan_fluid_ok(p, B, 1) && !plan_fluid_edge(p, B, 1))
-		p->mem_fail = (double)B;
+	if (B < w->mem_fail && !plan_fluid_ok(p, w, B, 1) && !plan_fluid_edge(p, w, B, 1))
+		w->mem_fail = (double)B;
 }
 
-double plan_work(struct plan *p, double batch, int m)
+double plan_work(const struct plan *p, struct plan_ws *w, double batch, int m)
 {
-	int fluid = plan_fluid_ok(p, (long)batch, m);
+	int fluid = plan_fluid_ok(p, w, (long)batch, m);
 	double layers = p->d.m->layers + p->d.m->mtp_layers;
 	return (double)p->d.samples * ((fluid ? 0 : batch) + p->gpus + p->devs + m * layers);
 }
 
-int plan_check_work(struct plan *p, double batch, int m, struct kerr *err)
+/* plan_check_work on a workspace. */
+static int check_work(const struct plan *p, struct plan_ws *w, double batch, int m,
+		      struct kerr *err)
 {
 	if (!(batch >= 1) || batch != floor(batch) || batch > PLAN_MAX_BATCH)
 		return kerr_set(err, 0, 0, "batch must be a whole number in [1, %g] (got %g)",
@@ -82,7 +84,7 @@ int plan_check_work(struct plan *p, double batch, int m, struct kerr *err)
 	int m_hi = m == 0 ? PIPE_MAX_MB : m; /* auto: the count with the most work */
 	double work = 0;
 	for (int k = m == 0 ? 1 : m; k <= m_hi; k++)
-		work = fmax(work, plan_work(p, batch, k));
+		work = fmax(work, plan_work(p, w, batch, k));
 	if (work <= PLAN_MAX_WORK)
 		return 0;
 	long B = (long)batch;
@@ -92,15 +94,20 @@ int plan_check_work(struct plan *p, double batch, int m, struct kerr *err)
 			"(about a second): use fewer samples, a smaller batch, fewer "
 			"micro-batches or fewer devices%s", batch, p->gpus, p->has_mem ? p->devs : 0,
 			p->d.samples, m == 0 ? " at up to 16 micro-batches" : "", work, PLAN_MAX_WORK,
-			plan_fluid_edge(p, B, m_hi)
+			plan_fluid_edge(p, w, B, m_hi)
 				? " (it is placed request by request because a GEMM tile "
 				  "edge lies just above a GPU's share; a batch a few "
 				  "requests per GPU away from it is evaluated from its sums)"
 				: "");
 }
 
-int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
-		 int early, struct kerr *err)
+int plan_check_work(struct plan *p, double batch, int m, struct kerr *err)
+{
+	return check_work(p, p->ws, batch, m, err);
+}
+
+int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
+		 struct result *r, int how, struct kerr *err)
 {
 	const struct design *d = &p->d;
 	if (!(batch >= 1) || batch != floor(batch) || batch > PLAN_MAX_BATCH)
@@ -109,10 +116,10 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 	if (m < 1 || m > PIPE_MAX_MB)
 		return kerr_set(err, 0, 0, "micro-batches must be in 1..%d (got %d)", PIPE_MAX_MB, m);
 	long B = (long)batch;
-	int fluid = plan_fluid_ok(p, B, m); /* its cost does not grow with the batch */
-	if (plan_check_work(p, batch, m, err) != 0)
+	int fluid = plan_fluid_ok(p, w, B, m); /* its cost does not grow with the batch */
+	if (check_work(p, w, batch, m, err) != 0)
 		return -1;
-	if ((!fluid && plan_ensure_batch(p, 2 * B) != 0) || plan_ensure_memo(p, B / p->gpus + 2) != 0)
+	if ((!fluid && plan_ensure_batch(p, w, 2 * B) != 0) || plan_ensure_memo(p, w, B / p->gpus + 2) != 0)
 		return kerr_set(err, 0, 0, "out of memory for a batch of %ld", B);
 	memset(r, 0, sizeof *r);
 	r->batch = batch, r->mb = m;
@@ -122,14 +129,13 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 	 * 0, is over a limit, so is the P99 of them all (p99_floor). */
 	struct p99_floor qt, qg, qm;
 	int nk = plan_p99_top(ns);
-	floor_init(&qt, ns, p->p99_top), floor_init(&qg, ns, p->p99_top + nk);
-	floor_init(&qm, ns, p->p99_top + 2 * nk);
-	p->skip_energy = early && !p->probe_energy; /* an early-exit answer reports no energy */
+	floor_init(&qt, ns, w->p99_top), floor_init(&qg, ns, w->p99_top + nk);
+	floor_init(&qm, ns, w->p99_top + 2 * nk);
+	int early = how & PLAN_EARLY, want_energy = p->has_energy && (how & PLAN_ENERGY);
 	if (early && p->weights > p->cap_gpu + PLAN_SLACK_BYTES)
 		return 1;
-	p->fluid_now = fluid;
 	/* An alike pool draws the same batch every time: sample 0 stands for
-	 * all (plan_sample leaves its energy, context and shards in p).  On
+	 * all (plan_sample leaves its energy, context and shards in w).  On
 	 * the fluid path too: there the samples differ in their strata's
 	 * counts, but alike strata make every sum the same, up to rounding. */
 	int same = p->pool_alike;
@@ -137,50 +143,51 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 	 * failing batch shows its failures within the first few (sample s
 	 * at batch B + 1 holds sample s at B, so a bad sample stays bad).
 	 * The decision and every mean are what sample order gives. */
-	int permute = early && !same && p->scored;
-	if (permute) { /* p->tbt as scratch: every entry is written below */
+	int permute = early && !same && w->scored;
+	if (permute) { /* w->tbt as scratch: every entry is written below */
 		for (int s = 0; s < ns; s++)
-			p->tbt[s] = -p->score[s];
-		gsl_sort_index(p->order, p->tbt, 1, (size_t)ns);
+			w->tbt[s] = -w->score[s];
+		gsl_sort_index(w->order, w->tbt, 1, (size_t)ns);
 	}
 	struct pipe_out po;
 	for (int k = 0; k < ns; k++) {
-		int s = permute ? (int)p->order[k] : k;
-		struct plan_sampled *ps = &p->per[s];
+		int s = permute ? (int)w->order[k] : k;
+		struct plan_sampled *ps = &w->per[s];
 		if (same && s > 0) {
-			p->tbt[s] = p->tbt[0], p->use_gpu[s] = p->use_gpu[0], p->use_mem[s] = p->use_mem[0];
+			w->tbt[s] = w->tbt[0], w->use_gpu[s] = w->use_gpu[0], w->use_mem[s] = w->use_mem[0];
 		} else {
-			p->tbt[s] = plan_sample(p, B, m, s, &po, &p->use_gpu[s], &p->use_mem[s]);
-			if (isnan(p->tbt[s]))
-				return kerr_set(err, 0, 0, "batch %.0f: %s", batch, p->fail.msg);
-			double w = fmax(p->tbt[s] / d->slo, p->use_gpu[s] / p->cap_gpu);
-			p->score[s] = p->has_mem ? fmax(w, p->use_mem[s] / p->cap_mem) : w;
+			w->tbt[s] = plan_sample(p, w, B, m, s, fluid, want_energy, &po, &w->use_gpu[s],
+						&w->use_mem[s]);
+			if (isnan(w->tbt[s]))
+				return kerr_set(err, 0, 0, "batch %.0f: %s", batch, w->fail.msg);
+			double worst = fmax(w->tbt[s] / d->slo, w->use_gpu[s] / p->cap_gpu);
+			w->score[s] = p->has_mem ? fmax(worst, w->use_mem[s] / p->cap_mem) : worst;
 		}
-		int full_g = early && floor_add(&qg, p->use_gpu[s]) > p->cap_gpu + PLAN_SLACK_BYTES;
+		int full_g = early && floor_add(&qg, w->use_gpu[s]) > p->cap_gpu + PLAN_SLACK_BYTES;
 		int full_m = early && p->has_mem &&
-			     floor_add(&qm, p->use_mem[s]) > p->cap_mem + PLAN_SLACK_BYTES;
-		if (early && ((floor_add(&qt, p->tbt[s]) > d->slo) | full_g | full_m)) {
+			     floor_add(&qm, w->use_mem[s]) > p->cap_mem + PLAN_SLACK_BYTES;
+		if (early && ((floor_add(&qt, w->tbt[s]) > d->slo) | full_g | full_m)) {
 			if (full_g || full_m)
-				note_mem_fail(p, B);
-			p->scored = !same;
+				note_mem_fail(p, w, B);
+			w->scored = !same;
 			r->feasible = 0;
 			snprintf(r->reason, sizeof r->reason, "infeasible (early exit)");
 			return 1;
 		}
 		if (same && s > 0) {
-			*ps = p->per[0];
+			*ps = w->per[0];
 			continue;
 		}
 		memcpy(ps->busy, po.busy, sizeof ps->busy);
 		memcpy(ps->bubble, po.bubble, sizeof ps->bubble);
-		ps->energy = p->energy_last, ps->mb = p->pin.m;
-		ps->shards = (double)p->nsharded; /* none from the fluid path */
-		ps->ctx = p->ctx_last;
+		ps->energy = w->energy_last, ps->mb = w->pin.m;
+		ps->shards = (double)w->nsharded; /* none from the fluid path */
+		ps->ctx = w->ctx_last;
 	}
-	p->scored = !same;
+	w->scored = !same;
 	double busy[RES_N] = {0}, bubble[RES_N] = {0}, ctx_sum = 0, shards = 0, energy = 0;
 	for (int s = 0; s < ns; s++) { /* in sample order */
-		const struct plan_sampled *ps = &p->per[s];
+		const struct plan_sampled *ps = &w->per[s];
 		for (int x = 0; x < RES_N; x++)
 			busy[x] += ps->busy[x], bubble[x] += ps->bubble[x];
 		energy += ps->energy;
@@ -189,13 +196,13 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 		ctx_sum += ps->ctx;
 	}
 	double tokens = batch * (1 + d->accept * d->mtp);
-	r->tbt_mean = gsl_stats_mean(p->tbt, 1, (size_t)ns);
-	gsl_sort(p->tbt, 1, (size_t)ns);
-	r->tbt_p99 = gsl_stats_quantile_from_sorted_data(p->tbt, 1, (size_t)ns, 0.99);
-	gsl_sort(p->use_gpu, 1, (size_t)ns);
-	gsl_sort(p->use_mem, 1, (size_t)ns);
-	double ug = gsl_stats_quantile_from_sorted_data(p->use_gpu, 1, (size_t)ns, 0.99);
-	double um = gsl_stats_quantile_from_sorted_data(p->use_mem, 1, (size_t)ns, 0.99);
+	r->tbt_mean = gsl_stats_mean(w->tbt, 1, (size_t)ns);
+	gsl_sort(w->tbt, 1, (size_t)ns);
+	r->tbt_p99 = gsl_stats_quantile_from_sorted_data(w->tbt, 1, (size_t)ns, 0.99);
+	gsl_sort(w->use_gpu, 1, (size_t)ns);
+	gsl_sort(w->use_mem, 1, (size_t)ns);
+	double ug = gsl_stats_quantile_from_sorted_data(w->use_gpu, 1, (size_t)ns, 0.99);
+	double um = gsl_stats_quantile_from_sorted_data(w->use_mem, 1, (size_t)ns, 0.99);
 	r->gpu_use = ug / p->cap_gpu;
 	/* in HBM that the weights fill, the device has no capacity: no share */
 	r->mem_use = !p->has_mem ? 0 : p->cap_mem > 0 ? um / p->cap_mem : NAN;
@@ -225,12 +232,12 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 		snprintf(r->reason, sizeof r->reason, "weights %s per GPU exceed %s%s", a, b,
 			 p->cap_gpu < d->gpu->mem_capacity ? " (capacity less reserve)" : "");
 	} else if (ug > p->cap_gpu + PLAN_SLACK_BYTES) {
-		note_mem_fail(p, B);
+		note_mem_fail(p, w, B);
 		fmt_bytes(ug, a, sizeof a), fmt_bytes(p->cap_gpu, b, sizeof b);
 		snprintf(r->reason, sizeof r->reason, "GPU memory: %s needed (P99) of %s%s", a,
 			 b, p->cap_gpu < d->gpu->mem_capacity ? " (capacity less reserve)" : "");
 	} else if (p->has_mem && um > p->cap_mem + PLAN_SLACK_BYTES) {
-		note_mem_fail(p, B);
+		note_mem_fail(p, w, B);
 		fmt_bytes(um, a, sizeof a), fmt_bytes(p->cap_mem, b, sizeof b);
 		snprintf(r->reason, sizeof r->reason, "memdev memory: %s needed (P99) of %s%s",
 			 a, b, p->in_hbm ? " (the GPU's HBM less reserve and weights)"
@@ -253,18 +260,18 @@ int plan_eval_at(struct plan *p, double batch, int m, struct result *r,
 	return 0;
 }
 
-int plan_eval(struct plan *p, double batch, int m, struct result *r,
-	      struct kerr *err)
+int plan_eval_ws(const struct plan *p, struct plan_ws *w, double batch, int m,
+		 struct result *r, struct kerr *err)
 {
 	if (m != 0)
-		return plan_eval_at(p, batch, m, r, 0, err) < 0 ? -1 : 0;
-	if (plan_check_work(p, batch, 0, err) != 0) /* every count's, before the first */
+		return plan_eval_at(p, w, batch, m, r, PLAN_ENERGY, err) < 0 ? -1 : 0;
+	if (check_work(p, w, batch, 0, err) != 0) /* every count's, before the first */
 		return -1;
 	/* auto at a fixed batch: the lowest mean step time among the feasible
 	 * counts, else among all */
 	for (int k = 1; k <= PIPE_MAX_MB; k++) {
 		struct result x;
-		if (plan_eval_at(p, batch, k, &x, 0, err) < 0)
+		if (plan_eval_at(p, w, batch, k, &x, PLAN_ENERGY, err) < 0)
 			return -1;
 		if (k == 1 || (x.feasible && !r->feasible) ||
 		    (x.feasible == r->feasible && x.tbt_mean < r->tbt_mean))
@@ -273,8 +280,13 @@ int plan_eval(struct plan *p, double batch, int m, struct result *r,
 	return 0;
 }
 
+int plan_eval(struct plan *p, double batch, int m, struct result *r, struct kerr *err)
+{
+	return plan_eval_ws(p, p->ws, batch, m, r, err);
+}
+
 const double *plan_step_times(const struct plan *p, int *n)
 {
 	*n = p->d.samples;
-	return p->tbt;
+	return p->ws->tbt;
 }

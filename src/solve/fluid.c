@@ -35,9 +35,9 @@
 enum { FV_CTX, FV_STORE, FV_STORE_GPU, FV_RES }; /* a request's values, in order */
 
 /* Value x of pool entry e. */
-static double value_of(const struct plan *p, int e, int x)
+static double value_of(const struct plan *p, struct plan_ws *w, int e, int x)
 {
-	const struct plan_fluid *f = &p->fl;
+	const struct plan_fluid *f = &w->fl;
 	if (x == FV_CTX)
 		return p->ctx[e];
 	if (x == FV_STORE)
@@ -51,9 +51,9 @@ static double value_of(const struct plan *p, int e, int x)
 }
 
 /* Each stratum's mean and covariance factor.  -1 when out of memory. */
-static int fluid_build(struct plan *p)
+static int fluid_build(const struct plan *p, struct plan_ws *w)
 {
-	struct plan_fluid *f = &p->fl;
+	struct plan_fluid *f = &w->fl;
 	f->state = -1;
 	f->nm = p->mem_side.nres;
 	f->ng = p->has_mem && p->gpu_side.k ? p->gpu_side.nres : 0;
@@ -63,11 +63,11 @@ static int fluid_build(struct plan *p)
 	int k = f->k, per = PLAN_POOL / PLAN_FLUID_STRATA, rc = -1;
 	int *by_pos = malloc(sizeof(int) * PLAN_POOL);
 	f->st = malloc(sizeof *f->st);
-	gsl_eigen_symmv_workspace *w = gsl_eigen_symmv_alloc((size_t)k);
+	gsl_eigen_symmv_workspace *ew = gsl_eigen_symmv_alloc((size_t)k);
 	gsl_matrix *cov = gsl_matrix_alloc((size_t)k, (size_t)k);
 	gsl_matrix *vec = gsl_matrix_alloc((size_t)k, (size_t)k);
 	gsl_vector *val = gsl_vector_alloc((size_t)k);
-	if (!by_pos || !f->st || !w || !cov || !vec || !val)
+	if (!by_pos || !f->st || !ew || !cov || !vec || !val)
 		goto done;
 	for (int e = 0; e < PLAN_POOL; e++) /* longest first */
 		by_pos[PLAN_POOL - 1 - p->rank[e]] = e;
@@ -84,7 +84,7 @@ static int fluid_build(struct plan *p)
 		for (int x = 0; x < k; x++) {
 			mu[x] = 0;
 			for (int j = 0; j < per; j++) {
-				vx[x][j] = value_of(p, ent[j], x);
+				vx[x][j] = value_of(p, w, ent[j], x);
 				mu[x] += vx[x][j] / per;
 			}
 		}
@@ -96,7 +96,7 @@ static int fluid_build(struct plan *p)
 				gsl_matrix_set(cov, (size_t)x, (size_t)y, c / per);
 				gsl_matrix_set(cov, (size_t)y, (size_t)x, c / per);
 			}
-		if (gsl_eigen_symmv(cov, val, vec, w) != 0)
+		if (gsl_eigen_symmv(cov, val, vec, ew) != 0)
 			goto done;
 		double top = 0;
 		for (int r = 0; r < k; r++)
@@ -115,8 +115,8 @@ static int fluid_build(struct plan *p)
 	rc = 0;
 done:
 	free(by_pos);
-	if (w)
-		gsl_eigen_symmv_free(w);
+	if (ew)
+		gsl_eigen_symmv_free(ew);
 	gsl_matrix_free(cov);
 	gsl_matrix_free(vec);
 	gsl_vector_free(val);
@@ -124,7 +124,7 @@ done:
 }
 
 /* Every condition of the fluid path but the tile edge's. */
-static int fluid_fits(struct plan *p, long B, int m)
+static int fluid_fits(const struct plan *p, struct plan_ws *w, long B, int m)
 {
 	const struct design *d = &p->d;
 	if (d->per_request || d->sys->admission != ADMIT_MEMORY || (p->has_mem && p->devs < p->gpus))
@@ -132,9 +132,9 @@ static int fluid_fits(struct plan *p, long B, int m)
 	if ((double)B < (double)PLAN_FLUID_MIN * m * p->devs ||
 	    B < (long)PLAN_FLUID_PER_STRATUM * PLAN_FLUID_STRATA)
 		return 0;
-	if (p->fl.state == 0 && fluid_build(p) != 0)
-		p->fl.state = -1; /* out of memory: the exact path still runs */
-	const struct plan_fluid *f = &p->fl;
+	if (w->fl.state == 0 && fluid_build(p, w) != 0)
+		w->fl.state = -1; /* out of memory: the exact path still runs */
+	const struct plan_fluid *f = &w->fl;
 	if (f->state != 1)
 		return 0;
 	/* every request small against a device's share of the batch, so the
@@ -151,38 +151,38 @@ static int fluid_fits(struct plan *p, long B, int m)
  * path's even share prices it; at a GEMM tile edge one request more costs
  * a whole wave.  Whether some micro-batch's even share of B at m sits
  * just below an edge (NaN work too: the exact path reports the error). */
-static int at_edge(struct plan *p, long B, int m)
+static int at_edge(const struct plan *p, struct plan_ws *w, long B, int m)
 {
-	long excess = p->fl.alike ? 0 : PLAN_FLUID_EXCESS;
+	long excess = w->fl.alike ? 0 : PLAN_FLUID_EXCESS;
 	for (long reqs = B / m; reqs <= (B + m - 1) / m; reqs++) { /* micro-batch sizes */
 		long n0 = (reqs + p->gpus - 1) / p->gpus;
-		double t0 = plan_gpu_work(p, n0), t1 = plan_gpu_work(p, n0 + excess);
+		double t0 = plan_gpu_work(p, w, n0), t1 = plan_gpu_work(p, w, n0 + excess);
 		if (!(t1 <= t0 * (1 + PLAN_FLUID_STEP)))
 			return 1;
 	}
 	return 0;
 }
 
-int plan_fluid_ok(struct plan *p, long B, int m)
+int plan_fluid_ok(const struct plan *p, struct plan_ws *w, long B, int m)
 {
-	return fluid_fits(p, B, m) && !at_edge(p, B, m);
+	return fluid_fits(p, w, B, m) && !at_edge(p, w, B, m);
 }
 
-int plan_fluid_edge(struct plan *p, long B, int m)
+int plan_fluid_edge(const struct plan *p, struct plan_ws *w, long B, int m)
 {
-	return fluid_fits(p, B, m) && at_edge(p, B, m);
+	return fluid_fits(p, w, B, m) && at_edge(p, w, B, m);
 }
 
 /* The batch's strata: counts and summed values (sums[s][0..k)). */
-static void draw_strata(struct plan *p, long B, int sample, double *cnt,
+static void draw_strata(const struct plan *p, struct plan_ws *w, long B, int sample, double *cnt,
 			double sums[PLAN_FLUID_STRATA][PLAN_FLUID_VALUES])
 {
-	const struct plan_fluid *f = &p->fl;
+	const struct plan_fluid *f = &w->fl;
 	const int S = PLAN_FLUID_STRATA;
-	gsl_rng_set(p->rng, p->d.seed * 1000003UL + (unsigned long)sample + 1);
+	gsl_rng_set(w->rng, p->d.seed * 1000003UL + (unsigned long)sample + 1);
 	double z[PLAN_FLUID_STRATA], zbar = 0, e = (double)B / S;
 	for (int s = 0; s < S; s++)
-		zbar += (z[s] = gsl_ran_gaussian_ziggurat(p->rng, 1.0)) / S;
+		zbar += (z[s] = gsl_ran_gaussian_ziggurat(w->rng, 1.0)) / S;
 	for (int s = 0; s < S; s++) { /* sums to B: the deviations sum to zero */
 		double c = e + sqrt(e) * (z[s] - zbar);
 		cnt[s] = c > 0 ? c : 0;
@@ -192,7 +192,7 @@ static void draw_strata(struct plan *p, long B, int sample, double *cnt,
 		for (int x = 0; x < f->k; x++)
 			v[x] = cnt[s] * f->st->mu[s][x];
 		for (int r = 0; r < f->rank[s]; r++) {
-			double g = sc * gsl_ran_gaussian_ziggurat(p->rng, 1.0);
+			double g = sc * gsl_ran_gaussian_ziggurat(w->rng, 1.0);
 			const double *col = f->st->fac[s][r];
 			for (int x = 0; x < f->k; x++)
 				v[x] += g * col[x];
@@ -204,11 +204,11 @@ static void draw_strata(struct plan *p, long B, int sample, double *cnt,
  * whole (one micro-batch, or CMR's balanced split), or in arrival order
  * the longest-first bands of equal count, cut from the strata in order
  * (a stratum a boundary crosses is shared in proportion to its count). */
-static void cut_bands(const struct plan *p, int m, const double *cnt,
+static void cut_bands(const struct plan *p, struct plan_ws *w, int m, const double *cnt,
 		      double sums[PLAN_FLUID_STRATA][PLAN_FLUID_VALUES],
 		      double band[PIPE_MAX_MB][PLAN_FLUID_VALUES])
 {
-	int k = p->fl.k;
+	int k = w->fl.k;
 	memset(band, 0, sizeof(double) * PIPE_MAX_MB * PLAN_FLUID_VALUES);
 	if (m == 1 || sched_uses_cmr(p->d.sched)) {
 		for (int s = 0; s < PLAN_FLUID_STRATA; s++)
@@ -267,26 +267,26 @@ static double band_energy(const struct plan *p, const struct plan_side *sd, cons
 					     v, want_gpu);
 }
 
-int plan_fluid_sample(struct plan *p, long B, int m, int sample, int want_energy, int *nmb,
+int plan_fluid_sample(const struct plan *p, struct plan_ws *w, long B, int m, int sample, int want_energy, int *nmb,
 		      double *use_g, double *use_m)
 {
-	const struct plan_fluid *f = &p->fl;
+	const struct plan_fluid *f = &w->fl;
 	int G = p->gpus, D = p->devs;
 	double cnt[PLAN_FLUID_STRATA], sums[PLAN_FLUID_STRATA][PLAN_FLUID_VALUES];
 	double band[PIPE_MAX_MB][PLAN_FLUID_VALUES];
-	draw_strata(p, B, sample, cnt, sums);
-	cut_bands(p, m, cnt, sums, band);
+	draw_strata(p, w, B, sample, cnt, sums);
+	cut_bands(p, w, m, cnt, sums, band);
 	double ctx = 0, store = 0, store_gpu = 0;
 	for (int s = 0; s < PLAN_FLUID_STRATA; s++)
 		ctx += sums[s][FV_CTX], store += sums[s][FV_STORE], store_gpu += sums[s][FV_STORE_GPU];
-	p->ctx_last = ctx;
-	p->nsharded = 0;
+	w->ctx_last = ctx;
+	w->nsharded = 0;
 	/* the placement evens the devices out: each holds its share */
 	*use_g = p->weights + store_gpu / G + (p->has_mem ? 0 : store / G);
 	*use_m = p->has_mem ? store / D : 0;
 	double e_a2a = want_energy ? plan_a2a_energy(p) : 0;
 	for (int i = 0; i < m; i++) {
-		struct plan_mb *l = &p->mbl[i];
+		struct plan_mb *l = &w->mbl[i];
 		const double *b = band[i];
 		long reqs = B / m + (i < B % m); /* counts within one of each other */
 		l->n = (int)((reqs + G - 1) / G);
@@ -308,8 +308,8 @@ int plan_fluid_sample(struct plan *p, long B, int m, int sample, int want_energy
 		if (!want_energy)
 			continue;
 		long q = reqs / G, r = reqs % G; /* r GPUs hold one request more */
-		double e_hi = r ? plan_gpu_energy(p, q + 1, e_a2a) : 0;
-		double e_lo = q ? plan_gpu_energy(p, q, e_a2a) : 0;
+		double e_hi = r ? plan_gpu_energy(p, w, q + 1, e_a2a) : 0;
+		double e_lo = q ? plan_gpu_energy(p, w, q, e_a2a) : 0;
 		if (isnan(e_hi) || isnan(e_lo))
 			return -1;
 		l->energy = (double)r * e_hi + (double)(G - r) * e_lo +

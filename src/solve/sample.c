@@ -15,14 +15,15 @@
 /* Requests to micro-batches, per GPU: arrival order in equal chunks; or
  * CMR (assign_mb): longest context first, to the micro-batch whose load on
  * the request's device is lowest, with counts within one of each other.
- * A GPU's requests are byg[gstart[g] .. gstart[g + 1]), in arrival order. */
-static void assign_arrival(const struct plan *p, int m, int *mb)
+ * A GPU's requests are w->by_gpu[gpu_start[g] .. gpu_start[g + 1]), in
+ * arrival order. */
+static void assign_arrival(const struct plan *p, struct plan_ws *w, int m, int *mb)
 {
 	for (int g = 0; g < p->gpus; g++) {
-		long n = p->gpu_start[g + 1] - p->gpu_start[g], acc = 0;
+		long n = w->gpu_start[g + 1] - w->gpu_start[g], acc = 0;
 		int i = 0;
 		for (long t = 0; t < n; t++) { /* i = floor(t * m / n), incrementally */
-			mb[p->by_gpu[p->gpu_start[g] + t]] = i;
+			mb[w->by_gpu[w->gpu_start[g] + t]] = i;
 			for (acc += m; acc >= n; acc -= n)
 				i++;
 		}
@@ -31,52 +32,52 @@ static void assign_arrival(const struct plan *p, int m, int *mb)
 
 /* The largest context sum of any (micro-batch, device): what sets the pace
  * of the attention stage. */
-static double peak_load(struct plan *p, long B, int m, const int *mb)
+static double peak_load(const struct plan *p, struct plan_ws *w, long B, int m, const int *mb)
 {
 	int D = p->devs;
-	memset(p->mb_load, 0, sizeof(double) * (size_t)m * D);
+	memset(w->mb_load, 0, sizeof(double) * (size_t)m * D);
 	double peak = 0;
 	for (long j = 0; j < B; j++) {
-		double *l = &p->mb_load[p->req_dev[j] * m + mb[j]];
-		*l += p->ctx[p->req_pool[j]];
+		double *l = &w->mb_load[w->req_dev[j] * m + mb[j]];
+		*l += p->ctx[w->req_pool[j]];
 		peak = *l > peak ? *l : peak;
 	}
 	return peak;
 }
 
-static void assign_mb(struct plan *p, long B, int m)
+static void assign_mb(const struct plan *p, struct plan_ws *w, long B, int m)
 {
 	int G = p->gpus, D = p->devs;
 	if (m == 1) { /* one micro-batch: nothing to balance */
-		memset(p->req_mb, 0, sizeof(int) * (size_t)B);
+		memset(w->req_mb, 0, sizeof(int) * (size_t)B);
 		return;
 	}
 	if (!sched_uses_cmr(p->d.sched)) {
-		assign_arrival(p, m, p->req_mb);
+		assign_arrival(p, w, m, w->req_mb);
 		return;
 	}
-	int *src = p->req_order;
-	if (p->placed != p->req_order) /* else placement left it in that order */
-		plan_order_longest(p, B, src);
-	memset(p->mb_load, 0, sizeof(double) * (size_t)m * D);
-	memset(p->mb_count, 0, sizeof(int) * (size_t)m * G);
-	memset(p->n_big, 0, sizeof(int) * (size_t)G);
+	int *src = w->req_order;
+	if (w->placed != w->req_order) /* else placement left it in that order */
+		plan_order_longest(w, B, src);
+	memset(w->mb_load, 0, sizeof(double) * (size_t)m * D);
+	memset(w->mb_count, 0, sizeof(int) * (size_t)m * G);
+	memset(w->gpu_big, 0, sizeof(int) * (size_t)G);
 	/* counts stay within one of each other: of a GPU's n requests, n % m
 	 * micro-batches take ceil(n / m), the others floor(n / m) (per GPU:
 	 * the floor, then the remainder) */
-	int *share = p->gpu_share;
+	int *share = w->gpu_share;
 	for (int g = 0; g < G; g++) {
-		int n = p->gpu_start[g + 1] - p->gpu_start[g];
+		int n = w->gpu_start[g + 1] - w->gpu_start[g];
 		share[2 * g] = n / m, share[2 * g + 1] = n % m;
 	}
 	for (long t = 0; t < B; t++) {
 		long j = src[t];
-		int g = p->req_gpu[j], dev = p->req_dev[j], best = -1;
+		int g = w->req_gpu[j], dev = w->req_dev[j], best = -1;
 		int lo = share[2 * g], extra = share[2 * g + 1];
-		int *big = &p->n_big[g];
+		int *big = &w->gpu_big[g];
 		int at_lo_ok = extra > 0 && *big < extra; /* may one at lo take one more */
-		int *cnt = &p->mb_count[g * m]; /* this GPU's and this device's rows */
-		double *load = &p->mb_load[dev * m], bl = 0;
+		int *cnt = &w->mb_count[g * m]; /* this GPU's and this device's rows */
+		double *load = &w->mb_load[dev * m], bl = 0;
 		int bc = 0;
 		for (int i = 0; i < m; i++) { /* without branches: */
 			int c = cnt[i];
@@ -90,17 +91,17 @@ static void assign_mb(struct plan *p, long B, int m)
 		assert(best >= 0); /* some micro-batch is below its share of the count */
 		if (bc == lo)
 			(*big)++;
-		p->req_mb[j] = best;
+		w->req_mb[j] = best;
 		cnt[best]++;
-		load[best] += p->ctx[p->req_pool[j]];
+		load[best] += p->ctx[w->req_pool[j]];
 	}
 	/* Greedy longest-first with equal counts is a heuristic; when the
 	 * arrival order happens to balance better, keep it, so CMR is never
 	 * worse balanced than naive. */
-	double cmr = peak_load(p, B, m, p->req_mb);
-	assign_arrival(p, m, p->scratch);
-	if (peak_load(p, B, m, p->scratch) < cmr)
-		memcpy(p->req_mb, p->scratch, sizeof(int) * (size_t)B);
+	double cmr = peak_load(p, w, B, m, w->req_mb);
+	assign_arrival(p, w, m, w->scratch);
+	if (peak_load(p, w, B, m, w->scratch) < cmr)
+		memcpy(w->req_mb, w->scratch, sizeof(int) * (size_t)B);
 }
 
 /* Slices of request j in micro-batch i: each priced as a request of its
@@ -109,26 +110,27 @@ static void assign_mb(struct plan *p, long B, int m)
  * device for the stages the GPU runs; each device gets the query. */
 /* Adds pool entry r's per-request values, divided among `parts` slices,
  * to the bucket of unit u on side sd (parts = 1: the whole request). */
-static void add_to_bucket(struct plan_side *sd, int u, int r, double L, double parts)
+static void add_to_bucket(const struct plan_side *sd, struct plan_buckets *bk, int u, int r,
+			  double L, double parts)
 {
-	sd->suml[u] += L / parts;
+	bk->suml[u] += L / parts;
 	const double *v = sd->pool + (size_t)r * sd->nres;
-	double *acc = sd->acc + (size_t)u * sd->nres;
+	double *acc = bk->acc + (size_t)u * sd->nres;
 	for (int x = 0; x < sd->nres; x++)
 		acc[x] += v[x] / parts;
 }
 
-static void add_slices(struct plan *p, long j, int i)
+static void add_slices(const struct plan *p, struct plan_ws *w, long j, int i)
 {
-	int r = p->req_pool[j], n = p->nshard[j], D = p->devs, G = p->gpus;
+	int r = w->req_pool[j], n = w->nshard[j], D = p->devs, G = p->gpus;
 	double L = p->ctx[r];
 	for (int k = 0; k < n; k++) {
-		int dev = p->shard_dev[j * PLAN_MAX_SHARDS + k], g = plan_gpu_of(p, dev);
-		add_to_bucket(&p->mem_side, i * D + dev, r, L, n);
+		int dev = w->shard_dev[j * PLAN_MAX_SHARDS + k], g = plan_gpu_of(p, dev);
+		add_to_bucket(&p->mem_side, &w->mem_bk, i * D + dev, r, L, n);
 		if (p->gpu_side.k)
-			add_to_bucket(&p->gpu_side, i * G + g, r, L, n);
-		p->dev_count[i * D + dev]++;
-		p->link_count[i * p->link_units + (D >= G ? dev : g)]++;
+			add_to_bucket(&p->gpu_side, &w->gpu_bk, i * G + g, r, L, n);
+		w->dev_count[i * D + dev]++;
+		w->link_count[i * p->link_units + (D >= G ? dev : g)]++;
 	}
 }
 
@@ -136,15 +138,15 @@ static void add_slices(struct plan *p, long j, int i)
  * another GPU than the request's sends its partial output (and top-k
  * candidates) over the scale-up link to that GPU, which merges them (a
  * log-sum-exp reduction); the slowest GPU sets the pace. */
-static double merge_time(struct plan *p, long B, int i)
+static double merge_time(const struct plan *p, struct plan_ws *w, long B, int i)
 {
-	int *remote = p->n_big; /* free once micro-batches are assigned */
+	int *remote = w->gpu_remote;
 	memset(remote, 0, sizeof(int) * (size_t)p->gpus);
 	for (long j = 0; j < B; j++)
-		if (p->nshard[j] && p->req_mb[j] == i)
-			for (int k = 0; k < p->nshard[j]; k++)
-				remote[p->req_gpu[j]] += plan_gpu_of(p, p->shard_dev[j * PLAN_MAX_SHARDS + k]) !=
-						      p->req_gpu[j];
+		if (w->nshard[j] && w->req_mb[j] == i)
+			for (int k = 0; k < w->nshard[j]; k++)
+				remote[w->req_gpu[j]] += plan_gpu_of(p, w->shard_dev[j * PLAN_MAX_SHARDS + k]) !=
+						      w->req_gpu[j];
 	double worst = 0; /* per layer, the slices' outputs arrive together */
 	for (int g = 0; g < p->gpus; g++)
 		if (remote[g])
@@ -158,6 +160,7 @@ static double merge_time(struct plan *p, long B, int i)
  * (alike requests give many equal buckets, priced once). */
 struct bucket_walk {
 	const struct plan_side *sd;
+	const struct plan_buckets *bk;
 	const int *cnt;
 	int i, units, u, seen;
 	double v[PLAN_MAX_VALUES], prev[PLAN_MAX_VALUES];
@@ -171,7 +174,7 @@ static int next_bucket(struct bucket_walk *w, int *fresh)
 		int idx = w->i * w->units + w->u, c = w->cnt[idx];
 		if (!c)
 			continue;
-		plan_side_values(w->sd, idx, c, w->v);
+		plan_side_values(w->sd, w->bk, idx, c, w->v);
 		*fresh = !w->seen || memcmp(w->v, w->prev, vb) != 0;
 		if (*fresh)
 			memcpy(w->prev, w->v, vb), w->seen = 1;
@@ -185,13 +188,13 @@ static int next_bucket(struct bucket_walk *w, int *fresh)
  * by class: its cache-side time over each class's layers (t, LC_N) and
  * for the MTP layer (tm); with energy, the side's activity energy (the
  * GPU's stages where want_gpu) added into it, over the same walk. */
-static void side_peak(const struct plan *p, const struct plan_side *sd, int i, int units,
-		      const int *cnt, int where, double *t, double *tm, double *energy,
-		      int want_gpu)
+static void side_peak(const struct plan *p, const struct plan_side *sd,
+		      const struct plan_buckets *bk, int i, int units, const int *cnt, int where,
+		      double *t, double *tm, double *energy, int want_gpu)
 {
 	memset(t, 0, sizeof(double) * LC_N);
 	*tm = 0;
-	struct bucket_walk w = {.sd = sd, .cnt = cnt, .i = i, .units = units};
+	struct bucket_walk w = {.sd = sd, .bk = bk, .cnt = cnt, .i = i, .units = units};
 	double a[LC_N], b = 0, e = 0, last = 0;
 	int fresh;
 	while (next_bucket(&w, &fresh)) {
@@ -217,49 +220,49 @@ static void side_peak(const struct plan *p, const struct plan_side *sd, int i, i
 /* Stage 1: the batch's requests drawn from the pool.  Sample s draws from
  * its own stream, so the batch of B + 1 holds the batch of B plus one
  * request (common random numbers across B and m). */
-static void draw_requests(struct plan *p, long B, int sample)
+static void draw_requests(const struct plan *p, struct plan_ws *w, long B, int sample)
 {
-	gsl_rng_set(p->rng, p->d.seed * 1000003UL + (unsigned long)sample + 1);
+	gsl_rng_set(w->rng, p->d.seed * 1000003UL + (unsigned long)sample + 1);
 	/* PLAN_POOL is a power of two and taus2 returns 32 uniform bits
 	 * (plan_new checks): the top PLAN_POOL_BITS are a uniform pool index */
 	for (long j = 0; j < B; j++) {
-		int r = (int)(gsl_rng_get(p->rng) >> (32 - PLAN_POOL_BITS));
-		p->req_pool[j] = r;
-		p->req_key[j] = p->pool_key[r];
+		int r = (int)(gsl_rng_get(w->rng) >> (32 - PLAN_POOL_BITS));
+		w->req_pool[j] = r;
+		w->req_key[j] = p->pool_key[r];
 	}
 }
 
 /* Stage 4: every request's cache-side values summed into the bucket of
  * its (micro-batch, device) and (micro-batch, GPU), with the request
  * counts per GPU, device and link. */
-static void fill_buckets(struct plan *p, long B, int m)
+static void fill_buckets(const struct plan *p, struct plan_ws *w, long B, int m)
 {
 	int G = p->gpus, D = p->devs;
-	struct plan_side *sm = &p->mem_side, *sg = &p->gpu_side;
-	memset(sm->acc, 0, sizeof(double) * (size_t)m * D * sm->nres);
-	memset(sm->suml, 0, sizeof(double) * (size_t)m * D);
-	memset(sg->acc, 0, sizeof(double) * (size_t)m * G * sg->nres);
-	memset(sg->suml, 0, sizeof(double) * (size_t)m * G);
-	memset(p->gpu_count, 0, sizeof(int) * (size_t)m * G);
-	memset(p->dev_count, 0, sizeof(int) * (size_t)m * D);
-	memset(p->link_count, 0, sizeof(int) * (size_t)m * p->link_units);
+	const struct plan_side *sm = &p->mem_side, *sg = &p->gpu_side;
+	memset(w->mem_bk.acc, 0, sizeof(double) * (size_t)m * D * sm->nres);
+	memset(w->mem_bk.suml, 0, sizeof(double) * (size_t)m * D);
+	memset(w->gpu_bk.acc, 0, sizeof(double) * (size_t)m * G * sg->nres);
+	memset(w->gpu_bk.suml, 0, sizeof(double) * (size_t)m * G);
+	memset(w->gpu_count, 0, sizeof(int) * (size_t)m * G);
+	memset(w->dev_count, 0, sizeof(int) * (size_t)m * D);
+	memset(w->link_count, 0, sizeof(int) * (size_t)m * p->link_units);
 	double tot = 0;
 	for (long j = 0; j < B; j++) {
-		int g = p->req_gpu[j], dev = p->req_dev[j], i = p->req_mb[j], r = p->req_pool[j];
-		p->gpu_count[i * G + g]++;
+		int g = w->req_gpu[j], dev = w->req_dev[j], i = w->req_mb[j], r = w->req_pool[j];
+		w->gpu_count[i * G + g]++;
 		tot += p->ctx[r];
-		if (p->nshard[j]) {
-			add_slices(p, j, i);
+		if (w->nshard[j]) {
+			add_slices(p, w, j, i);
 			continue;
 		}
 		double L = p->ctx[r];
-		add_to_bucket(sm, i * D + dev, r, L, 1);
+		add_to_bucket(sm, &w->mem_bk, i * D + dev, r, L, 1);
 		if (sg->k)
-			add_to_bucket(sg, i * G + g, r, L, 1);
-		p->dev_count[i * D + dev]++;
-		p->link_count[i * p->link_units + (D >= G ? dev : g)]++;
+			add_to_bucket(sg, &w->gpu_bk, i * G + g, r, L, 1);
+		w->dev_count[i * D + dev]++;
+		w->link_count[i * p->link_units + (D >= G ? dev : g)]++;
 	}
-	p->ctx_last = tot;
+	w->ctx_last = tot;
 }
 
 /* A transfer of dev bytes over the busiest device link and port bytes
@@ -273,58 +276,58 @@ static double transfer(const struct klink *ml, const struct klink *port, double 
 
 /* Requests of micro-batch i on its busiest device link (c, given) and on
  * its busiest GPU port. */
-static double port_requests(const struct plan *p, int i)
+static double port_requests(const struct plan *p, struct plan_ws *w, int i)
 {
 	double n = 0;
 	for (int g = 0; g < p->gpus; g++) {
 		int s = 0;
 		for (int k = 0; k < p->devs_per_gpu; k++)
-			s += p->link_count[i * p->link_units + g * p->devs_per_gpu + k];
+			s += w->link_count[i * p->link_units + g * p->devs_per_gpu + k];
 		n = s > n ? s : n;
 	}
 	return n;
 }
 
 /* Stage 5a: each non-empty micro-batch's load from the buckets of its
- * placed requests, into p->mbl; returns how many there are, or -1 when a
- * GPU step cannot be built (p->fail says why). */
-static int exact_loads(struct plan *p, long B, int m, int want_energy)
+ * placed requests, into w->mbl; returns how many there are, or -1 when a
+ * GPU step cannot be built (w->fail says why). */
+static int exact_loads(const struct plan *p, struct plan_ws *w, long B, int m, int want_energy)
 {
 	int G = p->gpus, D = p->devs, nm = 0;
 	double e_a2a = want_energy ? plan_a2a_energy(p) : 0;
 	for (int i = 0; i < m; i++) {
 		int n = 0, c = 0;
 		for (int g = 0; g < G; g++)
-			n = p->gpu_count[i * G + g] > n ? p->gpu_count[i * G + g] : n;
+			n = w->gpu_count[i * G + g] > n ? w->gpu_count[i * G + g] : n;
 		if (n == 0)
 			continue;
-		struct plan_mb *l = &p->mbl[nm++];
+		struct plan_mb *l = &w->mbl[nm++];
 		for (int k = 0; k < p->link_units; k++)
-			c = p->link_count[i * p->link_units + k] > c ? p->link_count[i * p->link_units + k] : c;
+			c = w->link_count[i * p->link_units + k] > c ? w->link_count[i * p->link_units + k] : c;
 		l->n = n, l->c = c;
 		/* the sides' activity energy, in the walks that price them: the
 		 * devices' (the GPUs' caches without devices), then the stages the
 		 * memory device hands to the GPU */
 		double e_mem = 0, e_gpu = 0;
-		side_peak(p, &p->mem_side, i, D, p->dev_count, W_DEVICE, l->attn, &l->attn_m,
+		side_peak(p, &p->mem_side, &w->mem_bk, i, D, w->dev_count, W_DEVICE, l->attn, &l->attn_m,
 			  want_energy ? &e_mem : NULL, 0);
 		memset(l->fb, 0, sizeof l->fb);
 		memset(l->fbp, 0, sizeof l->fbp);
 		l->fbm = l->fbpm = 0;
 		if (p->has_mem && p->gpu_side.k) /* stages the memory device hands to the GPU */
-			side_peak(p, &p->gpu_side, i, G, p->gpu_count, W_GPU_PRE, l->fb, &l->fbm,
+			side_peak(p, &p->gpu_side, &w->gpu_bk, i, G, w->gpu_count, W_GPU_PRE, l->fb, &l->fbm,
 				  want_energy ? &e_gpu : NULL, 1);
 		if (p->has_post)
-			side_peak(p, &p->gpu_side, i, G, p->gpu_count, W_GPU_POST, l->fbp, &l->fbpm,
+			side_peak(p, &p->gpu_side, &w->gpu_bk, i, G, w->gpu_count, W_GPU_POST, l->fbp, &l->fbpm,
 				  NULL, 0);
-		l->merge = p->nsharded ? merge_time(p, B, i) / p->layers : 0;
-		l->n_port = p->has_mem && c > 0 && p->d.port && D >= G ? port_requests(p, i) : 0;
+		l->merge = w->nsharded ? merge_time(p, w, B, i) / p->layers : 0;
+		l->n_port = p->has_mem && c > 0 && p->d.port && D >= G ? port_requests(p, w, i) : 0;
 		l->energy = 0;
 		if (!want_energy)
 			continue;
 		for (int g = 0; g < G; g++)
-			if (p->gpu_count[i * G + g]) {
-				double e = plan_gpu_energy(p, p->gpu_count[i * G + g], e_a2a);
+			if (w->gpu_count[i * G + g]) {
+				double e = plan_gpu_energy(p, w, w->gpu_count[i * G + g], e_a2a);
 				if (isnan(e))
 					return -1;
 				l->energy += e;
@@ -335,11 +338,11 @@ static int exact_loads(struct plan *p, long B, int m, int want_energy)
 	return nm;
 }
 
-/* Stage 5b: the tasks of the nm non-empty micro-batches of p->mbl, priced
+/* Stage 5b: the tasks of the nm non-empty micro-batches of w->mbl, priced
  * at the pace of their slowest device, layer kind by layer kind, into
  * in->dur and in->cdur (in->m counts them).  Returns -1 when the GPU side
- * cannot be built (p->fail says why). */
-static int price(struct plan *p, long B, int m, int nm, struct pipe_in *in)
+ * cannot be built (w->fail says why). */
+static int price(const struct plan *p, struct plan_ws *w, long B, int m, int nm, struct pipe_in *in)
 {
 	const struct design *d = &p->d;
 	const struct klink *ml = d->mlink;
@@ -352,8 +355,8 @@ static int price(struct plan *p, long B, int m, int nm, struct pipe_in *in)
 	double ing = plan_ingest_bytes(p, B) / (m * layers);
 	in->m = nm; /* an empty micro-batch (more of them than requests) does not run */
 	for (int mi = 0; mi < nm; mi++) {
-		const struct plan_mb *l = &p->mbl[mi];
-		const double *ph = plan_gpu_phases(p, l->n);
+		const struct plan_mb *l = &w->mbl[mi];
+		const double *ph = plan_gpu_phases(p, w, l->n);
 		if (!ph)
 			return -1;
 		int links = p->has_mem && l->c > 0;
@@ -397,43 +400,20 @@ static int price(struct plan *p, long B, int m, int nm, struct pipe_in *in)
 	return 0;
 }
 
-double plan_a2a_energy(const struct plan *p)
-{
-	const struct design *d = &p->d;
-	int G = p->gpus;
-	double gpn = d->sys->gpus_per_node, inside = G > 1 ? fmin(gpn - 1, G - 1) / (G - 1) : 1;
-	return 8 * (inside * d->up->energy_bit + (1 - inside) * d->out->energy_bit);
-}
-
-double plan_gpu_energy(struct plan *p, long n, double e_a2a)
-{
-	const double *ph = plan_gpu_phases(p, n);
-	if (!ph)
-		return NAN;
-	double e = 0;
-	for (int k = 0; k <= p->nkinds; k++) {
-		const double *row = ph + k * PLAN_PH_STRIDE;
-		e += (k < p->nkinds ? p->kind_layers[k] : 1) *
-		     (row[PLAN_PH_ENERGY] + row[PLAN_PH_A2A] * e_a2a);
-	}
-	return e;
-}
-
 /* Activity energy of one sampled step (DESIGN.md section 3): every GPU's
  * operators at its own request count in each micro-batch and every
- * device's cache-side work (p->mbl's energy), the bits each link carries,
- * and every device's static power over the makespan.  NaN when a device
- * gives no [energy]. */
-static double step_energy(const struct plan *p, long B, int nm, double makespan)
+ * device's cache-side work (w->mbl's energy), the bits each link carries,
+ * and every device's static power over the makespan (every device gives
+ * its [energy]: p->has_energy). */
+static double step_energy(const struct plan *p, const struct plan_ws *w, long B, int nm,
+			  double makespan)
 {
 	const struct design *d = &p->d;
 	int G = p->gpus, D = p->devs;
-	if (!p->has_energy || p->skip_energy)
-		return NAN;
 	double e = makespan * (G * d->gpu->e_static +
 			       (p->has_mem && !p->in_hbm ? D * d->mem->e_static : 0));
 	for (int i = 0; i < nm; i++)
-		e += p->mbl[i].energy;
+		e += w->mbl[i].energy;
 	/* links: queries, new rows and outputs of every request, and the
 	 * caches ingested (into the devices, or from the prefill side) */
 	double ing = plan_ingest_bytes(p, B);
@@ -449,52 +429,54 @@ static double step_energy(const struct plan *p, long B, int nm, double makespan)
 }
 
 /* The bytes on the fullest GPU and memory device of this batch. */
-static void fullest(const struct plan *p, double *use_g, double *use_m)
+static void fullest(const struct plan *p, struct plan_ws *w, double *use_g, double *use_m)
 {
 	double ug = 0, um = 0;
 	for (int g = 0; g < p->gpus; g++) {
-		double u = p->weights + p->gpu_store[g];
+		double u = p->weights + w->gpu_store[g];
 		if (!p->has_mem)
-			u += p->dev_store[g];
+			u += w->dev_store[g];
 		ug = u > ug ? u : ug;
 	}
 	if (p->has_mem)
 		for (int dev = 0; dev < p->devs; dev++)
-			um = p->dev_store[dev] > um ? p->dev_store[dev] : um;
+			um = w->dev_store[dev] > um ? w->dev_store[dev] : um;
 	*use_g = ug, *use_m = um;
 }
 
-double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *po,
-		   double *use_g, double *use_m)
+double plan_sample(const struct plan *p, struct plan_ws *w, long B, int m, int sample,
+		   int fluid, int want_energy, struct pipe_out *po, double *use_g,
+		   double *use_m)
 {
 	const struct design *d = &p->d;
-	int want_energy = p->has_energy && !p->skip_energy, nm;
-	if (p->fluid_now) { /* stages 1-5a from the batch's sums */
-		if (plan_fluid_sample(p, B, m, sample, want_energy, &nm, use_g, use_m) != 0)
-			return NAN; /* p->fail says why */
+	int nm;
+	want_energy = want_energy && p->has_energy;
+	if (fluid) { /* stages 1-5a from the batch's sums */
+		if (plan_fluid_sample(p, w, B, m, sample, want_energy, &nm, use_g, use_m) != 0)
+			return NAN; /* w->fail says why */
 	} else {
-		draw_requests(p, B, sample);
-		p->placed = plan_place(p, B);                  /* stage 2: placement */
+		draw_requests(p, w, B, sample);
+		w->placed = plan_place(p, w, B);                  /* stage 2: placement */
 		if (m > 1) /* one micro-batch needs no per-GPU order */
-			plan_group_by_gpu(p, B, p->placed);
-		assign_mb(p, B, m);                            /* stage 3: micro-batches */
-		fill_buckets(p, B, m);                         /* stage 4 */
-		if ((nm = exact_loads(p, B, m, want_energy)) < 0)
+			plan_group_by_gpu(p, w, B, w->placed);
+		assign_mb(p, w, B, m);                            /* stage 3: micro-batches */
+		fill_buckets(p, w, B, m);                         /* stage 4 */
+		if ((nm = exact_loads(p, w, B, m, want_energy)) < 0)
 			return NAN;
-		fullest(p, use_g, use_m);
+		fullest(p, w, use_g, use_m);
 	}
 	/* links are full duplex: what goes out and what comes back do not
 	 * queue behind each other; devices on the GPU's NVLink share it with
 	 * the expert all-to-all */
-	struct pipe_in *in = &p->pin; /* 14 KB: set field by field, not cleared */
+	struct pipe_in *in = &w->pin; /* 14 KB: set field by field, not cleared */
 	in->kind = d->sched, in->layers = (int)p->layers;
 	in->attn_on_gpu = !p->has_mem, in->duplex = 1;
 	in->link_on_net = d->port && !strcmp(d->sys->gpu_port, d->sys->scaleup_link);
 	in->nclass = d->average_layers ? 1 : p->nkinds;
 	if (in->nclass > 1)
 		memcpy(in->layer_class, p->layer_kind, (size_t)p->layers);
-	if (price(p, B, m, nm, in) != 0)
-		return NAN; /* p->fail says why */
+	if (price(p, w, B, m, nm, in) != 0)
+		return NAN; /* w->fail says why */
 	for (int i = 0; i < in->m; i++)
 		for (int t = 0; t < T_ALL; t++)
 			if (!isfinite(in->dur[i][t])) { /* a stage no device runs */
@@ -503,11 +485,11 @@ double plan_sample(struct plan *p, long B, int m, int sample, struct pipe_out *p
 			}
 	/* stage 6: the pipeline schedule */
 	if (d->exact ? pipe_list(in, po, NULL, 0) : pipe_fast(in, po)) {
-		kerr_set(&p->fail, 0, 0, "the pipeline schedule refused its input (%d "
+		kerr_set(&w->fail, 0, 0, "the pipeline schedule refused its input (%d "
 			 "micro-batches, %d layers, or a negative duration)", in->m, in->layers);
 		return NAN;
 	}
-	p->energy_last = step_energy(p, B, nm, po->makespan);
+	w->energy_last = want_energy ? step_energy(p, w, B, nm, po->makespan) : NAN;
 	return po->makespan;
 }
 
@@ -518,22 +500,23 @@ int plan_inspect(struct plan *p, double batch, int m, int sample,
 	    m > PIPE_MAX_MB || sample < 0 || sample >= p->d.samples)
 		return kerr_set(err, 0, 0, "plan_inspect: batch, m or sample out of range");
 	long B = (long)batch;
-	if (plan_ensure_batch(p, 2 * B) != 0 || plan_ensure_memo(p, B / p->gpus + 2) != 0)
+	struct plan_ws *w = p->ws;
+	if (plan_ensure_batch(p, w, 2 * B) != 0 || plan_ensure_memo(p, w, B / p->gpus + 2) != 0)
 		return kerr_set(err, 0, 0, "out of memory for a batch of %ld", B);
 	struct pipe_out po;
 	double ug, um;
-	p->fluid_now = 0; /* the view is of placed requests */
-	v->tbt = plan_sample(p, B, m, sample, &po, &ug, &um);
+	/* the view is of placed requests (never the fluid path); no energy */
+	v->tbt = plan_sample(p, w, B, m, sample, 0, 0, &po, &ug, &um);
 	if (isnan(v->tbt))
-		return kerr_set(err, 0, 0, "%s", p->fail.msg);
+		return kerr_set(err, 0, 0, "%s", w->fail.msg);
 	v->n = B;
-	v->ctx = p->lctx_view;
+	v->ctx = w->lctx_view;
 	for (long j = 0; j < B; j++)
-		p->lctx_view[j] = p->ctx[p->req_pool[j]];
-	v->gpu = p->req_gpu, v->dev = p->req_dev, v->mb = p->req_mb;
+		w->lctx_view[j] = p->ctx[w->req_pool[j]];
+	v->gpu = w->req_gpu, v->dev = w->req_dev, v->mb = w->req_mb;
 	v->use_gpu = ug, v->use_mem = um;
-	v->order = p->placed; /* CMR re-sorts p->req_order into the same order */
-	v->nshard = p->nshard;
+	v->order = w->placed; /* CMR re-sorts w->req_order into the same order */
+	v->nshard = w->nshard;
 	return 0;
 }
 
@@ -546,7 +529,7 @@ int plan_timeline(struct plan *p, double batch, int m, int sample, struct pipe_e
 	if (!isfinite(v.tbt))
 		return kerr_set(err, 0, 0, "batch %.0f: a stage runs on no device, so there is no "
 				"schedule to show", batch);
-	const struct pipe_in *in = &p->pin; /* as plan_sample left it */
+	const struct pipe_in *in = &p->ws->pin; /* as plan_sample left it */
 	long need = (long)in->m * ((long)in->layers * T_LAYER + (T_ALL - T_LAYER));
 	if (need > nev)
 		return kerr_set(err, 0, 0, "the schedule has %ld tasks, more than the %ld asked for",

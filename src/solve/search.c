@@ -12,18 +12,18 @@
 #include <math.h>
 
 /* Whether batch fits and meets the SLO (-1 on error); when it does, its
- * result (every sample, no energy) into ok. */
-static int feasible_at(struct plan *p, double batch, int m, struct result *ok,
-		       struct kerr *err)
+ * result (every sample; the energy too with `energy`) into ok. */
+static int feasible_at(const struct plan *p, struct plan_ws *w, double batch, int m,
+		       int energy, struct result *ok, struct kerr *err)
 {
 	if (p->d.progress)
 		p->d.progress(p->d.progress_ctx, m, batch);
-	if (plan_work(p, batch, m) > PLAN_MAX_WORK) { /* the search stays within */
-		p->work_stop = fmin(p->work_stop, batch);
+	if (plan_work(p, w, batch, m) > PLAN_MAX_WORK) { /* the search stays within */
+		w->work_stop = fmin(w->work_stop, batch);
 		return 0;
 	}
 	struct result r;
-	int rc = plan_eval_at(p, batch, m, &r, 1, err);
+	int rc = plan_eval_at(p, w, batch, m, &r, PLAN_EARLY | (energy ? PLAN_ENERGY : 0), err);
 	if (rc < 0)
 		return -1;
 	if (rc == 0 && r.feasible)
@@ -53,9 +53,9 @@ static int cannot_beat(const struct plan *p, const struct result *at_lo, double 
  * so B <= G c for the largest such c (found by bisection: the work is
  * non-decreasing in the count).  INFINITY past BOUND_MAX_N per GPU; NaN
  * when a step cannot be built. */
-static double gpu_batch_cap(struct plan *p, int m)
+static double gpu_batch_cap(const struct plan *p, struct plan_ws *w, int m)
 {
-	double slo = p->d.slo, t1 = plan_gpu_work(p, 1), tn = plan_gpu_work(p, BOUND_MAX_N);
+	double slo = p->d.slo, t1 = plan_gpu_work(p, w, 1), tn = plan_gpu_work(p, w, BOUND_MAX_N);
 	if (isnan(t1) || isnan(tn))
 		return NAN;
 	if (m * t1 > slo) /* under m requests per GPU: each micro-batch one request */
@@ -65,7 +65,7 @@ static double gpu_batch_cap(struct plan *p, int m)
 	long lo = 1, hi = BOUND_MAX_N; /* m gpu(lo) <= slo < m gpu(hi) */
 	while (hi - lo > 1) {
 		long mid = (lo + hi) / 2;
-		double t = plan_gpu_work(p, mid);
+		double t = plan_gpu_work(p, w, mid);
 		if (isnan(t))
 			return NAN;
 		if (m * t <= slo)
@@ -93,16 +93,17 @@ static double memory_batch(const struct plan *p)
  * result while lo is still 1 (*known: at_lo holds lo's result).  Returns
  * 1 when it does not fit, with batch 1 evaluated in full into best, as
  * an answer where nothing fits; -1 on error. */
-static int need_lo(struct plan *p, int m, int *known, struct result *at_lo,
+static int need_lo(const struct plan *p, struct plan_ws *w, int m, int energy, int *known,
+		   struct result *at_lo,
 		   struct result *best, struct kerr *err)
 {
 	if (*known)
 		return 0;
-	int f = feasible_at(p, 1, m, at_lo, err);
+	int f = feasible_at(p, w, 1, m, energy, at_lo, err);
 	if (f < 0)
 		return -1;
 	if (!f)
-		return plan_eval(p, 1, m, best, err) < 0 ? -1 : 1;
+		return plan_eval_ws(p, w, 1, m, best, err) < 0 ? -1 : 1;
 	*known = 1;
 	return 0;
 }
@@ -110,11 +111,12 @@ static int need_lo(struct plan *p, int m, int *known, struct result *at_lo,
 /* Largest feasible batch at m: galloping search from `hint` (a batch to
  * try first, e.g. the answer at another m), then bisection.  Feasibility
  * is decided with early exit.  Into best: the answer's feasible probe's
- * result, with p->probe_energy its energy too (batch 1 when nothing
+ * result, with `energy` its energy too (batch 1 when nothing
  * fits: evaluated in full).
  * With beat > 0, gives up (returns 1) once the bracket shows that no batch
  * at m can have a throughput above beat (cannot_beat). */
-static int solve_m(struct plan *p, int m, double hint, double beat,
+static int solve_m(const struct plan *p, struct plan_ws *w, int m, int energy, double hint,
+		   double beat,
 		   struct result *best, struct kerr *err)
 {
 	struct result at_lo;
@@ -128,13 +130,13 @@ static int solve_m(struct plan *p, int m, double hint, double beat,
 	 * sample of each smaller power. */
 	double lo = 1, hi = 0, b, step;
 	if (hint <= 1) {
-		double cap = gpu_batch_cap(p, m), mem = memory_batch(p);
+		double cap = gpu_batch_cap(p, w, m), mem = memory_batch(p);
 		cap = fmin(isnan(cap) ? 1 : cap, isnan(mem) ? 1 : mem);
 		cap = fmin(cap, PLAN_MAX_BATCH);
 		for (b = 1; 2 * b <= cap; b *= 2)
 			;
 		for (; b > 1; hi = b, b /= 2)
-			if ((f = feasible_at(p, b, m, &at_lo, err)) < 0)
+			if ((f = feasible_at(p, w, b, m, energy, &at_lo, err)) < 0)
 				return -1;
 			else if (f)
 				break;
@@ -142,7 +144,7 @@ static int solve_m(struct plan *p, int m, double hint, double beat,
 	} else {
 		b = fmin(floor(hint), PLAN_MAX_BATCH);
 		step = fmax(1, floor(b / 32));
-		if ((f = feasible_at(p, b, m, &at_lo, err)) < 0)
+		if ((f = feasible_at(p, w, b, m, energy, &at_lo, err)) < 0)
 			return -1;
 		if (f) {
 			lo = b, lo_known = 1;
@@ -154,7 +156,7 @@ static int solve_m(struct plan *p, int m, double hint, double beat,
 					lo = 1;
 					break;
 				}
-				if ((f = feasible_at(p, b, m, &at_lo, err)) < 0)
+				if ((f = feasible_at(p, w, b, m, energy, &at_lo, err)) < 0)
 					return -1;
 				if (f) {
 					lo = b, lo_known = 1;
@@ -166,7 +168,7 @@ static int solve_m(struct plan *p, int m, double hint, double beat,
 	}
 	while (!hi && lo < PLAN_MAX_BATCH) { /* lo fits: up until one does not */
 		b = fmin(lo + step, PLAN_MAX_BATCH);
-		if ((f = feasible_at(p, b, m, &at_lo, err)) < 0)
+		if ((f = feasible_at(p, w, b, m, energy, &at_lo, err)) < 0)
 			return -1;
 		if (f)
 			lo = b, step *= 2, lo_known = 1;
@@ -174,37 +176,22 @@ static int solve_m(struct plan *p, int m, double hint, double beat,
 			hi = b;
 	}
 	while (hi && hi - lo > 1) {
-		if (beat > 0 && (f = need_lo(p, m, &lo_known, &at_lo, best, err)) != 0)
+		if (beat > 0 && (f = need_lo(p, w, m, energy, &lo_known, &at_lo, best, err)) != 0)
 			return f < 0 ? -1 : 0;
 		if (cannot_beat(p, &at_lo, hi, beat))
 			return 1;
 		double mid = floor((lo + hi) / 2);
-		if ((f = feasible_at(p, mid, m, &at_lo, err)) < 0)
+		if ((f = feasible_at(p, w, mid, m, energy, &at_lo, err)) < 0)
 			return -1;
 		if (f)
 			lo = mid, lo_known = 1;
 		else
 			hi = mid;
 	}
-	if ((f = need_lo(p, m, &lo_known, &at_lo, best, err)) != 0)
+	if ((f = need_lo(p, w, m, energy, &lo_known, &at_lo, best, err)) != 0)
 		return f < 0 ? -1 : 0;
 	*best = at_lo; /* the last feasible probe was at lo */
 	return 0;
-}
-
-double plan_gpu_work(struct plan *p, long n)
-{
-	if (plan_ensure_memo(p, n + 1) != 0)
-		return NAN;
-	const double *ph = plan_gpu_phases(p, n);
-	if (!ph)
-		return NAN;
-	double t = ph[p->nkinds * PLAN_PH_STRIDE + PH_TAIL];
-	for (int k = 0; k < p->nkinds; k++) {
-		const double *pk = ph + k * PLAN_PH_STRIDE;
-		t += p->kind_layers[k] * (pk[PH_PRE] + pk[PH_POST] + pk[PH_EXP]);
-	}
-	return t;
 }
 
 /* An upper bound on the throughput of any batch that meets the SLO at m
@@ -215,15 +202,15 @@ double plan_gpu_work(struct plan *p, long n)
  * non-decreasing in its count (tests/test_solve.c checks it on the zoo).
  * A batch meets the SLO only if that is within it.  The batches with
  * floor(ceil(B / G) / m) = n are those up to G (m (n + 1) - 1), and
- * below p->mem_fail, whose caches alone fail at every count (placement
+ * below w->mem_fail, whose caches alone fail at every count (placement
  * does not depend on m; like the search, this takes that failure to hold
  * for larger batches too).  INFINITY where the bound would need counts
  * past BOUND_MAX_N; NaN on error. */
-static double gpu_bound(struct plan *p, int m)
+static double gpu_bound(const struct plan *p, struct plan_ws *w, int m)
 {
 	double tok = 1 + p->d.accept * p->d.mtp, G = p->gpus, slo = p->d.slo, best = 0;
-	double bmax = p->mem_fail - 1; /* INFINITY before any such failure */
-	double t1 = plan_gpu_work(p, 1);
+	double bmax = w->mem_fail - 1; /* INFINITY before any such failure */
+	double t1 = plan_gpu_work(p, w, 1);
 	if (isnan(t1))
 		return NAN;
 	if (m > 1 && t1 <= slo) /* c < m: c micro-batches of one request each */
@@ -231,7 +218,7 @@ static double gpu_bound(struct plan *p, int m)
 	for (long n = 1; G * (m * n - 1.0) < bmax; n++) { /* some batch has this n */
 		if (n > BOUND_MAX_N)
 			return INFINITY;
-		double t = plan_gpu_work(p, n);
+		double t = plan_gpu_work(p, w, n);
 		if (isnan(t))
 			return NAN;
 		if (m * t > slo)
@@ -243,46 +230,32 @@ static double gpu_bound(struct plan *p, int m)
 
 /* A feasible answer that a limit of the search, not the SLO or a
  * capacity, stopped says so in its reason. */
-static void note_limit(const struct plan *p, struct result *r)
+static void note_limit(const struct plan_ws *w, struct result *r)
 {
 	if (!r->feasible)
 		return;
 	if (r->batch >= PLAN_MAX_BATCH)
 		snprintf(r->reason, sizeof r->reason, "feasible at the search's cap of %.0f "
 			 "requests: larger batches are not tried", PLAN_MAX_BATCH);
-	else if (p->work_stop <= r->batch + 1)
+	else if (w->work_stop <= r->batch + 1)
 		snprintf(r->reason, sizeof r->reason, "feasible; batch %.0f is past the work limit "
-			 "(%.3g), so larger ones were not tried: use fewer samples", p->work_stop,
+			 "(%.3g), so larger ones were not tried: use fewer samples", w->work_stop,
 			 PLAN_MAX_WORK);
 }
 
-static int solve(struct plan *p, int m, struct result *r, struct kerr *err);
-
-int plan_solve(struct plan *p, int m, struct result *r, struct kerr *err)
-{
-	p->work_stop = INFINITY;
-	int rc = solve(p, m, r, err);
-	if (rc == 0)
-		note_limit(p, r);
-	return rc;
-}
-
-static int solve(struct plan *p, int m, struct result *r, struct kerr *err)
+static int solve(const struct plan *p, struct plan_ws *w, int m, struct result *r, struct kerr *err)
 {
 	if (m < 0 || m > PIPE_MAX_MB)
 		return kerr_set(err, 0, 0, "micro-batches must be in 1..%d or auto (got %d)", PIPE_MAX_MB, m);
 	if (m > 0) { /* the answer is its last probe's result: energy priced in every probe */
-		p->probe_energy = 1;
-		int rc = solve_m(p, m, 0, 0, r, err);
-		p->probe_energy = 0;
-		return rc;
+		return solve_m(p, w, m, 1, 0, 0, r, err);
 	}
 	double hint = 0;
 	for (int k = 1; k <= PIPE_MAX_MB; k++) {
 		struct result x;
-		if (k > 1 && r->feasible && gpu_bound(p, k) <= r->throughput)
+		if (k > 1 && r->feasible && gpu_bound(p, w, k) <= r->throughput)
 			continue; /* no batch at k can win (NaN: solve_m reports) */
-		int rc = solve_m(p, k, hint, k > 1 && r->feasible ? r->throughput : 0, &x, err);
+		int rc = solve_m(p, w, k, 0, hint, k > 1 && r->feasible ? r->throughput : 0, &x, err);
 		if (rc < 0)
 			return -1;
 		if (rc == 1)
@@ -294,5 +267,15 @@ static int solve(struct plan *p, int m, struct result *r, struct kerr *err)
 	}
 	if (!r->feasible)
 		return 0; /* batch 1 at m = 1, evaluated in full */
-	return plan_eval(p, r->batch, r->mb, r, err);
+	return plan_eval_ws(p, w, r->batch, r->mb, r, err);
+}
+
+int plan_solve(struct plan *p, int m, struct result *r, struct kerr *err)
+{
+	struct plan_ws *w = p->ws;
+	w->work_stop = INFINITY;
+	int rc = solve(p, w, m, r, err);
+	if (rc == 0)
+		note_limit(w, r);
+	return rc;
 }

@@ -1,0 +1,193 @@
+/* price.c: what a plan's pieces cost.  The GPU side: each kind of layer's
+ * phases (before attention, after it, dispatch, experts, combine) and the
+ * tail, for n requests per GPU in a micro-batch, memoised per n in the
+ * workspace, with their activity energy and all-to-all bytes.  The cache
+ * side: a bucket's seconds and energy from its packed sums, slot by slot
+ * on the roofline of the device that runs it. */
+#include "solve/plan.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cost/roofline.h"
+
+const unsigned char phase_of[OP_N] = {
+	[OP_ATTN_NORM] = PH_PRE, [OP_QKV_PROJ] = PH_PRE, [OP_Q_PROJ] = PH_PRE,
+	[OP_Q_DOWN] = PH_PRE, [OP_Q_NORM] = PH_PRE, [OP_Q_UP] = PH_PRE,
+	[OP_KV_DOWN] = PH_PRE, [OP_KV_NORM] = PH_PRE, [OP_Q_ABSORB] = PH_PRE,
+	[OP_INDEX_Q_PROJ] = PH_PRE, [OP_INDEX_K_PROJ] = PH_PRE,
+	[OP_INDEX_W_PROJ] = PH_PRE, [OP_ROPE] = PH_PRE,
+	[OP_CACHE_WRITE] = PH_CACHE, [OP_INDEX_SCAN] = PH_CACHE, [OP_TOPK] = PH_CACHE,
+	[OP_GATHER] = PH_CACHE, [OP_ATTENTION] = PH_CACHE,
+	[OP_V_ABSORB] = PH_POST, [OP_O_PROJ] = PH_POST, [OP_FFN_NORM] = PH_POST,
+	[OP_DENSE_FFN] = PH_POST, [OP_ROUTER] = PH_POST, [OP_SHARED_EXPERT] = PH_POST,
+	[OP_DISPATCH] = PH_DISP, [OP_EXPERTS] = PH_EXP, [OP_COMBINE] = PH_COMB,
+	[OP_FINAL_NORM] = PH_TAIL, [OP_LM_HEAD] = PH_TAIL, [OP_SAMPLING] = PH_TAIL,
+	[OP_MTP] = PH_TAIL,
+};
+
+/* ---- the GPU side ---- */
+
+/* All-to-all time of `bytes` leaving one GPU: scale-up inside the node,
+ * scale-out across nodes. */
+static double a2a_time(const struct plan *p, double bytes)
+{
+	if (bytes <= 0)
+		return 0;
+	const struct design *d = &p->d;
+	double G = p->gpus, gpn = d->sys->gpus_per_node;
+	if (G <= gpn)
+		return roofline_a2a(d->up, bytes);
+	/* the shares for GPUs inside and outside the node move at once */
+	double t_up = roofline_a2a(d->up, bytes * (gpn - 1) / (G - 1));
+	double t_out = roofline_a2a(d->out, bytes * (G - gpn) / (G - 1));
+	return t_up > t_out ? t_up : t_out;
+}
+
+int plan_ensure_memo(const struct plan *p, struct plan_ws *w, long n)
+{
+	if (n < w->memo_cap)
+		return 0;
+	long c = w->memo_cap ? w->memo_cap : 64;
+	while (c <= n)
+		c *= 2;
+	double *m = realloc(w->memo, (size_t)c * (size_t)(p->nkinds + 1) * PLAN_PH_STRIDE * sizeof *m);
+	if (!m)
+		return -1;
+	w->memo = m;
+	unsigned char *ok = realloc(w->memo_ok, (size_t)c);
+	if (!ok)
+		return -1;
+	memset(ok + w->memo_cap, 0, (size_t)(c - w->memo_cap));
+	w->memo_ok = ok;
+	w->memo_cap = c;
+	return 0;
+}
+
+/* Every GPU's copy of the micro-batch routes together, so one GPU's n
+ * requests are priced as a step of n G requests over G GPUs. */
+const double *plan_gpu_phases(const struct plan *p, struct plan_ws *w, long n)
+{
+	size_t per = (size_t)(p->nkinds + 1) * PLAN_PH_STRIDE;
+	const struct kdevice *gpu = p->d.gpu;
+	double *ph = w->memo + (size_t)n * per;
+	if (w->memo_ok[n])
+		return ph;
+	memset(ph, 0, sizeof(double) * per);
+	for (int k = 0; n > 0 && k <= p->nkinds; k++) {
+		struct kbatch kb = {.requests = (double)n * p->gpus, .gpus = p->gpus,
+				    .context = 1, .mtp = p->d.mtp, .sp = p->d.sp,
+				    .gpu_only = 1, .part = k < p->nkinds ? STEP_LAYER : STEP_TAIL};
+		if (k < p->nkinds)
+			kb.kind = p->kinds[k];
+		if (step_build(p->d.m, &kb, &w->step, &w->fail) != 0)
+			return NULL; /* not memoised: the caller reports w->fail */
+		for (int i = 0; i < w->step.n; i++) {
+			struct op_cost *o = &w->step.op[i];
+			assert(o->side != SIDE_CACHE); /* priced per request from the pool */
+			double t, *row = ph + k * PLAN_PH_STRIDE;
+			if (o->side == SIDE_LINK) {
+				t = a2a_time(p, o->bytes);
+				row[PLAN_PH_A2A] += o->count * o->bytes;
+			} else {
+				roofline_op(o, gpu, p->d.up);
+				t = o->time;
+				row[PLAN_PH_ENERGY] += o->count * (o->flops * device_energy_flop(gpu, o->dt) +
+								   o->bytes * 8 * gpu->e_bit);
+			}
+			row[phase_of[o->kind]] += o->count * t;
+		}
+	}
+	w->memo_ok[n] = 1;
+	return ph;
+}
+
+double plan_gpu_work(const struct plan *p, struct plan_ws *w, long n)
+{
+	if (plan_ensure_memo(p, w, n + 1) != 0)
+		return NAN;
+	const double *ph = plan_gpu_phases(p, w, n);
+	if (!ph)
+		return NAN;
+	double t = ph[p->nkinds * PLAN_PH_STRIDE + PH_TAIL];
+	for (int k = 0; k < p->nkinds; k++) {
+		const double *pk = ph + k * PLAN_PH_STRIDE;
+		t += p->kind_layers[k] * (pk[PH_PRE] + pk[PH_POST] + pk[PH_EXP]);
+	}
+	return t;
+}
+
+double plan_a2a_energy(const struct plan *p)
+{
+	const struct design *d = &p->d;
+	int G = p->gpus;
+	double gpn = d->sys->gpus_per_node, inside = G > 1 ? fmin(gpn - 1, G - 1) / (G - 1) : 1;
+	return 8 * (inside * d->up->energy_bit + (1 - inside) * d->out->energy_bit);
+}
+
+double plan_gpu_energy(const struct plan *p, struct plan_ws *w, long n, double e_a2a)
+{
+	const double *ph = plan_gpu_phases(p, w, n);
+	if (!ph)
+		return NAN;
+	double e = 0;
+	for (int k = 0; k <= p->nkinds; k++) {
+		const double *row = ph + k * PLAN_PH_STRIDE;
+		e += (k < p->nkinds ? p->kind_layers[k] : 1) *
+		     (row[PLAN_PH_ENERGY] + row[PLAN_PH_A2A] * e_a2a);
+	}
+	return e;
+}
+
+double plan_ingest_bytes(const struct plan *p, long B)
+{
+	return (double)B * p->adm_rate * p->ingest_req;
+}
+
+/* ---- the cache side ---- */
+
+double plan_slot_time(const struct plan_slot_rate *sd, const struct attn_slot *s, double f, double b)
+{
+	if (f <= 0 && b <= 0)
+		return 0;
+	double t = roofline_join(sd->dev, f * sd->ic, b * sd->im) + sd->ovh;
+	return s->layers * (t > sd->floor ? t : sd->floor);
+}
+
+/* Where a slot runs (enum plan_where). */
+static int where_of(const struct plan *p, const struct plan_slot_rate *sd)
+{
+	return !(sd->on_gpu && p->has_mem) ? W_DEVICE : sd->after ? W_GPU_POST : W_GPU_PRE;
+}
+
+double plan_bucket_time(const struct plan *p, const struct attn_layout *lay,
+			const struct plan_slot_rate *sd, const struct plan_vmap *map,
+			const double *v, int where, double *per_class)
+{
+	double t = 0;
+	if (per_class)
+		memset(per_class, 0, sizeof(double) * LC_N);
+	for (int s = 0; s < lay->n; s++)
+		if (where_of(p, &sd[s]) == where) {
+			double x = plan_slot_time(&sd[s], &lay->s[s], map[s].f >= 0 ? v[map[s].f] : 0,
+						  map[s].b >= 0 ? v[map[s].b] : 0);
+			t += x;
+			if (per_class)
+				per_class[lay->s[s].lc] += x;
+		}
+	return t;
+}
+
+double plan_bucket_energy(const struct plan *p, const struct attn_layout *lay,
+			  const struct plan_slot_rate *sd, const struct plan_vmap *map,
+			  const double *v, int want_gpu)
+{
+	double e = 0;
+	for (int s = 0; s < lay->n; s++)
+		if ((sd[s].on_gpu && p->has_mem) == want_gpu) /* the GPU's, before and after */
+			e += lay->s[s].layers * ((map[s].f >= 0 ? v[map[s].f] : 0) * sd[s].ef +
+						 (map[s].b >= 0 ? v[map[s].b] : 0) * sd[s].eb);
+	return e;
+}

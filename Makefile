@@ -18,7 +18,7 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 
 B       := build
-LIB_SRC := $(wildcard src/base/*.c src/io/*.c src/sparse/*.c src/model/*.c src/hw/*.c src/workload/*.c src/cost/*.c src/sched/*.c src/solve/*.c src/zoo/*.c src/valid/*.c src/kernels/*.c)
+LIB_SRC := $(wildcard src/base/*.c src/io/*.c src/sparse/*.c src/model/*.c src/hw/*.c src/workload/*.c src/cost/*.c src/sched/*.c src/solve/*.c src/zoo/*.c src/valid/*.c src/study/*.c src/kernels/*.c)
 # The validation kernels are tuned for the machine they run on.
 KERNEL_CFLAGS = -O3 -march=native -mprefer-vector-width=512 -ffast-math -ffp-contract=fast -fopenmp
 CLI_SRC := $(wildcard src/cli/*.c)

@@ -34,7 +34,7 @@
 #define FUZZ_CLI 1
 #include <stdio.h>
 #include <unistd.h>
-#include "cli/study.h"
+#include "study/study.h"
 int karat_main(int argc, char **argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 

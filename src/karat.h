@@ -36,5 +36,6 @@
 #include "zoo/override.h"   /* PART.KEY=VALUE overrides */
 #include "zoo/zoo.h"        /* shipped files by name */
 #include "valid/valid.h"    /* the model against published kernel timings */
+#include "study/study.h"    /* studies: the grid, each system's best, the views */
 
 #endif

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "cli/load.h"
-#include "cli/study.h"
+#include "study/study.h"
 #include "karat.h"
 
 #define MAX_NAMES 256

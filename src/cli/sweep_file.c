@@ -4,13 +4,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/study.h"
+#include "io/list.h"
 
 const char *const sweep_keys[] = {
 	"model", "algo", "system", "workload", "context", "batch", "microbatches",
 	"schedule", "mtp", "mtp_accept", "slo_ms", "samples", "seed", "force", 0};
 
-/* Splits a list (cli/study.h list_split) into d, naming d in errors. */
+/* Splits a list (io/list.h) into d, naming d in errors. */
 static int split(const char *text, int algo, struct dim *d, const char *path,
 		 struct kerr *err)
 {

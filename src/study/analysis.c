@@ -1,0 +1,235 @@
+/* analysis.c: a study's grid of points, each system's best configuration,
+ * and its comparison with the baseline in three views (study/study.h). */
+#include "study/study.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zoo/zoo.h"
+
+const char *const study_view_names[STUDY_NVIEW] = {"best", "same-gpus", "iso-tdp"};
+
+static int add(struct study_grid *g, struct study_point p)
+{
+	if (g->n == g->cap) {
+		int cap = g->cap ? 2 * g->cap : 256;
+		struct study_point *x = realloc(g->pt, sizeof *x * (size_t)cap);
+		if (!x)
+			return -1;
+		g->pt = x, g->cap = cap;
+	}
+	g->pt[g->n++] = p;
+	return 0;
+}
+
+/* Memory devices per GPU in a system's file (0: none; a host may serve
+ * several GPUs) and its GPUs per node; -1 when it does not load. */
+static double system_ratio(const char *system, double *per_node, struct kerr *err)
+{
+	struct ksystem s;
+	if (zoo_load_system(system, &s, NULL, err) != 0)
+		return -1;
+	*per_node = s.gpus_per_node;
+	return system_has_memdev(&s) ? s.memdevs / s.gpus : 0;
+}
+
+/* One system's points for one group: each GPU count, and with memory
+ * devices each count per GPU (or its file's ratio r, when fixed). */
+static int add_system(const struct study_def *sd, struct study_grid *g, struct study_point p,
+		      double r, int fixed, int wide)
+{
+	int narrow = r > 0 && !wide; /* memdev_gpus, not the baseline's gpus */
+	int nG = narrow ? sd->nmgpus : sd->ngpus, nd = r > 0 && !fixed ? sd->nper : 1;
+	for (int k = 0; k < nG; k++) {
+		p.gpus = narrow ? sd->mgpus[k] : sd->gpus[k];
+		for (int d = 0; d < nd; d++) {
+			p.memdevs = r <= 0 ? 0
+				    : fixed ? (int)fmax(1, p.gpus * r + 0.5)
+					    : p.gpus * sd->per_gpu[d];
+			if (add(g, p) != 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+int study_grid(const struct study_def *sd, struct study_grid *g, struct kerr *err)
+{
+	int ns = sd->nsystem;
+	memset(g, 0, sizeof *g);
+	g->nsystem = ns;
+	while (g->baseline < ns && strcmp(sd->system[g->baseline], sd->baseline))
+		g->baseline++;
+	if (g->baseline == ns)
+		return kerr_set(err, 0, 0, "study %s: the baseline %s is not one of its systems",
+				sd->name, sd->baseline);
+	for (int s = 0; s < ns; s++) { /* each system file loaded once */
+		double per_node;
+		if ((g->ratio[s] = system_ratio(sd->system[s], &per_node, err)) < 0)
+			return -1;
+		if (s == g->baseline)
+			g->per_node = per_node;
+	}
+	g->ngroup = sd->nmodel * sd->nalgo * sd->nworkload;
+	g->start = malloc(sizeof(int) * (size_t)(g->ngroup * ns + 1));
+	if (!g->start)
+		return kerr_set(err, 0, 0, "out of memory");
+	for (int gi = 0; gi < g->ngroup; gi++) {
+		struct study_point p = {.model = gi / (sd->nalgo * sd->nworkload),
+					.algo = gi / sd->nworkload % sd->nalgo,
+					.workload = gi % sd->nworkload};
+		for (int s = 0; s < ns; s++) {
+			g->start[gi * ns + s] = g->n;
+			p.system = s;
+			if (add_system(sd, g, p, g->ratio[s], study_fixed(sd, sd->system[s]),
+				       study_wide(sd, sd->system[s])) != 0) {
+				study_grid_free(g);
+				return kerr_set(err, 0, 0, "out of memory");
+			}
+		}
+	}
+	g->start[g->ngroup * ns] = g->n;
+	return 0;
+}
+
+void study_grid_free(struct study_grid *g)
+{
+	free(g->pt), free(g->start);
+	g->pt = NULL, g->start = NULL;
+	g->n = g->cap = 0;
+}
+
+int study_best_of(const struct result *res, int lo, int hi)
+{
+	int b = -1;
+	for (int i = lo; i < hi; i++)
+		if (res[i].feasible && (b < 0 || res[i].tok_per_w > res[b].tok_per_w))
+			b = i;
+	return b;
+}
+
+int study_iso_gpus(double tdp_x, double tdp_gpu, double per_node)
+{
+	int G = (int)ceil(tdp_x / tdp_gpu - 1e-9);
+	if (G < 1)
+		G = 1;
+	if (G > per_node)
+		G = (int)(ceil(G / per_node) * per_node);
+	return G;
+}
+
+/* The baseline's point at G GPUs for group gi: its index in the grid
+ * (*in_extra 0) or among the extra points (*in_extra 1), or -1. */
+static int baseline_at(const struct study_grid *g, const struct study_grid *extra, int gi,
+		       int G, int *in_extra)
+{
+	int k = gi * g->nsystem + g->baseline;
+	*in_extra = 0;
+	for (int i = g->start[k]; i < g->start[k + 1]; i++)
+		if (g->pt[i].gpus == G)
+			return i;
+	const struct study_point *q = &g->pt[g->start[k]];
+	*in_extra = 1;
+	for (int i = 0; extra && i < extra->n; i++)
+		if (extra->pt[i].gpus == G && extra->pt[i].model == q->model &&
+		    extra->pt[i].algo == q->algo && extra->pt[i].workload == q->workload)
+			return i;
+	return -1;
+}
+
+int study_pick(const struct study_grid *g, const struct result *res, struct study_pick *pk,
+	       struct study_grid *extra)
+{
+	int ns = g->nsystem, n = g->ngroup * ns, bs = g->baseline;
+	pk->best = malloc(sizeof(int) * (size_t)(n ? n : 1));
+	pk->iso = malloc(sizeof(int) * (size_t)(n ? n : 1));
+	if (!pk->best || !pk->iso)
+		return study_pick_free(pk), -1;
+	for (int gi = 0; gi < g->ngroup; gi++) {
+		int b0 = g->start[gi * ns + bs];
+		double tdp_gpu = res[b0].tdp / g->pt[b0].gpus;
+		for (int s = 0; s < ns; s++) {
+			int k = gi * ns + s, in_extra;
+			pk->best[k] = study_best_of(res, g->start[k], g->start[k + 1]);
+			pk->iso[k] = 0;
+			if (pk->best[k] < 0 || s == bs)
+				continue;
+			pk->iso[k] = study_iso_gpus(res[pk->best[k]].tdp, tdp_gpu, g->per_node);
+			if (baseline_at(g, extra, gi, pk->iso[k], &in_extra) < 0) {
+				struct study_point q = g->pt[b0];
+				q.gpus = pk->iso[k];
+				if (add(extra, q) != 0)
+					return study_pick_free(pk), -1;
+			}
+		}
+	}
+	return 0;
+}
+
+void study_pick_free(struct study_pick *pk)
+{
+	free(pk->best), free(pk->iso);
+	pk->best = pk->iso = NULL;
+}
+
+int study_nrows(const struct study_grid *g)
+{
+	return g->ngroup * (1 + STUDY_NVIEW * (g->nsystem - 1));
+}
+
+/* The baseline's feasible result at G GPUs for group gi, or NULL. */
+static const struct result *baseline_result(const struct study_grid *g, const struct result *res,
+					    const struct study_grid *extra,
+					    const struct result *res2, int gi, int G)
+{
+	int in_extra, i = baseline_at(g, extra, gi, G, &in_extra);
+	const struct result *r = i < 0 ? NULL : in_extra ? (res2 ? &res2[i] : NULL) : &res[i];
+	return r && r->feasible ? r : NULL;
+}
+
+static void add_range(struct study_range *rng, const struct study_row *r)
+{
+	if (!r->focus || !r->x || !r->b)
+		return;
+	double q = r->x->tok_per_w / r->b->tok_per_w;
+	int v = r->v;
+	rng->lo[v] = rng->have[v] && rng->lo[v] < q ? rng->lo[v] : q;
+	rng->hi[v] = rng->have[v] && rng->hi[v] > q ? rng->hi[v] : q;
+	rng->have[v] = 1;
+}
+
+void study_rows(const struct study_grid *g, const struct result *res,
+		const struct study_grid *extra, const struct result *res2,
+		const struct study_pick *pk, struct study_row *rows, struct study_range *rng)
+{
+	int ns = g->nsystem, bs = g->baseline, n = 0;
+	memset(rng, 0, sizeof *rng);
+	for (int gi = 0; gi < g->ngroup; gi++) {
+		int kb = gi * ns + bs, b = pk->best[kb];
+		const struct result *rb = b >= 0 ? &res[b] : NULL;
+		const struct study_point *pb = &g->pt[b >= 0 ? b : g->start[kb]];
+		int bg = rb ? pb->gpus : 0;
+		rows[n++] = (struct study_row){pb, rb, rb, bg, STUDY_BEST, 0};
+		for (int s = 0; s < ns; s++) {
+			int k = gi * ns + s;
+			if (s == bs)
+				continue;
+			const struct study_point *px = &g->pt[pk->best[k] >= 0 ? pk->best[k] : g->start[k]];
+			const struct result *rx = pk->best[k] >= 0 ? &res[pk->best[k]] : NULL;
+			int focus = s == ns - 1;
+			const struct result *same =
+				rx ? baseline_result(g, res, extra, res2, gi, px->gpus) : NULL;
+			const struct result *iso =
+				rx ? baseline_result(g, res, extra, res2, gi, pk->iso[k]) : NULL;
+			struct study_row r[STUDY_NVIEW] = {
+				{px, rx, rb, bg, STUDY_BEST, focus},
+				{px, rx, same, px->gpus, STUDY_SAME, focus},
+				{px, rx, iso, pk->iso[k], STUDY_ISO, focus}};
+			for (int v = 0; v < STUDY_NVIEW; v++) {
+				add_range(rng, &r[v]);
+				rows[n++] = r[v];
+			}
+		}
+	}
+}

@@ -1,0 +1,136 @@
+/* study.h: a study (studies/NAME.ini) and its analysis.  The file says
+ * which models, algorithms, workloads and systems `karat run` compares,
+ * at which GPU counts and memory devices per GPU, against which baseline,
+ * and the paper's range to print beside ours (def.c).  The analysis
+ * (analysis.c) lays out the grid of points to solve, picks each system's
+ * best configuration, names the baseline points its views need, and pairs
+ * each best with the baseline in three views (study_rows).  Solving and
+ * printing are the caller's (cli/cmd_run.c). */
+#ifndef KARAT_STUDY_STUDY_H
+#define KARAT_STUDY_STUDY_H
+
+#include "base/err.h"
+#include "base/limits.h"
+#include "io/ini_doc.h"
+#include "solve/solve.h"
+
+struct study_def {
+	char path[1024], name[64];
+	char title[INI_VALUE];
+	char model[STUDY_MAX_LIST][INI_VALUE], algo[STUDY_MAX_LIST][INI_VALUE],
+		workload[STUDY_MAX_LIST][INI_VALUE], system[STUDY_MAX_LIST][INI_VALUE];
+	int nmodel, nalgo, nworkload, nsystem;
+	char baseline[INI_VALUE];           /* one of system[] */
+	int gpus[STUDY_MAX_LIST], ngpus;    /* GPU counts tried */
+	int mgpus[STUDY_MAX_LIST], nmgpus;  /* ... for systems with memory
+					       devices (default: gpus) */
+	int per_gpu[STUDY_MAX_LIST], nper;  /* memory devices per GPU tried */
+	char fixed[STUDY_MAX_LIST][INI_VALUE]; /* systems that keep their
+						   file's devices per GPU */
+	int nfixed;
+	char wide[STUDY_MAX_LIST][INI_VALUE]; /* systems tried at the baseline's
+						 GPU counts (gpus), not memdev_gpus */
+	int nwide;
+	double paper_lo, paper_hi;          /* 0: none given */
+	char paper_src[INI_VALUE];
+};
+
+/* Loads and checks a study file: unknown sections or keys, empty lists,
+ * a baseline not among the systems, counts out of range are errors with
+ * FILE:LINE.  0, or -1 with err. */
+int study_load(const char *path, struct study_def *s, struct kerr *err);
+
+/* Whether system name sys keeps its file's device count in s. */
+int study_fixed(const struct study_def *s, const char *sys);
+/* Whether system name sys is tried at the baseline's GPU counts. */
+int study_wide(const struct study_def *s, const char *sys);
+
+/* ---- the analysis (analysis.c) ---- */
+
+/* Each system's best configuration is set against the baseline in three
+ * views: the baseline at its own best GPU count (best), at the system's
+ * GPU count (same-gpus), and at the GPU count whose TDP is the system's,
+ * rounded up to whole GPUs, whole nodes above one node (iso-tdp: the
+ * baseline gets at least the same power). */
+enum study_view { STUDY_BEST, STUDY_SAME, STUDY_ISO, STUDY_NVIEW };
+extern const char *const study_view_names[STUDY_NVIEW];
+
+/* One point: indices into the study's lists, GPUs and memory devices. */
+struct study_point {
+	int model, algo, workload, system;
+	int gpus, memdevs;
+};
+
+/* The points to solve.  A group is one (model, algorithm, workload); the
+ * grid holds, for each group and system, the range of its points
+ * [start[k], start[k + 1]) with k = group x nsystem + system.  The extra
+ * points are the baseline at GPU counts the grid lacks (iso-tdp). */
+struct study_grid {
+	struct study_point *pt;
+	int n, cap;
+	int ngroup, nsystem, baseline;
+	int *start;
+	double ratio[STUDY_MAX_LIST]; /* memory devices per GPU of each system's
+					 file (0: none) */
+	double per_node;              /* the baseline's GPUs per node */
+};
+
+/* The grid of s: every system at each GPU count (memdev_gpus for a
+ * system with memory devices unless it is in baseline_gpus_for) and,
+ * with memory devices, each count per GPU (or its file's ratio, when in
+ * memdevs_fixed).  Loads each system's file.  0, or -1 with err. */
+int study_grid(const struct study_def *s, struct study_grid *g, struct kerr *err);
+void study_grid_free(struct study_grid *g);
+
+/* Index of the best feasible point in [lo, hi) by throughput per TDP
+ * (the first of equals), or -1. */
+int study_best_of(const struct result *res, int lo, int hi);
+
+/* The baseline's GPU count at a TDP of tdp_x: whole GPUs of tdp_gpu,
+ * whole nodes of per_node above one node, never below tdp_x. */
+int study_iso_gpus(double tdp_x, double tdp_gpu, double per_node);
+
+/* Each system's pick once the grid is solved (res[i] for g->pt[i]): its
+ * best point (best[k], -1: none feasible) and the baseline's iso-tdp GPU
+ * count (iso[k]; 0 for the baseline and where none is feasible), k as in
+ * study_grid.  The baseline points at iso-tdp counts that the grid lacks
+ * are appended to extra (initially empty).  0, or -1 out of memory. */
+struct study_pick {
+	int *best, *iso;
+};
+int study_pick(const struct study_grid *g, const struct result *res, struct study_pick *pk,
+	       struct study_grid *extra);
+void study_pick_free(struct study_pick *pk);
+
+/* One row of the comparison: a system's shown point p (its best, or its
+ * group's first when nothing is feasible) and result x (NULL: nothing
+ * feasible), against the baseline at bgpus GPUs with result b (NULL:
+ * infeasible there), in view v.  For the baseline itself, one row in the
+ * best view with b = x.  focus: the system is the study's last (the one
+ * its ranges summarise). */
+struct study_row {
+	const struct study_point *p;
+	const struct result *x, *b;
+	int bgpus;
+	enum study_view v;
+	int focus;
+};
+
+/* The focus system's range of ratios (throughput per TDP over the
+ * baseline's) in each view. */
+struct study_range {
+	double lo[STUDY_NVIEW], hi[STUDY_NVIEW];
+	int have[STUDY_NVIEW];
+};
+
+/* How many rows study_rows writes: per group, 1 + 3 x (systems - 1). */
+int study_nrows(const struct study_grid *g);
+
+/* The rows, group by group (the baseline's row, then each other system's
+ * three views), from the solved grid (res) and extra points (res2), into
+ * rows (study_nrows of them), and the focus system's ranges into rng. */
+void study_rows(const struct study_grid *g, const struct result *res,
+		const struct study_grid *extra, const struct result *res2,
+		const struct study_pick *pk, struct study_row *rows, struct study_range *rng);
+
+#endif

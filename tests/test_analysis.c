@@ -1,0 +1,148 @@
+/* test_analysis.c: a study's analysis (study/analysis.c) on hand-made
+ * results: the grid a study file asks for, each system's best point, the
+ * baseline's GPU count at the same TDP, and the three views' pairs and
+ * ratios, each worked out by hand below. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "karat.h"
+
+/* DeepSeek-V3.2 on agentic, GPU-only at 8 and 16 GPUs against GPU +
+ * KARAT at 8 GPUs with 1 and 2 devices per GPU (gpu-karat's file has 2,
+ * so it is not fixed). */
+static void small_study(struct study_def *sd)
+{
+	memset(sd, 0, sizeof *sd);
+	snprintf(sd->name, sizeof sd->name, "small");
+	snprintf(sd->model[0], INI_VALUE, "deepseek-v3.2");
+	snprintf(sd->algo[0], INI_VALUE, "native");
+	snprintf(sd->workload[0], INI_VALUE, "agentic");
+	snprintf(sd->system[0], INI_VALUE, "gpu-only");
+	snprintf(sd->system[1], INI_VALUE, "gpu-karat");
+	snprintf(sd->baseline, INI_VALUE, "gpu-only");
+	sd->nmodel = sd->nalgo = sd->nworkload = 1, sd->nsystem = 2;
+	sd->gpus[0] = 8, sd->gpus[1] = 16, sd->ngpus = 2;
+	sd->mgpus[0] = 8, sd->nmgpus = 1;
+	sd->per_gpu[0] = 1, sd->per_gpu[1] = 2, sd->nper = 2;
+}
+
+static struct result ok(double tdp, double tok_per_w)
+{
+	struct result r = {.feasible = 1, .tdp = tdp, .tok_per_w = tok_per_w};
+	return r;
+}
+
+Test(analysis, the_grid_is_what_the_study_asks_for)
+{
+	struct study_def sd;
+	small_study(&sd);
+	struct study_grid g;
+	struct kerr err;
+	cr_assert_eq(study_grid(&sd, &g, &err), 0, "%s", err.msg);
+	cr_assert_eq(g.n, 4);
+	cr_expect_eq(g.baseline, 0);
+	cr_expect_eq(g.per_node, 8);
+	/* GPU-only at its two counts, then KARAT at 8 GPUs x 1 and 2 per GPU */
+	const int gpus[] = {8, 16, 8, 8}, memdevs[] = {0, 0, 8, 16}, sys[] = {0, 0, 1, 1};
+	for (int i = 0; i < 4; i++)
+		cr_expect(g.pt[i].gpus == gpus[i] && g.pt[i].memdevs == memdevs[i] &&
+				  g.pt[i].system == sys[i],
+			  "point %d: %d GPUs, %d devices, system %d", i, g.pt[i].gpus,
+			  g.pt[i].memdevs, g.pt[i].system);
+	cr_expect(g.start[0] == 0 && g.start[1] == 2 && g.start[2] == 4);
+	study_grid_free(&g);
+}
+
+Test(analysis, iso_tdp_rounds_up_to_gpus_then_nodes)
+{
+	/* 700 W GPUs, 8 per node */
+	cr_expect_eq(study_iso_gpus(4200, 700, 8), 6);  /* exactly 6 GPUs */
+	cr_expect_eq(study_iso_gpus(4201, 700, 8), 7);  /* never below the TDP */
+	cr_expect_eq(study_iso_gpus(5600, 700, 8), 8);  /* one node */
+	cr_expect_eq(study_iso_gpus(6000, 700, 8), 16); /* 8.6 GPUs: two nodes */
+	cr_expect_eq(study_iso_gpus(100, 700, 8), 1);   /* at least one GPU */
+}
+
+Test(analysis, the_best_is_the_highest_feasible_throughput_per_tdp)
+{
+	struct result r[4] = {ok(1, 0.5), ok(1, 0.9), ok(1, 0.9), ok(1, 0.2)};
+	r[0].tok_per_w = 2, r[0].feasible = 0; /* infeasible: never the best */
+	cr_expect_eq(study_best_of(r, 0, 4), 1); /* the first of equals */
+	cr_expect_eq(study_best_of(r, 2, 4), 2);
+	cr_expect_eq(study_best_of(r, 0, 1), -1);
+}
+
+/* GPU-only: 8 GPUs 5,600 W at 0.5 tok/s/W, 16 GPUs 11,200 W at 0.6 (its
+ * best).  KARAT: 8 + 8 devices 6,800 W at 1.0, 8 + 16 at 8,000 W at 1.5
+ * (its best).  Iso-TDP: 8,000 / 700 = 11.4 GPUs -> 12 -> two nodes = 16,
+ * in the grid.  Views of KARAT's best: best 1.5 / 0.6 = 2.5x, same GPUs
+ * (8) 1.5 / 0.5 = 3x, iso-TDP (16) 2.5x. */
+Test(analysis, the_views_pair_the_best_with_the_baseline)
+{
+	struct study_def sd;
+	small_study(&sd);
+	struct study_grid g, extra = {0};
+	struct kerr err;
+	cr_assert_eq(study_grid(&sd, &g, &err), 0, "%s", err.msg);
+	struct result res[4] = {ok(5600, 0.5), ok(11200, 0.6), ok(6800, 1.0), ok(8000, 1.5)};
+	struct study_pick pk;
+	cr_assert_eq(study_pick(&g, res, &pk, &extra), 0);
+	cr_expect_eq(pk.best[0], 1);
+	cr_expect_eq(pk.best[1], 3);
+	cr_expect_eq(pk.iso[1], 16);
+	cr_expect_eq(extra.n, 0, "16 GPUs is in the grid");
+	cr_assert_eq(study_nrows(&g), 4);
+	struct study_row rows[4];
+	struct study_range rng;
+	study_rows(&g, res, &extra, NULL, &pk, rows, &rng);
+	cr_expect(rows[0].p == &g.pt[1] && rows[0].x == &res[1] && rows[0].b == &res[1] &&
+		  rows[0].bgpus == 16 && rows[0].v == STUDY_BEST && !rows[0].focus);
+	const int bg[] = {16, 8, 16};
+	const struct result *b[] = {&res[1], &res[0], &res[1]};
+	for (int v = 0; v < STUDY_NVIEW; v++) {
+		const struct study_row *r = &rows[1 + v];
+		cr_expect(r->p == &g.pt[3] && r->x == &res[3] && r->v == (enum study_view)v &&
+				  r->focus,
+			  "view %s", study_view_names[v]);
+		cr_expect(r->b == b[v] && r->bgpus == bg[v], "view %s: baseline at %d GPUs",
+			  study_view_names[v], r->bgpus);
+	}
+	const double want[] = {2.5, 3, 2.5};
+	for (int v = 0; v < STUDY_NVIEW; v++)
+		cr_expect(rng.have[v] && fabs(rng.lo[v] - want[v]) < 1e-12 &&
+				  fabs(rng.hi[v] - want[v]) < 1e-12,
+			  "view %s: %g-%g", study_view_names[v], rng.lo[v], rng.hi[v]);
+	study_pick_free(&pk);
+	study_grid_free(&g);
+}
+
+/* KARAT's best at 12,000 W: 17.1 GPUs -> 18 -> three nodes = 24, not in
+ * the grid, so the baseline at 24 GPUs becomes an extra point; solved at
+ * 0.4 tok/s/W, iso-TDP is 1.5 / 0.4 = 3.75x.  Where the baseline fails at
+ * the system's own count, same-gpus has no ratio. */
+Test(analysis, iso_tdp_adds_the_baseline_point_the_grid_lacks)
+{
+	struct study_def sd;
+	small_study(&sd);
+	struct study_grid g, extra = {0};
+	struct kerr err;
+	cr_assert_eq(study_grid(&sd, &g, &err), 0, "%s", err.msg);
+	struct result res[4] = {ok(5600, 0.5), ok(11200, 0.6), ok(6800, 1.0), ok(12000, 1.5)};
+	res[0].feasible = 0;
+	struct study_pick pk;
+	cr_assert_eq(study_pick(&g, res, &pk, &extra), 0);
+	cr_expect_eq(pk.iso[1], 24);
+	cr_assert_eq(extra.n, 1);
+	cr_expect(extra.pt[0].gpus == 24 && extra.pt[0].system == 0 && extra.pt[0].memdevs == 0);
+	struct result res2[1] = {ok(16800, 0.4)};
+	struct study_row rows[4];
+	struct study_range rng;
+	study_rows(&g, res, &extra, res2, &pk, rows, &rng);
+	cr_expect(rows[2].v == STUDY_SAME && rows[2].b == NULL && rows[2].bgpus == 8);
+	cr_expect(rows[3].v == STUDY_ISO && rows[3].b == &res2[0] && rows[3].bgpus == 24);
+	cr_expect(!rng.have[STUDY_SAME]);
+	cr_expect(fabs(rng.lo[STUDY_ISO] - 3.75) < 1e-12);
+	study_pick_free(&pk);
+	study_grid_free(&g), study_grid_free(&extra);
+}

@@ -88,9 +88,19 @@ $(B)/bench_ops: bench/bench_ops.c bench/bench_util.h $(B)/libkarat.a $(HDRS)
 	@echo "  LINK  $@"
 	@$(CC) $(CFLAGS) -DBENCH_CFLAGS='"$(filter-out -DKARAT_DATADIR%,$(CFLAGS))"' -o $@ $< $(B)/libkarat.a $(LDLIBS)
 
-# The main job: the headline study (results/headline*.csv, .png).
-# the batch whose schedule the timeline figure shows
+# The main job: the headline study (results/headline*.csv, .png), then the
+# figures' data.  Each figure's titles come from its CSVs (plots/figures.ini).
+# The timeline shows one sampled batch, two schedules (assumed: a batch
+# large enough for four micro-batches of 64, small enough to read).
 TIMELINE := --model deepseek-v3.2 --system gpu-karat --workload agentic --batch 256 --microbatches 4
+# The step-time CDF: each system's own answer (karat solve) for DeepSeek-V3.2
+# on agentic at 8 GPUs, KARAT with 32 devices (derived: its best device
+# count at 8 GPUs in results/headline.csv).
+CDF := --model deepseek-v3.2 --workload agentic
+CDF_KARAT := --system gpu-karat --set system.memdevs=32
+# The operator roofline: one step of DeepSeek-V3.2 (assumed: 64 requests at
+# 128K on one 8-GPU node, a long-context decode batch).
+ROOF := --model deepseek-v3.2 --batch 64 --context 128K --gpus 8
 run: $(B)/karat
 	$(B)/karat run
 	$(B)/karat validate
@@ -100,10 +110,10 @@ run: $(B)/karat
 	$(B)/karat sweep sweeps/ablation-ep.ini -j 2 --output results/ablation-ep.csv
 	$(B)/karat sweep sweeps/sensitivity.ini -j 2 --output results/sensitivity.csv
 	$(B)/karat sweep sweeps/tbt-batch.ini -j 2 --output results/tbt-batch.csv
-	$(B)/karat query --model deepseek-v3.2 --system gpu-only --workload agentic --batch 24 --step-times results/steps-gpu-only.csv > /dev/null
-	$(B)/karat query --model deepseek-v3.2 --system gpu-karat --workload agentic --set system.memdevs=32 --batch 769 --step-times results/steps-gpu-karat.csv > /dev/null
-	$(B)/karat ops --model deepseek-v3.2 --hw h200 --batch 64 --context 128K --gpus 8 --roofline results/roofline-h200.csv > /dev/null
-	$(B)/karat ops --model deepseek-v3.2 --hw karat --batch 64 --context 128K --gpus 8 --roofline results/roofline-karat.csv > /dev/null
+	$(B)/karat solve $(CDF) --system gpu-only --step-times results/steps-gpu-only.csv > /dev/null
+	$(B)/karat solve $(CDF) $(CDF_KARAT) --step-times results/steps-gpu-karat.csv > /dev/null
+	$(B)/karat ops $(ROOF) --hw h200 --roofline results/roofline-h200.csv > /dev/null
+	$(B)/karat ops $(ROOF) --hw karat --roofline results/roofline-karat.csv > /dev/null
 	$(B)/karat plot timeline ablation sensitivity tbt-batch pareto cdf ops-roofline
 
 test: $(B)/karat $(B)/karat-tests

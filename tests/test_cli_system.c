@@ -245,7 +245,7 @@ Test(cli_system, query_writes_its_timeline)
 	cr_assert_not_null(f);
 	char line[256];
 	cr_assert_not_null(fgets(line, sizeof line, f));
-	cr_expect_str_eq(line, "sample,microbatch,layer,task,resource,start_s,end_s\n");
+	cr_expect_str_eq(line, "sample,microbatch,layer,task,resource,start_s,end_s,point\n");
 	long rows = 0;
 	while (fgets(line, sizeof line, f))
 		rows++;

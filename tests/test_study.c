@@ -255,15 +255,18 @@ Test(study, step_times_are_the_samples)
 	double mean = atof(row);
 	FILE *f = fopen(path, "r");
 	cr_assert(f);
-	char line[128];
+	char line[512];
 	cr_assert(fgets(line, sizeof line, f));
-	cr_expect_str_eq(line, "rank,tbt_s,cdf\n");
+	cr_expect_str_eq(line, "rank,tbt_s,cdf,point\n");
 	int n = 0;
 	double prev = 0, sum = 0, cdf = 0;
 	while (fgets(line, sizeof line, f)) {
 		int rank;
 		double t;
 		cr_assert_eq(sscanf(line, "%d,%lf,%lf", &rank, &t, &cdf), 3, "%s", line);
+		/* the point it comes from, as asked (the count is auto's choice) */
+		cr_expect(strstr(line, ",\"DeepSeek-V3.2 on gpu-karat: 8 GPUs, 16 devices, batch 64, "),
+			  "%s", line);
 		cr_expect_eq(rank, ++n);
 		cr_expect(t >= prev, "sorted");
 		prev = t, sum += t;
@@ -273,4 +276,71 @@ Test(study, step_times_are_the_samples)
 	cr_expect_eq(n, 16);
 	cr_expect(cdf == 1);
 	cr_expect(mean > 0 && near(sum / n, mean, 1e-5), "%g against %g", sum / n, mean);
+}
+
+/* solve --step-times writes the samples of its own answer: the batch and
+ * count it printed, every sample. */
+Test(study, solve_writes_the_step_times_of_its_answer)
+{
+	char path[] = "/tmp/karat-steps-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	close(fd);
+	char args[400];
+	snprintf(args, sizeof args, "solve --model deepseek-v3.2 --system gpu-only --workload agentic "
+		 "--samples 32 --format csv --step-times %s", path);
+	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+	const char *row = strchr(out, '\n') + 1; /* microbatches, batch: columns 6 and 7 */
+	for (int k = 0; k < 5; k++)
+		row = strchr(row, ',') + 1;
+	int m = atoi(row);
+	double batch = atof(strchr(row, ',') + 1);
+	FILE *f = fopen(path, "r");
+	cr_assert(f);
+	char line[512], want[200];
+	snprintf(want, sizeof want, "DeepSeek-V3.2 on gpu-only: 8 GPUs, batch %.0f, %d micro-batch%s, "
+		 "ofms+cmr\"\n", batch, m, m == 1 ? "" : "es");
+	int n = 0;
+	cr_assert(fgets(line, sizeof line, f));
+	while (fgets(line, sizeof line, f)) {
+		n++;
+		size_t l = strlen(line), w = strlen(want);
+		cr_expect(l > w && strcmp(line + l - w, want) == 0, "%s does not end in %s", line, want);
+	}
+	fclose(f);
+	unlink(path);
+	cr_expect_eq(n, 32);
+	cr_expect(batch > 1);
+}
+
+
+/* A panel's title is its CSV's own words (plots/figures.ini: title1 =
+ * {point}): a quote and braces in them reach gnuplot as text; a CSV
+ * without the column a title reads is refused, naming it. */
+Test(study, plot_titles_come_from_the_csvs)
+{
+	char dir[] = "/tmp/karat-titles-XXXXXX", path[200], args[300];
+	cr_assert(mkdtemp(dir));
+	const char *names[] = {"steps-gpu-only.csv", "steps-gpu-karat.csv"};
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		cr_assert_eq(write_text(path, "rank,tbt_s,cdf,point\n1,0.05,0.5,\"it's {odd}, @_^\"\n"
+					      "2,0.06,1,\"it's {odd}, @_^\"\n"), 0);
+	}
+	snprintf(args, sizeof args, "plot cdf --from %s", dir);
+	cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+	snprintf(path, sizeof path, "%s/cdf.png", dir);
+	cr_expect_eq(access(path, F_OK), 0, "no %s", path);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/%s", dir, names[1]);
+	cr_assert_eq(write_text(path, "rank,tbt_s,cdf\n1,0.05,1\n"), 0);
+	cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 1);
+	cr_expect(strstr(errbuf, "steps-gpu-karat.csv:1: no column 'point'") &&
+			  strstr(errbuf, "title2"),
+		  "%s", errbuf);
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
 }

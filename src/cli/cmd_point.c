@@ -87,9 +87,25 @@ static int finish_csv(FILE *fp, char **text, int rc, const char *path, const cha
 	return rc;
 }
 
-/* The schedule of sampled batch 0 as a CSV (query --timeline): one row per
- * task, `sample,microbatch,layer,task,resource,start_s,end_s`. */
-static int write_timeline(struct plan *p, const struct result *r, const char *path)
+/* The point a timeline or step-time CSV comes from, in words, for its
+ * `point` column (karat plot's titles read it): the model, the system and
+ * its devices, the batch, the micro-batches and the schedule. */
+static void describe(const struct loaded *ld, const struct result *r, char *buf, size_t n)
+{
+	const struct design *d = &ld->p.d;
+	char devs[48] = "";
+	if (d->mem)
+		snprintf(devs, sizeof devs, ", %.0f device%s", d->sys->memdevs,
+			 d->sys->memdevs == 1 ? "" : "s");
+	snprintf(buf, n, "%s on %s: %.0f GPU%s%s, batch %.0f, %d micro-batch%s, %s", d->m->name,
+		 ld->label[2], d->sys->gpus, d->sys->gpus == 1 ? "" : "s", devs, r->batch, r->mb,
+		 r->mb == 1 ? "" : "es", sched_names[d->sched]);
+}
+
+/* The schedule of sampled batch 0 as a CSV (--timeline): one row per task,
+ * `sample,microbatch,layer,task,resource,start_s,end_s,point`. */
+static int write_timeline(struct plan *p, const struct loaded *ld, const struct result *r,
+			  const char *path)
 {
 	if (strcmp(path, "-") != 0 && out_check(path) != 0)
 		return 1;
@@ -108,26 +124,29 @@ static int write_timeline(struct plan *p, const struct result *r, const char *pa
 	size_t len = 0;
 	FILE *fp = open_memstream(&text, &len);
 	static const char *const head[] = {"sample", "microbatch", "layer", "task", "resource",
-					   "start_s", "end_s"};
-	int rc = !fp || csv_write_row(fp, 7, head) != 0;
+					   "start_s", "end_s", "point"};
+	char point[OUT_CELL];
+	describe(ld, r, point, sizeof point);
+	int rc = !fp || csv_write_row(fp, 8, head) != 0;
 	for (long i = 0; i < n && !rc; i++) {
 		char c[4][32];
 		snprintf(c[0], sizeof c[0], "%d", ev[i].mb);
 		snprintf(c[1], sizeof c[1], "%d", ev[i].layer);
 		snprintf(c[2], sizeof c[2], "%.9g", ev[i].start);
 		snprintf(c[3], sizeof c[3], "%.9g", ev[i].end);
-		const char *row[7] = {"0", c[0], c[1], pipe_task_names[ev[i].task],
-				      pipe_res_names[ev[i].res], c[2], c[3]};
-		rc = csv_write_row(fp, 7, row) != 0;
+		const char *row[8] = {"0", c[0], c[1], pipe_task_names[ev[i].task],
+				      pipe_res_names[ev[i].res], c[2], c[3], point};
+		rc = csv_write_row(fp, 8, row) != 0;
 	}
 	rc = finish_csv(fp, &text, rc, path, "the timeline");
 	free(ev);
 	return rc;
 }
 
-/* The sorted step times of the samples (query --step-times): one row per
- * sample, `rank,tbt_s,cdf` (cdf = rank / samples). */
-static int write_steps(struct plan *p, const struct result *r, const char *path)
+/* The sorted step times of the samples (--step-times): one row per
+ * sample, `rank,tbt_s,cdf,point` (cdf = rank / samples). */
+static int write_steps(struct plan *p, const struct loaded *ld, const struct result *r,
+		       const char *path)
 {
 	if (strcmp(path, "-") != 0 && out_check(path) != 0)
 		return 1;
@@ -141,15 +160,17 @@ static int write_steps(struct plan *p, const struct result *r, const char *path)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *fp = open_memstream(&text, &len);
-	static const char *const head[] = {"rank", "tbt_s", "cdf"};
-	int rc = !fp || csv_write_row(fp, 3, head) != 0;
+	static const char *const head[] = {"rank", "tbt_s", "cdf", "point"};
+	char point[OUT_CELL];
+	describe(ld, r, point, sizeof point);
+	int rc = !fp || csv_write_row(fp, 4, head) != 0;
 	for (int i = 0; i < n && !rc; i++) {
 		char c[3][32];
 		snprintf(c[0], sizeof c[0], "%d", i + 1);
 		snprintf(c[1], sizeof c[1], "%.9g", t[i]);
 		snprintf(c[2], sizeof c[2], "%.9g", (double)(i + 1) / n);
-		const char *row[3] = {c[0], c[1], c[2]};
-		rc = csv_write_row(fp, 3, row) != 0;
+		const char *row[4] = {c[0], c[1], c[2], point};
+		rc = csv_write_row(fp, 4, row) != 0;
 	}
 	return finish_csv(fp, &text, rc, path, "the step times");
 }
@@ -174,8 +195,8 @@ static int run_point(const char *name, const struct args *a, int solve)
 	}
 	/* the files it will write, before the work (and after its inputs are
 	 * read: neither may replace one) */
-	const char *outs[] = {solve ? NULL : arg_get(c, a, "timeline"),
-			      solve ? NULL : arg_get(c, a, "step-times")};
+	const char *timeline = arg_get(c, a, "timeline"), *steps = arg_get(c, a, "step-times");
+	const char *outs[] = {timeline, steps};
 	for (int i = 0; i < 2; i++)
 		if (outs[i] && strcmp(outs[i], "-") != 0 && out_check(outs[i]) != 0) {
 			point_free(&ld);
@@ -199,12 +220,14 @@ static int run_point(const char *name, const struct args *a, int solve)
 		die_msg("%s", err.msg);
 	else
 		rc = print_result(&ld, &r, csv);
-	const char *timeline = solve ? NULL : arg_get(c, a, "timeline");
+	/* at the answer for solve (nothing to show where nothing fits) */
+	if (!rc && solve && !r.feasible && (timeline || steps))
+		rc = (die_msg("%s: nothing fits (%s), so there is no batch to write %s for",
+			      name, r.reason, timeline ? "--timeline" : "--step-times"), 1);
 	if (!rc && timeline)
-		rc = write_timeline(p, &r, timeline);
-	const char *steps = solve ? NULL : arg_get(c, a, "step-times");
+		rc = write_timeline(p, &ld, &r, timeline);
 	if (!rc && steps)
-		rc = write_steps(p, &r, steps);
+		rc = write_steps(p, &ld, &r, steps);
 	plan_free(p);
 	point_free(&ld);
 	return rc;

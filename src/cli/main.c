@@ -62,13 +62,15 @@ static const struct optdef calibrate_opts[] = {
 	{"force", 0, "allow a trained-only algorithm on a model not trained for it", 0, 0}, \
 	{"exact", 0, "the reference: every request placed and every layer scheduled, at any batch (slower)", 0, 0}, \
 	{"format", 1, "table (default) or csv", 0, 0}
+#define POINT_FILES \
+	{"timeline", 1, "also write the reference schedule of sampled batch 0 to this CSV", 0, 0}, \
+	{"step-times", 1, "also write every sample's step time, sorted (rank,tbt_s,cdf,point), to this CSV", 0, 0}
 static const struct optdef query_opts[] = {
 	POINT_OPTS,
 	{"batch", 1, "requests in the batch, all GPUs together", 0, 0},
-	{"timeline", 1, "also write the reference schedule of sampled batch 0 to this CSV", 0, 0},
-	{"step-times", 1, "also write every sample's step time, sorted (rank,tbt_s,cdf), to this CSV", 0, 0},
+	POINT_FILES,
 	{0, 0, 0, 0, 0}};
-static const struct optdef solve_opts[] = {POINT_OPTS, {0, 0, 0, 0, 0}};
+static const struct optdef solve_opts[] = {POINT_OPTS, POINT_FILES, {0, 0, 0, 0, 0}};
 static const struct optdef sweep_opts[] = {
 	{"jobs", 1, "worker threads, also -j N (default 1); output is identical for any count", 0, 'j'},
 	{"output", 1, "CSV file to write, - for stdout (default: [sweep] output, else results/NAME.csv)", 0, 0},

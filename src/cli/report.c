@@ -187,14 +187,22 @@ int ops_roofline(const struct ops_setup *o, const struct step *s, const char *pa
 	static const char *const head[] = {"op", "side", "class", "dtype", "flops", "bytes",
 					   "intensity_flop_per_byte", "time_s",
 					   "achieved_flops_per_s", "peak_flops_per_s",
-					   "bandwidth_bytes_per_s"};
+					   "bandwidth_bytes_per_s", "point"};
+	/* the step it comes from, in words (karat plot's titles read it) */
+	char point[OUT_CELL], ctx[32];
+	if (o->b.context >= 1024 && fmod(o->b.context, 1024) == 0)
+		snprintf(ctx, sizeof ctx, "%.0fK", o->b.context / 1024);
+	else
+		snprintf(ctx, sizeof ctx, "%.0f", o->b.context);
+	snprintf(point, sizeof point, "%s: %s, %.0f requests at %s on %.0f GPU%s", o->dev_label,
+		 o->m->name, o->b.requests, ctx, o->b.gpus, o->b.gpus == 1 ? "" : "s");
 	struct op_row rows[OP_N], total;
 	step_rows(s, rows, &total);
 	int dt[OP_N]; /* each kind's data type: its first instance's */
 	for (int i = s->n - 1; i >= 0; i--)
 		dt[s->op[i].kind] = s->op[i].dt;
 	struct table tab;
-	table_init(&tab, 11, head, NULL);
+	table_init(&tab, 12, head, NULL);
 	for (int k = 0; k < OP_N; k++) {
 		double f = rows[k].flops, b = rows[k].bytes, t = rows[k].time;
 		if (!rows[k].present || !(f > 0) || !(b > 0) || !(t > 0) || !isfinite(t) ||
@@ -209,9 +217,9 @@ int ops_roofline(const struct ops_setup *o, const struct step *s, const char *pa
 		snprintf(c[4], OUT_CELL, "%.15g", f / t);
 		snprintf(c[5], OUT_CELL, "%.15g", device_peak(o->d, (enum dtype)dt[k], NULL));
 		snprintf(c[6], OUT_CELL, "%.15g", o->d->mem_bw);
-		const char *row[11] = {op_table[k].name, sides[op_table[k].side],
+		const char *row[12] = {op_table[k].name, sides[op_table[k].side],
 				       op_class_names[op_table[k].cls], dtype_names[dt[k]],
-				       c[0], c[1], c[2], c[3], c[4], c[5], c[6]};
+				       c[0], c[1], c[2], c[3], c[4], c[5], c[6], point};
 		table_add(&tab, row);
 	}
 	int rc = write_atomic(path, &tab, 1) != 0;

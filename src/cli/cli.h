@@ -72,7 +72,7 @@ int usage_error(const struct command *c, const char *fmt, ...)
 int parse_count(const char *opt, const char *text, int tokens, double lo,
 		double hi, double *out);
 
-/* Output: a table of rows of cells printed aligned, or CSV.  OUT_CELL is
+/* Output (cli/table.c): a table of rows of cells printed aligned, or CSV.  OUT_CELL is
  * the size of the scratch buffers callers format numbers into. */
 #define OUT_MAX_COLS 48
 #define OUT_CELL 320
@@ -150,7 +150,7 @@ void out_fingerprint(const char *s, size_t n, unsigned long long h[2]);
 /* karat's version, as --version prints it. */
 const char *karat_version(void);
 
-/* The rows written so far (sweep, merge): a row a system cannot tell from
+/* The rows written so far (sweep, merge; cli/rowset.c): a row a system cannot tell from
  * an earlier one (the same cells: an override it cannot apply leaves its
  * column empty) is written once.  It keeps each row's 128-bit fingerprint,
  * 32 bytes a row at most, not the row. */
@@ -158,9 +158,6 @@ struct rowset {
 	unsigned long long (*slot)[2];
 	size_t cap, n;
 };
-/* 1: row (len bytes) is new and now kept; 0: written before; -1: out of
- * memory. */
-int rowset_add(struct rowset *rs, const char *row, size_t len);
 void rowset_free(struct rowset *rs);
 /* One row rendered into memory, then written once (rowset). */
 struct rowbuf {

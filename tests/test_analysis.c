@@ -15,16 +15,16 @@ static void small_study(struct study_def *sd)
 {
 	memset(sd, 0, sizeof *sd);
 	snprintf(sd->name, sizeof sd->name, "small");
-	snprintf(sd->model[0], INI_VALUE, "deepseek-v3.2");
-	snprintf(sd->algo[0], INI_VALUE, "native");
-	snprintf(sd->workload[0], INI_VALUE, "agentic");
-	snprintf(sd->system[0], INI_VALUE, "gpu-only");
-	snprintf(sd->system[1], INI_VALUE, "gpu-karat");
+	snprintf(sd->models.v[0], INI_VALUE, "deepseek-v3.2");
+	snprintf(sd->algos.v[0], INI_VALUE, "native");
+	snprintf(sd->workloads.v[0], INI_VALUE, "agentic");
+	snprintf(sd->systems.v[0], INI_VALUE, "gpu-only");
+	snprintf(sd->systems.v[1], INI_VALUE, "gpu-karat");
 	snprintf(sd->baseline, INI_VALUE, "gpu-only");
-	sd->nmodel = sd->nalgo = sd->nworkload = 1, sd->nsystem = 2;
-	sd->gpus[0] = 8, sd->gpus[1] = 16, sd->ngpus = 2;
-	sd->mgpus[0] = 8, sd->nmgpus = 1;
-	sd->per_gpu[0] = 1, sd->per_gpu[1] = 2, sd->nper = 2;
+	sd->models.n = sd->algos.n = sd->workloads.n = 1, sd->systems.n = 2;
+	sd->gpus.v[0] = 8, sd->gpus.v[1] = 16, sd->gpus.n = 2;
+	sd->mgpus.v[0] = 8, sd->mgpus.n = 1;
+	sd->per_gpu.v[0] = 1, sd->per_gpu.v[1] = 2, sd->per_gpu.n = 2;
 }
 
 static struct result ok(double tdp, double tok_per_w)

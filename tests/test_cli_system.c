@@ -172,7 +172,12 @@ Test(cli_system, sweep_errors_name_file_and_line)
 	char cmd[512];
 	snprintf(cmd, sizeof cmd, "sweep %s", ini);
 	cr_expect_eq(run(cmd), 1);
-	cr_expect(strstr(err, ".ini:3: unknown key sweep.sytem"), "%s", err);
+	cr_expect(strstr(err, ".ini:3: unknown key 'sytem' in [sweep] (did you mean 'system'?)"), "%s",
+		  err);
+	ini = tmp_ini_str(3, "[sweep]\nmodel = deepseek-v3.2\nbatch = 8, 16, 8\n");
+	snprintf(cmd, sizeof cmd, "sweep %s", ini);
+	cr_expect_eq(run(cmd), 1);
+	cr_expect(strstr(err, ".ini:3: sweep.batch: '8' is given twice"), "%s", err);
 	ini = tmp_ini_str(3, "[sweep]\nmodel = deepseek-v3.2,,glm-5.2\n");
 	snprintf(cmd, sizeof cmd, "sweep %s", ini);
 	cr_expect_eq(run(cmd), 1);

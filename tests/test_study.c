@@ -36,18 +36,19 @@ static void load_fails(const char *text, const char *want, int line)
 
 Test(study, bad_studies_fail_with_file_and_line)
 {
-	load_fails(GOOD "gpu = 8\n", "unknown key study.gpu", 8);
-	load_fails("[studdy]\ntitle = t\n", "unknown section [studdy]", 2);
+	load_fails(GOOD "gpu = 8\n", "unknown key 'gpu' in [study] (did you mean 'gpus'?)", 8);
+	load_fails("[studdy]\ntitle = t\n", "unknown section [studdy]", 1);
 	load_fails(GOOD "algos = gqa,,quest\n", "study.algos: empty item", 8);
 	load_fails(GOOD "memdevs_per_gpu = 0\n", "'0' is not a whole number in [1, 64]", 8);
 	load_fails(GOOD "paper = lots\n", "not a range LO-HIx", 8);
-	load_fails("[study]\ntitle = t\nmodels = m\n", "[study] needs title, models", 1);
+	load_fails("[study]\ntitle = t\nmodels = m\n", "missing required key 'workloads' in [study]", 1);
 	load_fails("[study]\ntitle = t\nmodels = deepseek-v3.2\nworkloads = agentic\n"
 		   "systems = gpu-karat\nbaseline = gpu-only\ngpus = 8\n",
 		   "study.baseline 'gpu-only' is not one of study.systems", 6);
 	load_fails(GOOD "baseline_gpus_for = gpu-duplex-hbm\n",
 		   "study.baseline_gpus_for names 'gpu-duplex-hbm', which is not one of study.systems",
 		   8);
+	load_fails(GOOD "memdevs_per_gpu = 1, 2, 1\n", "study.memdevs_per_gpu: '1' is given twice", 8);
 	load_fails(GOOD "memdevs_fixed = gpu-karta\n",
 		   "study.memdevs_fixed names 'gpu-karta', which is not one of study.systems", 8);
 }

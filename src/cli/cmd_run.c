@@ -28,7 +28,7 @@ struct run_points {
 
 static const char *algo_name(const struct study_def *sd, const struct study_point *p)
 {
-	return strcmp(sd->algo[p->algo], "native") ? sd->algo[p->algo] : NULL;
+	return strcmp(sd->algos.v[p->algo], "native") ? sd->algos.v[p->algo] : NULL;
 }
 
 static void make(const void *ctx, long idx, struct point_spec *ps,
@@ -37,8 +37,8 @@ static void make(const void *ctx, long idx, struct point_spec *ps,
 	const struct run_points *g = ctx;
 	const struct study_point *p = &g->g->pt[idx];
 	memset(ps, 0, sizeof *ps);
-	ps->model = g->sd->model[p->model], ps->algo = algo_name(g->sd, p);
-	ps->system = g->sd->system[p->system], ps->workload = g->sd->workload[p->workload];
+	ps->model = g->sd->models.v[p->model], ps->algo = algo_name(g->sd, p);
+	ps->system = g->sd->systems.v[p->system], ps->workload = g->sd->workloads.v[p->workload];
 	ps->schedule = DESIGN_DEFAULT_SCHED_NAME, ps->mb = "auto";
 	snprintf(sets[0], POOL_SET_LEN, "system.gpus=%d", p->gpus);
 	ps->sets[ps->nsets] = sets[ps->nsets], ps->nsets++;
@@ -116,8 +116,8 @@ static void row(struct out *o, const struct study_def *sd, const struct study_ro
 	const struct study_point *p = r->p;
 	const struct result *x = r->x, *b = r->b;
 	const char *algo = algo_name(sd, p);
-	const char *txt[] = {sd->name, sd->model[p->model], algo ? algo : "native",
-			     sd->workload[p->workload], sd->system[p->system],
+	const char *txt[] = {sd->name, sd->models.v[p->model], algo ? algo : "native",
+			     sd->workloads.v[p->workload], sd->systems.v[p->system],
 			     study_view_names[r->v]};
 	for (int k = 0; k < 6; k++)
 		snprintf(c[k], OUT_CELL, "%s", txt[k]);
@@ -248,7 +248,7 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 		       "memory devices per GPU, against %s at its best GPU count, at the same "
 		       "GPUs and at the same TDP\n\n", sd->baseline);
 		table_write(&o.shown, stdout, 0);
-		printf("\n%s over %s, throughput per TDP:", sd->system[sd->nsystem - 1], sd->baseline);
+		printf("\n%s over %s, throughput per TDP:", sd->systems.v[sd->systems.n - 1], sd->baseline);
 		for (int v = 0; v < STUDY_NVIEW; v++)
 			if (rng.have[v])
 				printf("  %s %.2f-%.2fx", study_view_names[v], rng.lo[v], rng.hi[v]);

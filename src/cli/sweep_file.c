@@ -1,14 +1,58 @@
 /* sweep_file.c (cli): reading a sweep file (sweep_file.h). */
 #include "cli/sweep_file.h"
 
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "io/list.h"
+#include "io/schema.h"
 
 const char *const sweep_keys[] = {
 	"model", "algo", "system", "workload", "context", "batch", "microbatches",
 	"schedule", "mtp", "mtp_accept", "slo_ms", "samples", "seed", "force", 0};
+#define NKEYS 14
+
+/* The [sweep] section as io/schema checks it: each key a list (distinct
+ * values, at most SWEEP_MAX_VALS), output a path.  The dimensions are then
+ * taken from the document in its own order (the order sets the points'). */
+struct sweep_bound {
+	struct name_list v[NKEYS];
+	char output[INI_VALUE];
+};
+#define K(i, key, kind, help)                                                                 \
+	{"sweep", key, kind, U_INT,                                                            \
+	 offsetof(struct sweep_bound, v) + (i) * sizeof(struct name_list), SWEEP_MAX_VALS, 0, 0, \
+	 0, 0, NULL, help}
+/* in sweep_keys' order */
+static const struct field sweep_fields[NKEYS + 1] = {
+	K(0, "model", FK_NAMES, "models"), K(1, "algo", FK_ALGOS, "attention algorithms"),
+	K(2, "system", FK_NAMES, "systems"), K(3, "workload", FK_NAMES, "workloads"),
+	K(4, "context", FK_NAMES, "contexts"), K(5, "batch", FK_NAMES, "batches"),
+	K(6, "microbatches", FK_NAMES, "micro-batch counts"),
+	K(7, "schedule", FK_NAMES, "schedules"), K(8, "mtp", FK_NAMES, "draft tokens"),
+	K(9, "mtp_accept", FK_NAMES, "draft acceptance rates"),
+	K(10, "slo_ms", FK_NAMES, "SLOs in ms"), K(11, "samples", FK_NAMES, "samples"),
+	K(12, "seed", FK_NAMES, "seeds"), K(13, "force", FK_NAMES, "true or false"),
+	{"sweep", "output", FK_STR, U_INT, offsetof(struct sweep_bound, output), INI_VALUE, 0, 0,
+	 0, 0, NULL, "the CSV, relative to the sweep file's folder"}};
+#undef K
+
+/* [set] and [vary] hold the caller's keys. */
+static const struct schema sweep_schema = {"sweep", sweep_fields, NKEYS + 1, "set,vary", NULL};
+
+/* Every key of a sweep file known, every list well formed: 0, or 1 with
+ * err. */
+static int sweep_check(const struct ini_doc *doc, struct kerr *err)
+{
+	struct sweep_bound *b = calloc(1, sizeof *b);
+	if (!b)
+		return kerr_set(err, 0, 0, "out of memory"), 1;
+	int rc = schema_bind(&sweep_schema, doc, b, err) != 0;
+	free(b);
+	return rc ? 1 : 0;
+}
 
 /* Splits a list (io/list.h) into d, naming d in errors. */
 static int split(const char *text, int algo, struct dim *d, const char *path,
@@ -79,7 +123,7 @@ int sweep_load(struct sweep *sw, const char **output, char *outbuf, size_t outn,
 	struct ini_doc *doc = ini_doc_load(sw->path, err);
 	if (!doc)
 		return 1;
-	int rc = 0;
+	int rc = sweep_check(doc, err);
 	sw->total = 1;
 	for (int i = 0; i < doc->n && rc == 0; i++) {
 		const struct ini_entry *e = &doc->e[i];
@@ -88,11 +132,6 @@ int sweep_load(struct sweep *sw, const char **output, char *outbuf, size_t outn,
 			if ((rc = load_vary(sw, e, doc->path, err)) != 0)
 				break;
 			continue;
-		}
-		if (!is_set && strcmp(e->section, "sweep") != 0) {
-			rc = kerr_set(err, doc->path, e->line, "unknown section [%s] (sweep, set, vary)",
-				      e->section);
-			break;
 		}
 		if (!is_set && strcmp(e->key, "output") == 0) {
 			/* relative to the sweep file's folder, as a workload's trace
@@ -113,18 +152,6 @@ int sweep_load(struct sweep *sw, const char **output, char *outbuf, size_t outn,
 			}
 			*output = outbuf;
 			continue;
-		}
-		if (!is_set) {
-			int k = 0;
-			while (sweep_keys[k] && strcmp(sweep_keys[k], e->key))
-				k++;
-			if (!sweep_keys[k]) {
-				rc = kerr_set(err, doc->path, e->line, "unknown key sweep.%s (model, "
-					      "algo, system, workload, context, batch, microbatches, "
-					      "schedule, mtp, mtp_accept, slo_ms, samples, seed, force, output)",
-					      e->key);
-				break;
-			}
 		}
 		if (sw->ndim == SWEEP_MAX_DIMS) {
 			rc = kerr_set(err, doc->path, e->line, "more than %d keys", SWEEP_MAX_DIMS);

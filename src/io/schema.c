@@ -3,7 +3,11 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "base/suggest.h"
+#include "io/list.h"
 
 const struct field *schema_field(const struct schema *s, const char *section,
 				 const char *key)
@@ -15,9 +19,22 @@ const struct field *schema_field(const struct schema *s, const char *section,
 	return NULL;
 }
 
+/* Whether section is one of open_section's comma-separated names. */
+static int section_open(const struct schema *s, const char *section)
+{
+	size_t n = strlen(section);
+	for (const char *o = s->open_section; o && *o;) {
+		size_t k = strcspn(o, ",");
+		if (k == n && strncmp(o, section, n) == 0)
+			return 1;
+		o += k + (o[k] == ',');
+	}
+	return 0;
+}
+
 static int section_known(const struct schema *s, const char *section)
 {
-	if (s->open_section && strcmp(s->open_section, section) == 0)
+	if (section_open(s, section))
 		return 1;
 	for (size_t i = 0; i < s->n; i++)
 		if (strcmp(s->fields[i].section, section) == 0)
@@ -38,6 +55,42 @@ static void list_names(const char *const *names, char *buf, size_t n)
 	for (int i = 0; names[i] && used + 2 < n; i++)
 		used += (size_t)snprintf(buf + used, n - used, "%s%s",
 					 i ? ", " : "", names[i]);
+}
+
+/* A list value into the field's struct name_list or int_list: every item
+ * distinct, at most f->size of them. */
+static int set_list(const struct field *f, const char *value, char *base, char *why,
+		    size_t n)
+{
+	static _Thread_local struct name_list l; /* 12 KB: not on the stack */
+	int max = f->size && f->size < LIST_MAX ? (int)f->size : LIST_MAX;
+	if (list_split(value, f->kind == FK_ALGOS, l.v, max, &l.n, why, n) != 0)
+		return -1;
+	for (int i = 0; i < l.n; i++)
+		for (int j = 0; j < i; j++)
+			if (strcmp(l.v[i], l.v[j]) == 0) {
+				snprintf(why, n, "'%s' is given twice", l.v[i]);
+				return -1;
+			}
+	if (f->kind != FK_INTS) {
+		struct name_list *out = (struct name_list *)(base + f->offset);
+		out->n = l.n;
+		memcpy(out->v, l.v, sizeof *l.v * (size_t)l.n);
+		return 0;
+	}
+	struct int_list *out = (struct int_list *)(base + f->offset);
+	for (int i = 0; i < l.n; i++) {
+		char *end;
+		long x = strtol(l.v[i], &end, 10);
+		if (*end || end == l.v[i] || x < f->min || x > f->max) {
+			snprintf(why, n, "'%s' is not a whole number in [%g, %g]", l.v[i], f->min,
+				 f->max);
+			return -1;
+		}
+		out->v[i] = (int)x;
+	}
+	out->n = l.n;
+	return 0;
 }
 
 int schema_set(const struct field *f, const char *value, void *obj, char *why,
@@ -124,6 +177,10 @@ int schema_set(const struct field *f, const char *value, void *obj, char *why,
 		list_names(f->names, list, sizeof list);
 		snprintf(why, n, "'%.40s' is not one of: %s", value, list);
 		return -1;
+	case FK_NAMES:
+	case FK_ALGOS:
+	case FK_INTS:
+		return set_list(f, value, base, why, n);
 	}
 	snprintf(why, n, "internal: bad field kind");
 	return -1;
@@ -140,7 +197,7 @@ int schema_bind(const struct schema *s, const struct ini_doc *doc, void *obj,
 	for (int i = 0; i < doc->n; i++) {
 		const struct ini_entry *e = &doc->e[i];
 		const struct field *f = schema_field(s, e->section, e->key);
-		if (!f && ((s->open_section && strcmp(e->section, s->open_section) == 0) ||
+		if (!f && (section_open(s, e->section) ||
 			   (s->open_key && s->open_key(e->section, e->key))))
 			continue; /* the caller binds it */
 		if (!f) {
@@ -148,8 +205,15 @@ int schema_bind(const struct schema *s, const struct ini_doc *doc, void *obj,
 				return kerr_set(err, doc->path, e->line,
 						"unknown section [%s] in a %s file",
 						e->section, s->what);
+			const char *keys[64];
+			int nk = 0;
+			for (size_t k = 0; k < s->n && nk < 64; k++)
+				if (strcmp(s->fields[k].section, e->section) == 0)
+					keys[nk++] = s->fields[k].key;
+			char hint[128];
+			suggest_hint(e->key, keys, nk, hint, sizeof hint);
 			return kerr_set(err, doc->path, e->line,
-					"unknown key '%s' in [%s]", e->key, e->section);
+					"unknown key '%s' in [%s]%s", e->key, e->section, hint);
 		}
 		char why[256];
 		if (schema_set(f, e->value, obj, why, sizeof why) != 0)
@@ -198,6 +262,24 @@ void schema_format(const struct field *f, const void *obj, char *buf, size_t n)
 		int i;
 		memcpy(&i, base + f->offset, sizeof i);
 		snprintf(buf, n, "%s", f->names[i]);
+		return;
+	}
+	case FK_NAMES:
+	case FK_ALGOS:
+	case FK_INTS: { /* the items, comma-separated */
+		const struct name_list *nl = (const void *)(base + f->offset);
+		const struct int_list *il = (const void *)(base + f->offset);
+		int cnt = f->kind == FK_INTS ? il->n : nl->n;
+		size_t used = 0;
+		buf[0] = '\0';
+		for (int i = 0; i < cnt && used + 1 < n; i++) {
+			if (f->kind == FK_INTS)
+				used += (size_t)snprintf(buf + used, n - used, "%s%d", i ? ", " : "",
+							 il->v[i]);
+			else
+				used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "",
+							 nl->v[i]);
+		}
 		return;
 	}
 	}

@@ -16,6 +16,23 @@ enum field_kind {
 	FK_STR,   /* char[.size] */
 	FK_ENUM,  /* int index into .names (NULL-terminated) */
 	FK_SHARE, /* struct share_bytes: "N%" (of a capacity) or bytes */
+	FK_NAMES, /* struct name_list: a comma-separated list (io/list.h) of
+		     at most .size distinct names */
+	FK_ALGOS, /* the same, where "dsa:topk=1024,index_heads=32" is one item */
+	FK_INTS,  /* struct int_list: at most .size distinct whole numbers in
+		     [.min, .max] */
+};
+
+/* The lists FK_NAMES, FK_ALGOS and FK_INTS bind (LIST_MAX items at most;
+ * a field's .size may allow fewer). */
+#define LIST_MAX 64
+struct name_list {
+	int n;
+	char v[LIST_MAX][INI_VALUE];
+};
+struct int_list {
+	int n;
+	int v[LIST_MAX];
 };
 
 /* An amount given either as bytes or as a share of some capacity. */
@@ -32,7 +49,7 @@ struct field {
 	enum field_kind kind;
 	enum unit_class unit;
 	size_t offset;            /* into the bound struct */
-	size_t size;              /* FK_STR: buffer size */
+	size_t size;              /* FK_STR: buffer size; a list's items, at most */
 	int required;
 	double min, max;          /* FK_NUM: inclusive range */
 	int positive;             /* FK_NUM: must be > 0 (zero is meaningless) */
@@ -44,7 +61,8 @@ struct schema {
 	const char *what;          /* "model", "device", "link" */
 	const struct field *fields;
 	size_t n;
-	const char *open_section;  /* keys here not in fields are the caller's */
+	const char *open_section;  /* keys here not in fields are the caller's
+				      (several sections: "set,vary") */
 	/* Other keys the caller binds (e.g. a workload's percentiles), or NULL. */
 	int (*open_key)(const char *section, const char *key);
 };

@@ -40,13 +40,13 @@ static int add_system(const struct study_def *sd, struct study_grid *g, struct s
 		      double r, int fixed, int wide)
 {
 	int narrow = r > 0 && !wide; /* memdev_gpus, not the baseline's gpus */
-	int nG = narrow ? sd->nmgpus : sd->ngpus, nd = r > 0 && !fixed ? sd->nper : 1;
+	int nG = narrow ? sd->mgpus.n : sd->gpus.n, nd = r > 0 && !fixed ? sd->per_gpu.n : 1;
 	for (int k = 0; k < nG; k++) {
-		p.gpus = narrow ? sd->mgpus[k] : sd->gpus[k];
+		p.gpus = narrow ? sd->mgpus.v[k] : sd->gpus.v[k];
 		for (int d = 0; d < nd; d++) {
 			p.memdevs = r <= 0 ? 0
 				    : fixed ? (int)fmax(1, p.gpus * r + 0.5)
-					    : p.gpus * sd->per_gpu[d];
+					    : p.gpus * sd->per_gpu.v[d];
 			if (add(g, p) != 0)
 				return -1;
 		}
@@ -56,34 +56,34 @@ static int add_system(const struct study_def *sd, struct study_grid *g, struct s
 
 int study_grid(const struct study_def *sd, struct study_grid *g, struct kerr *err)
 {
-	int ns = sd->nsystem;
+	int ns = sd->systems.n;
 	memset(g, 0, sizeof *g);
 	g->nsystem = ns;
-	while (g->baseline < ns && strcmp(sd->system[g->baseline], sd->baseline))
+	while (g->baseline < ns && strcmp(sd->systems.v[g->baseline], sd->baseline))
 		g->baseline++;
 	if (g->baseline == ns)
 		return kerr_set(err, 0, 0, "study %s: the baseline %s is not one of its systems",
 				sd->name, sd->baseline);
 	for (int s = 0; s < ns; s++) { /* each system file loaded once */
 		double per_node;
-		if ((g->ratio[s] = system_ratio(sd->system[s], &per_node, err)) < 0)
+		if ((g->ratio[s] = system_ratio(sd->systems.v[s], &per_node, err)) < 0)
 			return -1;
 		if (s == g->baseline)
 			g->per_node = per_node;
 	}
-	g->ngroup = sd->nmodel * sd->nalgo * sd->nworkload;
+	g->ngroup = sd->models.n * sd->algos.n * sd->workloads.n;
 	g->start = malloc(sizeof(int) * (size_t)(g->ngroup * ns + 1));
 	if (!g->start)
 		return kerr_set(err, 0, 0, "out of memory");
 	for (int gi = 0; gi < g->ngroup; gi++) {
-		struct study_point p = {.model = gi / (sd->nalgo * sd->nworkload),
-					.algo = gi / sd->nworkload % sd->nalgo,
-					.workload = gi % sd->nworkload};
+		struct study_point p = {.model = gi / (sd->algos.n * sd->workloads.n),
+					.algo = gi / sd->workloads.n % sd->algos.n,
+					.workload = gi % sd->workloads.n};
 		for (int s = 0; s < ns; s++) {
 			g->start[gi * ns + s] = g->n;
 			p.system = s;
-			if (add_system(sd, g, p, g->ratio[s], study_fixed(sd, sd->system[s]),
-				       study_wide(sd, sd->system[s])) != 0) {
+			if (add_system(sd, g, p, g->ratio[s], study_fixed(sd, sd->systems.v[s]),
+				       study_wide(sd, sd->systems.v[s])) != 0) {
 				study_grid_free(g);
 				return kerr_set(err, 0, 0, "out of memory");
 			}

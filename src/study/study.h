@@ -12,27 +12,25 @@
 #include "base/err.h"
 #include "base/limits.h"
 #include "io/ini_doc.h"
+#include "io/schema.h"
 #include "solve/solve.h"
 
 struct study_def {
 	char path[1024], name[64];
 	char title[INI_VALUE];
-	char model[STUDY_MAX_LIST][INI_VALUE], algo[STUDY_MAX_LIST][INI_VALUE],
-		workload[STUDY_MAX_LIST][INI_VALUE], system[STUDY_MAX_LIST][INI_VALUE];
-	int nmodel, nalgo, nworkload, nsystem;
-	char baseline[INI_VALUE];           /* one of system[] */
-	int gpus[STUDY_MAX_LIST], ngpus;    /* GPU counts tried */
-	int mgpus[STUDY_MAX_LIST], nmgpus;  /* ... for systems with memory
-					       devices (default: gpus) */
-	int per_gpu[STUDY_MAX_LIST], nper;  /* memory devices per GPU tried */
-	char fixed[STUDY_MAX_LIST][INI_VALUE]; /* systems that keep their
-						   file's devices per GPU */
-	int nfixed;
-	char wide[STUDY_MAX_LIST][INI_VALUE]; /* systems tried at the baseline's
-						 GPU counts (gpus), not memdev_gpus */
-	int nwide;
-	double paper_lo, paper_hi;          /* 0: none given */
-	char paper_src[INI_VALUE];
+	struct name_list models, algos, workloads, systems;
+	char baseline[INI_VALUE];    /* one of systems */
+	struct int_list gpus;        /* GPU counts tried */
+	struct int_list mgpus;       /* ... for systems with memory devices
+					(memdev_gpus; default: gpus) */
+	struct int_list per_gpu;     /* memory devices per GPU tried */
+	struct name_list fixed;      /* systems that keep their file's
+					devices per GPU (memdevs_fixed) */
+	struct name_list wide;       /* systems tried at the baseline's GPU
+					counts (baseline_gpus_for) */
+	char paper[INI_VALUE];       /* the paper's range as written */
+	double paper_lo, paper_hi;   /* 0: none given */
+	char paper_src[INI_SOURCE];
 };
 
 /* Loads and checks a study file: unknown sections or keys, empty lists,

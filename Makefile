@@ -54,6 +54,8 @@ $(B)/src/cli/main.o: CFLAGS += -DKARAT_VERSION='"$(KARAT_VERSION)"'
 FORCE:
 
 $(B)/src/cli/bench_run.o: CFLAGS += -DKARAT_KERNEL_FLAGS='"$(KERNEL_CFLAGS)"'
+# The evaluator runs a solve's samples on threads (design.threads).
+$(B)/src/solve/eval.o: CFLAGS += -fopenmp
 
 $(B)/src/kernels/%.o: src/kernels/%.c $(HDRS) | $(B)/.deps-build
 	@mkdir -p $(dir $@)

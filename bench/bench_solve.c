@@ -1,4 +1,6 @@
-/* bench_solve.c: `make bench`, the system layer.  (1) One design point
+/* bench_solve.c: `make bench`, the system layer.  (0) Issue 26's speed
+ * targets, each as CPU time of the command a user runs, beside its limit.
+ * (1) One design point
  * solved on one core: largest batch by exponential search and bisection,
  * P99 over 256 sampled batches, at m = 1, 4, 16 and auto (1-16), for
  * several models and systems.  (2) Cost of one sampled batch.  (3) What-if
@@ -60,9 +62,63 @@ static double wall(const char *cmd)
 	return now() - t0;
 }
 
+/* Median process time (user + system) of karat with args (up to 16),
+ * over reps runs, or fewer where one run takes over a second. */
+static double cmd_time(const char *bin, const char *const *args, int reps)
+{
+	char *argv[24] = {(char *)bin};
+	int n = 1;
+	for (; args[n - 1] && n < 23; n++)
+		argv[n] = (char *)args[n - 1];
+	argv[n] = NULL;
+	double t[9];
+	int k = 0;
+	do
+		t[k++] = process_time(argv);
+	while (k < reps && k < 9 && t[0] < 1);
+	return median(t, k);
+}
+
+#define SOLVE "solve", "--model", "deepseek-v3.2", "--system", "gpu-karat", "--workload", "agentic"
+
+/* Issue 26's targets, CPU time on the machine it runs on. */
+static void targets(const char *bin)
+{
+	static const char *const auto8[] = {SOLVE, NULL};
+	static const char *const auto64[] = {SOLVE, "--set", "system.gpus=64", "--set",
+					     "system.memdevs=256", NULL};
+	static const char *const auto1024[] = {SOLVE, "--set", "system.gpus=1024", "--set",
+					       "system.memdevs=4096", NULL};
+	static const char *const one8[] = {SOLVE, "--microbatches", "1", NULL};
+	static const char *const trace[] = {"query", "--model", "deepseek-v3.2", "--system",
+					    "gpu-only", "--workload", "azure-conv", "--batch",
+					    "16384", "--microbatches", "2", NULL};
+	static const struct {
+		const char *what;
+		const char *const *args;
+		double limit; /* s */
+		int reps;
+	} t[] = {
+		{"solve auto, gpu-karat, DeepSeek-V3.2 agentic, 8 GPUs", auto8, 0.025, 7},
+		{"solve auto, 64 GPUs, 256 devices", auto64, 0.300, 3},
+		{"solve auto, 1,024 GPUs, 4,096 devices", auto1024, 5.0, 1},
+		{"solve at one count (m = 1), 8 GPUs", one8, 0.005, 7},
+		{"query, trace workload (azure-conv), 16,384 requests", trace, 0.010, 5},
+	};
+	printf("issue 26 targets: CPU time (user + system) of one command, median\n");
+	printf("  %-55s %10s %10s  %s\n", "what", "measured", "target", "");
+	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+		double x = cmd_time(bin, t[i].args, t[i].reps);
+		printf("  %-55s %8.0f ms %7.0f ms  %s\n", t[i].what, 1e3 * x, 1e3 * t[i].limit,
+		       x <= t[i].limit ? "met" : "NOT MET");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *bin = argc > 1 ? argv[1] : "build/karat";
+	targets(bin);
+	printf("\n");
 	printf("bench_solve: %ld online CPUs; plan + solve on one thread; agentic workload, "
 	       "256 sampled batches, ofms+cmr, SLO 100 ms, seed 1\n\n", sysconf(_SC_NPROCESSORS_ONLN));
 	static const struct {
@@ -153,6 +209,8 @@ int main(int argc, char **argv)
 	       "auto micro-batches): -j 1 %.2f s, -j 2 %.2f s, speed-up %.2fx (median of 3); "
 	       "outputs %s; %.2f points solved per second per core\n", a, b, a / b,
 	       same ? "identical" : "DIFFER", 48 / a);
+	printf("issue 26 target: a sweep solves at least 100 points per second per core: %s\n",
+	       48 / a >= 100 ? "met" : "NOT MET");
 	unlink(ini);
 	unlink("/tmp/karat-bench-1.csv");
 	unlink("/tmp/karat-bench-2.csv");

@@ -258,3 +258,18 @@ Test(cli_system, query_writes_its_timeline)
 	unlink(path);
 	cr_expect_eq(rows, 2 * (61 * 8 + 3), "%ld rows", rows);
 }
+
+/* solve -j N: the same answer, byte for byte, on any number of threads;
+ * a count out of range is a usage error. */
+Test(cli_system, solve_on_threads_prints_the_same)
+{
+	static char one[8192];
+	cr_assert_eq(run("solve --model glm-5.2 --system gpu-karat --workload azure-conv --samples 64 "
+			 "--format csv -j 1"), 0, "%s", err);
+	snprintf(one, sizeof one, "%s", out);
+	cr_assert_eq(run("solve --model glm-5.2 --system gpu-karat --workload azure-conv --samples 64 "
+			 "--format csv --jobs 3"), 0, "%s", err);
+	cr_expect_str_eq(out, one);
+	cr_expect_eq(run("solve --model glm-5.2 --system gpu-karat --workload agentic -j 0"), 2);
+	cr_expect(strstr(err, "jobs"), "%s", err);
+}

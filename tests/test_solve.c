@@ -519,3 +519,71 @@ Test(solve, early_exit_decides_as_the_full_evaluation)
 	}
 	cr_expect(stopped > 0 && ran > 0, "stopped %d, ran %d: both must happen", stopped, ran);
 }
+
+/* Samples evaluated on threads (design.threads) give every result bit for
+ * bit as one thread does: solves (early exits, worst-first order, the
+ * search's path), a fluid-path query, an alike pool, CMR with requests
+ * split over devices, and an evaluation that fails with its reason. */
+Test(solve, threads_change_no_result)
+{
+	static struct setup s;
+	const struct {
+		const char *model, *system, *workload;
+		double ctx;
+		int m, kv_shard, cmr;
+		double batch; /* 0: solve */
+	} pts[] = {
+		{"deepseek-v3.2", "gpu-karat", "agentic", 0, 0, 0, 0, 0},
+		{"glm-5.2", "gpu-attacc", "azure-conv", 0, 2, 0, 0, 0},
+		{"minimax-m3", "gpu-only", "azure-code", 0, 0, 0, 0, 0},
+		{"deepseek-v3.2", "gpu-only", "azure-conv", 0, 2, 0, 0, 4096}, /* fluid */
+		{"deepseek-v3.2", "gpu-karat", NULL, 65536, 0, 0, 0, 0},       /* alike */
+		{"deepseek-v3.2", "gpu-karat", "agentic", 0, 3, 1, 1, 96},     /* CMR, split */
+	};
+	for (size_t i = 0; i < sizeof pts / sizeof *pts; i++) {
+		struct result r[3];
+		const double *t[3];
+		int n[3];
+		struct plan *p[3];
+		for (int k = 0; k < 3; k++) {
+			load(&s, pts[i].model, pts[i].system, pts[i].ctx, pts[i].workload);
+			s.d.samples = 64;
+			s.d.threads = k == 0 ? 1 : k == 1 ? 2 : 5;
+			if (pts[i].cmr)
+				s.d.sched = SCHED_OFMS_CMR;
+			if (pts[i].kv_shard)
+				s.sys.kv_shard = SHARD_ON, s.sys.memdevs = 8;
+			p[k] = plan(&s);
+			struct kerr err;
+			if (pts[i].batch > 0)
+				cr_assert_eq(plan_eval(p[k], pts[i].batch, pts[i].m, &r[k], &err), 0, "%s",
+					     err.msg);
+			else
+				cr_assert_eq(plan_solve(p[k], pts[i].m, &r[k], &err), 0, "%s", err.msg);
+			struct result again; /* the step times are a plan_eval's */
+			cr_assert_eq(plan_eval(p[k], r[k].batch, r[k].mb, &again, &err), 0, "%s", err.msg);
+			t[k] = plan_step_times(p[k], &n[k]);
+			workload_free(&s.wl);
+		}
+		for (int k = 1; k < 3; k++) {
+			cr_expect(memcmp(&r[0], &r[k], sizeof r[0]) == 0,
+				  "%s %s: %d threads: batch %.0f m %d P99 %.17g, one thread: batch %.0f "
+				  "m %d P99 %.17g", pts[i].model, pts[i].system, k == 1 ? 2 : 5,
+				  r[k].batch, r[k].mb, r[k].tbt_p99, r[0].batch, r[0].mb, r[0].tbt_p99);
+			cr_expect(n[k] == n[0] && memcmp(t[0], t[k], sizeof *t[0] * (size_t)n[0]) == 0,
+				  "%s %s: step times", pts[i].model, pts[i].system);
+		}
+		for (int k = 0; k < 3; k++)
+			plan_free(p[k]);
+	}
+	/* a failure keeps its reason on threads: a model too large for 1 GPU */
+	load(&s, "deepseek-v3.2", "gpu-only", 0, "agentic");
+	s.sys.gpus = 1, s.d.threads = 4;
+	struct plan *q = plan(&s);
+	struct result x;
+	struct kerr err;
+	cr_assert_eq(plan_eval(q, 64, 1, &x, &err), 0, "%s", err.msg);
+	cr_expect(!x.feasible && strstr(x.reason, "weights"), "%s", x.reason);
+	plan_free(q);
+	workload_free(&s.wl);
+}

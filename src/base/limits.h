@@ -46,6 +46,10 @@
 /* Largest batch the solver tries (all GPUs together). */
 #define PLAN_MAX_BATCH 1048576.0
 
+/* Threads one solve or query evaluates its samples on (each holds a
+ * workspace: about a megabyte at 256 samples and 4,096 requests). */
+#define PLAN_MAX_THREADS 64
+
 /* Slices one request may be split into over a node's memory devices. */
 #define PLAN_MAX_SHARDS 8
 

@@ -202,6 +202,13 @@ static int run_point(const char *name, const struct args *a, int solve)
 			point_free(&ld);
 			return 1;
 		}
+	const char *jobs = arg_get(c, a, "jobs");
+	double threads = 1;
+	if (jobs && parse_count("jobs", jobs, 0, 1, PLAN_MAX_THREADS, &threads)) {
+		point_free(&ld);
+		return EXIT_USAGE;
+	}
+	ld.p.d.threads = (int)threads;
 	static struct progress pg;
 	if (solve && isatty(2)) {
 		pg.t0 = clock_now();

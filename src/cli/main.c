@@ -63,6 +63,8 @@ static const struct optdef calibrate_opts[] = {
 	{"exact", 0, "the reference: every request placed and every layer scheduled, at any batch (slower)", 0, 0}, \
 	{"format", 1, "table (default) or csv", 0, 0}
 #define POINT_FILES \
+	{"jobs", 1, "threads the sampled batches are evaluated on, also -j N (default 1); "  \
+	 "every result is the same for any count", 0, 'j'}, \
 	{"timeline", 1, "also write the reference schedule of sampled batch 0 to this CSV", 0, 0}, \
 	{"step-times", 1, "also write every sample's step time, sorted (rank,tbt_s,cdf,point), to this CSV", 0, 0}
 static const struct optdef query_opts[] = {

@@ -149,40 +149,70 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 			w->tbt[s] = -w->score[s];
 		gsl_sort_index(w->order, w->tbt, 1, (size_t)ns);
 	}
-	struct pipe_out po;
-	for (int k = 0; k < ns; k++) {
-		int s = permute ? (int)w->order[k] : k;
-		struct plan_sampled *ps = &w->per[s];
-		if (same && s > 0) {
-			w->tbt[s] = w->tbt[0], w->use_gpu[s] = w->use_gpu[0], w->use_mem[s] = w->use_mem[0];
-		} else {
-			w->tbt[s] = plan_sample(p, w, B, m, s, fluid, want_energy, &po, &w->use_gpu[s],
-						&w->use_mem[s]);
-			if (isnan(w->tbt[s]))
-				return kerr_set(err, 0, 0, "batch %.0f: %s", batch, w->fail.msg);
-			double worst = fmax(w->tbt[s] / d->slo, w->use_gpu[s] / p->cap_gpu);
-			w->score[s] = p->has_mem ? fmax(worst, w->use_mem[s] / p->cap_mem) : worst;
+	/* The samples run in blocks, each spread over the team's workspaces
+	 * (one per thread), and are then taken in order: an early exit stops
+	 * at the sample one thread would stop at, and a sample run past it is
+	 * neither scored nor kept, so every result is the same for any
+	 * number of threads.  Early, a block is one sample per thread. */
+	struct plan_ws *team[PLAN_MAX_THREADS];
+	int T = 1;
+	team[0] = w;
+	for (int i = 0; w == p->ws && i < p->nhelper; i++) {
+		struct plan_ws *h = p->helper[i];
+		if ((!fluid && plan_ensure_batch(p, h, 2 * B) != 0) ||
+		    plan_ensure_memo(p, h, B / p->gpus + 2) != 0)
+			return kerr_set(err, 0, 0, "out of memory for a batch of %ld", B);
+		if (fluid)
+			plan_fluid_ok(p, h, B, m); /* its strata, built once */
+		team[T++] = h;
+	}
+	int block = early ? T : ns;
+	for (int k0 = 0; k0 < ns; k0 += block) {
+		int kn = ns - k0 < block ? ns - k0 : block;
+#pragma omp parallel for num_threads(T) schedule(static, 1) if (T > 1)
+		for (int t = 0; t < T; t++) /* worker t: the block's samples t, t + T, ... */
+			for (int k = k0 + t; k < k0 + kn; k += T) {
+				int s = permute ? (int)w->order[k] : k;
+				if (same && s > 0)
+					continue;
+				struct pipe_out po;
+				struct plan_ws *x = team[t];
+				w->tbt[s] = plan_sample(p, x, B, m, s, fluid, want_energy, &po,
+							&w->use_gpu[s], &w->use_mem[s]);
+				if (isnan(w->tbt[s]))
+					break; /* x->fail says why */
+				struct plan_sampled *ps = &w->per[s];
+				memcpy(ps->busy, po.busy, sizeof ps->busy);
+				memcpy(ps->bubble, po.bubble, sizeof ps->bubble);
+				ps->energy = x->energy_last, ps->mb = x->pin.m;
+				ps->shards = (double)x->nsharded; /* none from the fluid path */
+				ps->ctx = x->ctx_last;
+			}
+		for (int k = k0; k < k0 + kn; k++) {
+			int s = permute ? (int)w->order[k] : k;
+			if (same && s > 0) {
+				w->tbt[s] = w->tbt[0], w->use_gpu[s] = w->use_gpu[0];
+				w->use_mem[s] = w->use_mem[0];
+				w->per[s] = w->per[0];
+			} else {
+				if (isnan(w->tbt[s]))
+					return kerr_set(err, 0, 0, "batch %.0f: %s", batch,
+							team[(k - k0) % T]->fail.msg);
+				double worst = fmax(w->tbt[s] / d->slo, w->use_gpu[s] / p->cap_gpu);
+				w->score[s] = p->has_mem ? fmax(worst, w->use_mem[s] / p->cap_mem) : worst;
+			}
+			int full_g = early && floor_add(&qg, w->use_gpu[s]) > p->cap_gpu + PLAN_SLACK_BYTES;
+			int full_m = early && p->has_mem &&
+				     floor_add(&qm, w->use_mem[s]) > p->cap_mem + PLAN_SLACK_BYTES;
+			if (early && ((floor_add(&qt, w->tbt[s]) > d->slo) | full_g | full_m)) {
+				if (full_g || full_m)
+					note_mem_fail(p, w, B);
+				w->scored = !same;
+				r->feasible = 0;
+				snprintf(r->reason, sizeof r->reason, "infeasible (early exit)");
+				return 1;
+			}
 		}
-		int full_g = early && floor_add(&qg, w->use_gpu[s]) > p->cap_gpu + PLAN_SLACK_BYTES;
-		int full_m = early && p->has_mem &&
-			     floor_add(&qm, w->use_mem[s]) > p->cap_mem + PLAN_SLACK_BYTES;
-		if (early && ((floor_add(&qt, w->tbt[s]) > d->slo) | full_g | full_m)) {
-			if (full_g || full_m)
-				note_mem_fail(p, w, B);
-			w->scored = !same;
-			r->feasible = 0;
-			snprintf(r->reason, sizeof r->reason, "infeasible (early exit)");
-			return 1;
-		}
-		if (same && s > 0) {
-			*ps = w->per[0];
-			continue;
-		}
-		memcpy(ps->busy, po.busy, sizeof ps->busy);
-		memcpy(ps->bubble, po.bubble, sizeof ps->bubble);
-		ps->energy = w->energy_last, ps->mb = w->pin.m;
-		ps->shards = (double)w->nsharded; /* none from the fluid path */
-		ps->ctx = w->ctx_last;
 	}
 	w->scored = !same;
 	double busy[RES_N] = {0}, bubble[RES_N] = {0}, ctx_sum = 0, shards = 0, energy = 0;

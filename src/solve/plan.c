@@ -186,6 +186,9 @@ void plan_free(struct plan *p)
 	if (!p)
 		return;
 	plan_ws_free(p->ws);
+	for (int i = 0; i < p->nhelper; i++)
+		plan_ws_free(p->helper[i]);
+	free(p->helper);
 	free(p->ctx), free(p->rank), free(p->pool_key), free(p->by_key);
 	free(p->store), free(p->store_gpu);
 	free(p->mem_side.pool), free(p->gpu_side.pool);
@@ -324,7 +327,12 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	free(f), free(b); /* the pool's costs are packed into p by now */
 	if (filled == 0) {
 		link_bytes(p);
-		if ((p->ws = plan_ws_new(p)))
+		int ok = (p->ws = plan_ws_new(p)) != NULL;
+		int T = d->threads < PLAN_MAX_THREADS ? d->threads : PLAN_MAX_THREADS;
+		if (ok && T > 1 && (p->helper = calloc((size_t)T - 1, sizeof *p->helper)))
+			for (; p->nhelper < T - 1 && ok; p->nhelper++)
+				ok = (p->helper[p->nhelper] = plan_ws_new(p)) != NULL;
+		if (ok && (T <= 1 || p->helper))
 			return p;
 	}
 	plan_free(p);

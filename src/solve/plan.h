@@ -228,6 +228,9 @@ struct plan {
 	int tour_p;         /* the placement tree's leaves: the least power of
 			       two >= the units */
 	struct plan_ws *ws; /* the workspace the public calls (solve.h) use */
+	struct plan_ws **helper; /* with d.threads > 1: one more workspace per
+				    thread, for its share of the samples */
+	int nhelper;
 };
 
 /* What evaluations write: the memo of GPU phase times, the batch being

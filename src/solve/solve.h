@@ -43,6 +43,9 @@ struct design {
 	int per_request;       /* 1: every request drawn and placed at any
 				  batch, never a large batch from its sums
 				  (fluid.c) */
+	int threads;           /* sampled batches evaluated at once on this
+				  many threads (0 or 1: one); every result is
+				  the same for any count (eval.c) */
 	int average_layers;    /* 1: every layer priced at the average of the
 				  model's kinds of layer (the smoothing the
 				  per-kind pipeline replaces; for tests and

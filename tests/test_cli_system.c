@@ -273,3 +273,27 @@ Test(cli_system, solve_on_threads_prints_the_same)
 	cr_expect_eq(run("solve --model glm-5.2 --system gpu-karat --workload agentic -j 0"), 2);
 	cr_expect(strstr(err, "jobs"), "%s", err);
 }
+
+/* A failing point blames what the user wrote: a [set] key's or a [vary]
+ * label's own line, in those words, and no line of the file for the
+ * command line's --set. */
+Test(cli_system, sweep_blames_the_set_line_it_came_from)
+{
+	const char *ini = tmp_ini_str(4, "[sweep]\nmodel = deepseek-v3.2\nsystem = gpu-only\n"
+				      "workload = agentic\nbatch = 8\n[set]\nsystem.gpuz = 8\n"
+				      "[vary]\nhalf = system.gpus=0\n");
+	char cmd[512];
+	snprintf(cmd, sizeof cmd, "sweep %s --dry-run", ini);
+	cr_expect_eq(run(cmd), 1);
+	cr_expect(strstr(err, ".ini:7: point 1: [set] system.gpuz: no such key"), "%s", err);
+	ini = tmp_ini_str(4, "[sweep]\nmodel = deepseek-v3.2\nsystem = gpu-only\n"
+			  "workload = agentic\nbatch = 8\n[vary]\nnone = system.gpus=0\n");
+	snprintf(cmd, sizeof cmd, "sweep %s --dry-run", ini);
+	cr_expect_eq(run(cmd), 1);
+	cr_expect(strstr(err, ".ini:7: point 2: [vary] none: system.gpus: '0' must be greater"),
+		  "%s", err);
+	snprintf(cmd, sizeof cmd, "sweep %s --dry-run --set system.gpu=h2000", ini);
+	cr_expect_eq(run(cmd), 1);
+	cr_expect(strstr(err, "karat: point 1: unknown device 'h2000'") && !strstr(err, ".ini:"),
+		  "%s", err);
+}

@@ -6,6 +6,7 @@
  * and writes them with their index first (column `point`), after a record
  * of the sweep, for `karat merge` to join into exactly the unsharded
  * output. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -170,22 +171,78 @@ static int make_parent(const char *path)
 	return 0; /* ENOENT: a deeper folder is missing; out_check says so */
 }
 
-/* The line of the key whose value the message names (the likely
- * culprit of a failing point), else the first key's. */
-static int blame_line(const struct sweep *sw, long idx, const char *msg)
+/* Whether the command line's --set options set key (section.key). */
+static int set_on_line(const struct sweep *sw, const char *key, size_t n)
 {
+	for (int i = 0; i < sw->nfixed; i++)
+		if (strncmp(sw->fixed_sets[i], key, n) == 0 && sw->fixed_sets[i][n] == '=')
+			return 1;
+	return 0;
+}
+
+/* msg names "--set KEY" (the library's words for any override): where
+ * the override is the file's, it says where in the file instead. */
+static void reword(char *msg, size_t n, const char *key, size_t klen, const char *where)
+{
+	char pat[POOL_SET_LEN + 8];
+	snprintf(pat, sizeof pat, "--set %.*s", (int)klen, key);
+	char *at = strstr(msg, pat);
+	if (!at)
+		return;
+	char rest[KERR_MSG];
+	snprintf(rest, sizeof rest, "%s", at + 6); /* from KEY on */
+	snprintf(at, n - (size_t)(at - msg), "%s %s", where, rest);
+}
+
+/* The line of the sweep file that a failing point's message blames, with
+ * the message reworded to name it: the [set] key or [vary] label whose
+ * override it names, else the key whose value it names (the likely
+ * culprit), else the first key's; 0 when it names a command-line --set. */
+static int blame_line(const struct sweep *sw, long idx, char *msg, size_t n)
+{
+	for (int i = 0; i < sw->nfixed; i++) { /* the command line's: no line */
+		const char *eq = strchr(sw->fixed_sets[i], '=');
+		char pat[POOL_SET_LEN + 8];
+		snprintf(pat, sizeof pat, "--set %.*s:", (int)(eq ? eq - sw->fixed_sets[i] : 0),
+			 sw->fixed_sets[i]);
+		char val[POOL_SET_LEN + 2];
+		snprintf(val, sizeof val, "'%s'", eq ? eq + 1 : "");
+		if (eq && (strstr(msg, pat) || (eq[1] && strstr(msg, val))))
+			return 0;
+	}
 	int vi = sweep_vary_of(sw, idx, &idx);
 	if (vi > 0)
 		for (int k = 0; k < sw->vary[vi - 1].n; k++) {
 			const char *s = sw->vary[vi - 1].set[k], *eq = strchr(s, '=');
-			char key[POOL_SET_LEN];
-			snprintf(key, sizeof key, "%.*s", (int)(eq ? eq - s : 0), s);
-			if (key[0] && strstr(msg, key))
+			char key[POOL_SET_LEN], where[POOL_SET_LEN + 16];
+			size_t kl = eq ? (size_t)(eq - s) : 0;
+			snprintf(key, sizeof key, "%.*s", (int)kl, s);
+			if (key[0] && strstr(msg, key) && !set_on_line(sw, key, kl)) {
+				snprintf(where, sizeof where, "[vary] %s:", sw->vary[vi - 1].label);
+				reword(msg, n, key, kl, where);
 				return sw->vary[vi - 1].line;
+			}
 		}
-	long rest = idx;
-	int pick[SWEEP_MAX_DIMS], best = 0;
+	/* a [set] key the message names, the longest that matches */
+	int best = -1;
 	size_t bestlen = 0;
+	for (int i = 0; i < sw->ndim; i++) {
+		const struct dim *d = &sw->dim[i];
+		size_t kl = strlen(d->key);
+		char pat[POOL_SET_LEN + 8];
+		snprintf(pat, sizeof pat, "--set %s", d->key);
+		const char *at = strcmp(d->section, "set") == 0 ? strstr(msg, pat) : NULL;
+		if (at && !isalnum((unsigned char)at[6 + kl]) && at[6 + kl] != '_' &&
+		    at[6 + kl] != '.' && kl > bestlen && !set_on_line(sw, d->key, kl))
+			best = i, bestlen = kl;
+	}
+	if (best >= 0) {
+		reword(msg, n, sw->dim[best].key, bestlen, "[set]");
+		return sw->dim[best].line;
+	}
+	long rest = idx;
+	int pick[SWEEP_MAX_DIMS];
+	best = 0;
 	for (int i = sw->ndim - 1; i >= 0; i--) {
 		pick[i] = (int)(rest % sw->dim[i].n);
 		rest /= sw->dim[i].n;
@@ -216,7 +273,8 @@ static int check_point(const struct sweep *sw, long idx, struct kerr *err)
 	if (rc) {
 		char msg[KERR_MSG];
 		snprintf(msg, sizeof msg, "%s", err->msg);
-		kerr_set(err, sw->path, blame_line(sw, idx, msg), "point %ld: %s", idx + 1, msg);
+		int line = blame_line(sw, idx, msg, sizeof msg);
+		kerr_set(err, line ? sw->path : NULL, line, "point %ld: %s", idx + 1, msg);
 	}
 	return rc;
 }
@@ -500,9 +558,13 @@ int cmd_sweep(const struct args *a)
 		const char *m = strstr(pl.err.msg, ": point ");
 		m = m ? strchr(m + 8, ':') : NULL;
 		snprintf(msg, sizeof msg, "%s", m ? m + 2 : pl.err.msg);
-		die_msg("%s:%d: point %ld: %s (%ld of %ld points failed; each has a row with "
-			"feasible false and its error as the reason)", sw.path,
-			blame_line(&sw, first, msg), first + 1, msg, pl.nfailed, mine - skip);
+		int line = blame_line(&sw, first, msg, sizeof msg);
+		char at[1100] = "";
+		if (line)
+			snprintf(at, sizeof at, "%s:%d: ", sw.path, line);
+		die_msg("%spoint %ld: %s (%ld of %ld points failed; each has a row with feasible "
+			"false and its error as the reason)", at, first + 1, msg, pl.nfailed,
+			mine - skip);
 		rc = 1;
 	}
 	pool_free(&pl);

@@ -2,6 +2,9 @@
  * them names its source, and each model's shape reproduces its published
  * parameter count and cache sizes. */
 #include <criterion/criterion.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "helpers.h"
@@ -128,4 +131,62 @@ Test(zoo, unknown_names_and_paths)
 	cr_expect_eq(zoo_resolve(ZOO_MODEL, "../etc/passwd", path, sizeof path, &err), 0,
 		     "paths are taken as given");
 	cr_expect_eq(zoo_resolve(ZOO_DEVICE, "H200!", path, sizeof path, &err), ZOO_BAD_NAME);
+}
+
+/* Every source a shipped file cites is one a reader of the repository can
+ * reach: no file outside it (the notes the project was built from), and
+ * every tag of the form NAME_X cited in a comment is defined at the end of
+ * the same file as "; NAME_X = URL or reference". */
+Test(zoo, every_cited_source_is_reachable)
+{
+	static const char *const dirs[] = {"models", "hw", "hw/links", "hw/systems", "workloads",
+					   "studies", "sweeps", "validation", "plots"};
+	static const char *const outside[] = {"../shared", "shared/reference", "hardware.md",
+					      "models.md", "calibration.md", "traces.md",
+					      "DESIGN.md", "seeds/", "sparse_attention.md"};
+	int files = 0;
+	for (size_t d = 0; d < sizeof dirs / sizeof *dirs; d++) {
+		char dir[1200];
+		snprintf(dir, sizeof dir, "%s/%s", KARAT_DATADIR, dirs[d]);
+		DIR *dp = opendir(dir);
+		cr_assert_not_null(dp, "%s", dir);
+		for (struct dirent *e; (e = readdir(dp));) {
+			size_t n = strlen(e->d_name);
+			if (n < 5 || (strcmp(e->d_name + n - 4, ".ini") && strcmp(e->d_name + n - 4, ".csv") &&
+				      strcmp(e->d_name + n - 3, ".gp")))
+				continue;
+			char path[2400];
+			snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+			static char text[1 << 20];
+			read_text(path, text, sizeof text);
+			files++;
+			for (size_t k = 0; k < sizeof outside / sizeof *outside; k++)
+				cr_expect(!strstr(text, outside[k]), "%s cites %s, which is not in the repository",
+					  path, outside[k]);
+			/* tags: capitals and digits with an underscore, in comments */
+			for (const char *line = text; *line;) {
+				size_t ll = strcspn(line, "\n");
+				const char *semi = memchr(line, ';', ll);
+				for (const char *q = semi; q && q < line + ll; q++) {
+					if (!isupper((unsigned char)*q) || isalnum((unsigned char)q[-1]) || q[-1] == '_')
+						continue;
+					size_t len = strspn(q, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+					if (len < 4 || !memchr(q, '_', len) || isalnum((unsigned char)q[len]) ||
+					    q[len - 1] == '_' || (size_t)(q + len - line) > ll) {
+						q += len ? len - 1 : 0;
+						continue;
+					}
+					char def[96];
+					snprintf(def, sizeof def, "\n; %.*s = ", (int)len, q);
+					cr_expect(strstr(text, def) != NULL,
+						  "%s: tag %.*s is cited but not defined at the end of the file", path,
+						  (int)len, q);
+					q += len - 1;
+				}
+				line += ll + (line[ll] == '\n');
+			}
+		}
+		closedir(dp);
+	}
+	cr_expect_gt(files, 60);
 }

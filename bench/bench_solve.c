@@ -173,8 +173,9 @@ int main(int argc, char **argv)
 		printf("  batch %6s: %9.2f ms (median of %d)\n", batches[k], 1e3 * median(t, reps), reps);
 	}
 	/* a trace workload: a power-of-two batch puts each GPU's even share
-	 * just below a GEMM tile edge, where every request is placed (README
-	 * "Measured"); three below the edge takes the fluid path */
+	 * just below a GEMM tile edge, where every request is placed
+	 * (docs/notes/performance.md); three below the edge takes the fluid
+	 * path */
 	printf("\nquery process time: DeepSeek-V3.2, GPU-only, 8 H200s, azure-conv, 2 micro-batches\n");
 	static const char *const tb[] = {"1024", "16320", "16384"};
 	for (int k = 0; k < 3; k++) {

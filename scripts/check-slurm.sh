@@ -7,7 +7,7 @@
 #   2. the merge, which must refuse the set and name the missing shard;
 #   3. --resume --submit, which reruns that shard alone;
 #   4. the merge, which must equal the unsharded sweep byte for byte;
-#   5. the README's merge chained with afterany after an array with a
+#   5. the merge chained with afterany (docs/sweeps.md) after an array with a
 #      failing task, which must run and say what to rerun;
 #   6. a 0-based array (--array=0-2) run the same way.
 # The daemons are stopped by their PIDs.  Exit 0 passed, 1 failed, 77
@@ -151,7 +151,7 @@ if [ -s "$out/logs/s.shard-2-of-3.log" ]; then
 else
 	bad "no per-point log for shard 2"
 fi
-# the README's chained merge: afterany runs it whatever the tasks did
+# the chained merge of docs/sweeps.md: afterany runs it whatever the tasks did
 rm -f "$t/failed-once"
 outc=$t/chain
 mkdir -p "$outc/logs"

@@ -89,6 +89,8 @@ int table_add(struct table *t, const char *const *cells);
 void table_free(struct table *t);
 /* Writes t aligned (csv = 0) or as CSV to fp; returns -1 on write error. */
 int table_write(const struct table *t, FILE *fp, int csv);
+/* The same as a Markdown table (numbers right-aligned). */
+int table_write_md(const struct table *t, FILE *fp);
 
 /* Safe output files (cli/outfile.c): a temporary file in the target's
  * folder (exclusive creation, never through a link), flushed to disk, given
@@ -170,6 +172,10 @@ FILE *rowbuf_open(struct rowbuf *b);
 /* Closes the row (ok: it rendered) and writes it to fp unless rs holds it
  * already: 1 written, 0 dropped, -1 an error. */
 int rowbuf_emit(struct rowbuf *b, int ok, struct rowset *rs, FILE *fp);
+
+/* `karat help formats` and `karat help man` (cmd_docs.c): 0 after printing,
+ * -1 when topic is neither. */
+int help_topic(const char *topic);
 
 /* The command functions. */
 int cmd_help(const struct args *a);

@@ -153,7 +153,7 @@ int cmd_calibrate(const struct args *a)
 	const char *out = arg_get(c, a, "out");
 	snprintf(dir, sizeof dir, "%s", out ? out : "");
 	if (!out)
-		snprintf(dir, sizeof dir, "%s/results", zoo_home());
+		snprintf(dir, sizeof dir, "results"); /* in the current folder */
 	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
 		die_msg("%s: cannot create: %s", dir, strerror(errno));
 		return 1;

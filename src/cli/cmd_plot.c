@@ -267,7 +267,7 @@ int cmd_plot(const struct args *a)
 	if (from)
 		snprintf(dir, sizeof dir, "%s", from);
 	else
-		snprintf(dir, sizeof dir, "%s/results", zoo_home());
+		snprintf(dir, sizeof dir, "results"); /* in the current folder */
 	int want[FIG_MAX] = {0};
 	for (int i = 0; i < a->npos; i++) {
 		int k = 0;

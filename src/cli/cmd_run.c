@@ -191,6 +191,45 @@ static void reach(const struct run_points *g, const struct pool *p1, const struc
 	}
 }
 
+/* The focus system's ranges over the baseline, beside the paper's. */
+static void summary(const struct study_def *sd, const struct study_range *rng, char *buf,
+		    size_t n)
+{
+	size_t used = (size_t)snprintf(buf, n, "%s over %s, throughput per TDP:",
+				       sd->systems.v[sd->systems.n - 1], sd->baseline);
+	for (int v = 0; v < STUDY_NVIEW && used < n; v++)
+		if (rng->have[v])
+			used += (size_t)snprintf(buf + used, n - used, "  %s %.2f-%.2fx",
+						 study_view_names[v], rng->lo[v], rng->hi[v]);
+	if (sd->paper_lo > 0 && used < n)
+		snprintf(buf + used, n - used, "   paper: %.2f-%.2fx", sd->paper_lo, sd->paper_hi);
+}
+
+/* DIR/STUDY.md: the table shown and the summary, as Markdown (make docs
+ * puts it in docs/results.md). */
+static int write_md(const char *path, const struct study_def *sd, const struct table *shown,
+		    const char *range)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&text, &len);
+	if (!fp)
+		return die_msg("out of memory"), 1;
+	fprintf(fp, "## %s: %s\n\nEach system at its best configuration over the study's GPU "
+		"counts and memory devices per GPU, against %s at its best GPU count, at the "
+		"same GPUs and at the same TDP (`studies/%s.ini`; `karat run %s`).  "
+		"`tok_s_per_w` is throughput per TDP.\n\n", sd->name, sd->title, sd->baseline,
+		sd->name, sd->name);
+	int rc = table_write_md(shown, fp) != 0;
+	fprintf(fp, "\n%s\n", range);
+	if (fclose(fp) != 0 || rc || !text)
+		rc = (die_msg("out of memory writing %s", path), 1);
+	else
+		rc = write_text_atomic(path, text) != 0;
+	free(text);
+	return rc;
+}
+
 static int write_points(const char *path, const struct pool *p1, const struct pool *p2)
 {
 	char *text = NULL;
@@ -213,11 +252,12 @@ static int write_points(const char *path, const struct pool *p1, const struct po
 static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 		     const char *dir)
 {
-	char path[1200], spath[1200];
+	char path[1200], spath[1200], mdpath[1200];
 	snprintf(path, sizeof path, "%s/%s-points.csv", dir, sd->name);
 	snprintf(spath, sizeof spath, "%s/%s.csv", dir, sd->name);
-	if (out_check(path) != 0 || out_check(spath) != 0) /* before the long work */
-		return 1;
+	snprintf(mdpath, sizeof mdpath, "%s/%s.md", dir, sd->name);
+	if (out_check(path) != 0 || out_check(spath) != 0 || out_check(mdpath) != 0)
+		return 1; /* before the long work */
 	struct study_grid g = {0}, extra = {0};
 	struct study_pick pk = {0};
 	struct run_points rg = {sd, &g, a->many, a->nmany}, re = {sd, &extra, a->many, a->nmany};
@@ -243,23 +283,20 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 		study_rows(&g, p1.res, &extra, extra.n ? p2.res : NULL, &pk, rows, &rng);
 		for (int i = 0; i < study_nrows(&g); i++)
 			row(&o, sd, &rows[i]);
+		char range[400];
+		summary(sd, &rng, range, sizeof range);
 		printf("%s (%s): %s\n", sd->name, sd->path, sd->title);
 		printf("each system at its best configuration over the study's GPU counts and "
 		       "memory devices per GPU, against %s at its best GPU count, at the same "
 		       "GPUs and at the same TDP\n\n", sd->baseline);
 		table_write(&o.shown, stdout, 0);
-		printf("\n%s over %s, throughput per TDP:", sd->systems.v[sd->systems.n - 1], sd->baseline);
-		for (int v = 0; v < STUDY_NVIEW; v++)
-			if (rng.have[v])
-				printf("  %s %.2f-%.2fx", study_view_names[v], rng.lo[v], rng.hi[v]);
-		if (sd->paper_lo > 0)
-			printf("   paper: %.2f-%.2fx", sd->paper_lo, sd->paper_hi);
-		printf("\n");
+		printf("\n%s\n", range);
 		reach(&rg, &p1, &re, extra.n ? &p2 : NULL);
-		rc = write_points(path, &p1, &p2) != 0 || write_atomic(spath, &o.csv, 1) != 0;
+		rc = write_points(path, &p1, &p2) != 0 || write_atomic(spath, &o.csv, 1) != 0 ||
+		     write_md(mdpath, sd, &o.shown, range) != 0;
 	}
 	if (!rc) {
-		printf("wrote %s and %s\n", path, spath);
+		printf("wrote %s, %s and %s\n", path, spath, mdpath);
 		rc = plot(dir, sd->name, spath);
 		printf("\n");
 	}
@@ -290,7 +327,7 @@ int cmd_run(const struct args *a)
 	char dir[1100];
 	snprintf(dir, sizeof dir, "%s", out ? out : "");
 	if (!out)
-		snprintf(dir, sizeof dir, "%s/results", zoo_home());
+		snprintf(dir, sizeof dir, "results"); /* in the current folder */
 	/* the folder is made when missing (its parent must exist), as
 	 * sweep --output does */
 	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {

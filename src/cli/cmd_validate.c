@@ -3,11 +3,13 @@
  * named): per table the model's time, the measured time and the error,
  * the mean absolute error per table, per kernel and overall; writes
  * DIR/validation.csv and DIR/validation.png (gnuplot). */
+#include <errno.h>
 #include <glob.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "karat.h"
@@ -128,12 +130,16 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 		printf("  %-18s %5.1f%%  (%d rows)\n", "all", 100 * all_sum / all_n, all_n);
 		const char *dir = arg_get(c, a, "out");
 		char def[1100], path[1200];
-		if (!dir) {
-			snprintf(def, sizeof def, "%s/results", zoo_home());
+		if (!dir) { /* results/ in the current folder, made when missing */
+			snprintf(def, sizeof def, "results");
 			dir = def;
+			if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+				die_msg("%s: cannot create: %s", dir, strerror(errno));
+				rc = 1;
+			}
 		}
 		snprintf(path, sizeof path, "%s/validation.csv", dir);
-		if (write_atomic(path, &csv, 1) != 0) {
+		if (rc || write_atomic(path, &csv, 1) != 0) {
 			rc = 1;
 		} else {
 			printf("wrote %s\n", path);

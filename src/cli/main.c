@@ -43,7 +43,7 @@ static const struct optdef bench_opts[] = {
 	{0, 0, 0, 0, 0}};
 static const struct optdef calibrate_opts[] = {
 	{"min-time", 1, "minimum timed duration per kernel and size (default 200ms)", 0, 0},
-	{"out", 1, "folder for the calibrated INI, CSV and figure (default results/)", 0, 0},
+	{"out", 1, "folder for the calibrated INI, CSV and figure (default: results/ in the current folder)", 0, 0},
 	{0, 0, 0, 0, 0}};
 #define POINT_OPTS \
 	{"model", 1, "zoo name or INI path of the model", 0, 0}, \
@@ -58,7 +58,7 @@ static const struct optdef calibrate_opts[] = {
 	{"slo-ms", 1, "P99 time-between-tokens target in ms (default " STR(DESIGN_DEFAULT_SLO_MS) ")", 0, 0}, \
 	{"samples", 1, "sampled batches per evaluation (default " STR(DESIGN_DEFAULT_SAMPLES) ")", 0, 0}, \
 	{"seed", 1, "random seed (default " STR(DESIGN_DEFAULT_SEED) ")", 0, 0}, \
-	{"set", 1, "override a key as karat show prints it: section.key=value, or role.section.key=value for a device or link (repeatable; see README)", 1, 0}, \
+	{"set", 1, "override a key as karat show prints it: section.key=value, or role.section.key=value for a device or link (repeatable; see docs/sweeps.md)", 1, 0}, \
 	{"force", 0, "allow a trained-only algorithm on a model not trained for it", 0, 0}, \
 	{"exact", 0, "the reference: every request placed and every layer scheduled, at any batch (slower)", 0, 0}, \
 	{"format", 1, "table (default) or csv", 0, 0}
@@ -94,15 +94,15 @@ static const struct optdef quantiles_opts[] = {
 	{"filter-prefix", 1, "... starts with this text", 0, 0},
 	{0, 0, 0, 0, 0}};
 static const struct optdef validate_opts[] = {
-	{"out", 1, "folder for validation.csv and validation.png (default: the project's results/)", 0, 0},
+	{"out", 1, "folder for validation.csv and validation.png (default: results/ in the current folder)", 0, 0},
 	{0, 0, 0, 0, 0}};
 static const struct optdef plot_opts[] = {
-	{"from", 1, "folder of the CSVs, where the figures go too (default: the project's results/)", 0, 0},
+	{"from", 1, "folder of the CSVs, where the figures go too (default: results/ in the current folder)", 0, 0},
 	{"format", 1, "png (default), svg or pdf", 0, 0},
 	{0, 0, 0, 0, 0}};
 static const struct optdef run_opts[] = {
 	{"jobs", 1, "worker threads, also -j N (default: the online CPUs)", 0, 'j'},
-	{"out", 1, "folder for the results (default: the project's results/)", 0, 0},
+	{"out", 1, "folder for the results (default: results/ in the current folder, made when missing)", 0, 0},
 	{"set", 1, "override section.key=value for every point (repeatable)", 1, 0},
 	{0, 0, 0, 0, 0}};
 
@@ -187,6 +187,9 @@ const char *karat_version(void)
 int cmd_help(const struct args *a)
 {
 	if (a->npos == 1) {
+		int rc = help_topic(a->pos[0]); /* formats, man: generated reference */
+		if (rc >= 0)
+			return rc;
 		const struct command *c = command_find(a->pos[0]);
 		if (!c)
 			return unknown_command(command_find("help"), a->pos[0]);
@@ -196,7 +199,8 @@ int cmd_help(const struct args *a)
 	       "usage: karat COMMAND [OPTIONS]\n\ncommands:\n");
 	for (const struct command *c = commands; c->name; c++)
 		printf("  %-10s %s\n", c->name, c->summary);
-	printf("\n'karat help COMMAND' shows a command's options.  Exit status: 0 ok\n"
+	printf("\n'karat help COMMAND' shows a command's options; 'karat help formats' every\n"
+	       "file key and CSV column; 'karat help man' the manual page.  Exit status: 0 ok\n"
 	       "(a design point that does not fit is an answer: feasible=false), 1 failure\n"
 	       "(bad input file or value, a refused algorithm), 2 usage error.\n");
 	return 0;

@@ -22,6 +22,43 @@ const char *const point_head[] = {
 	"scaleup_link", "scaleout_link", "gpu_port"};
 const int point_ncols = sizeof point_head / sizeof point_head[0];
 
+/* What each column holds, for docs/formats.md (karat help formats). */
+const char *const point_help[] = {
+	"model (zoo name or file as given)", "attention algorithm the point ran",
+	"system (zoo name or file)", "workload (zoo name or file; empty with a fixed context)",
+	"pipeline schedule: serial, naive, ofms, cmr or ofms+cmr",
+	"micro-batches the step is split into (the best count for auto)",
+	"requests decoded together, all GPUs together (the solved batch for solve)",
+	"mean time of one decode step over the sampled batches, s",
+	"99th percentile of the step time, s (the SLO is on it)",
+	"output tokens per second: batch x (1 + accepted draft tokens) / mean step",
+	"TDP of every GPU and memory device of the system, W",
+	"throughput per TDP, tokens/s/W (the paper's metric)", "TDP x mean step / tokens, J",
+	"true when the batch fits every memory and meets the SLO",
+	"why the point fails (empty when feasible), or a note on a limit of the search",
+	"GPUs", "memory devices (0 without)", "draft tokens verified per step",
+	"acceptance rate of a draft token", "the P99 TBT target, s",
+	"sampled batches per evaluation", "random seed",
+	"mean context of the sampled requests, tokens (after the model's window)",
+	"share of sampled requests cut to the model's context window",
+	"P99 over the samples of the fullest GPU's bytes over its capacity (less reserve)",
+	"the same for the fullest memory device (empty without, or where the weights fill the HBM)",
+	"GPU busy time per step (mean), s", "memory devices' busy time per step, s",
+	"device links' busy time per step, s", "scale-up network's busy time per step, s",
+	"GPU idle share of the step", "memory devices' idle share",
+	"device links' idle share", "network's idle share",
+	"share of requests split over several devices (none fits them whole)",
+	"cache bytes ingested per step for newly admitted requests",
+	"activity-based power: operators' pJ/FLOP and pJ/bit plus static power, W",
+	"activity-based energy per token, J", "throughput per activity-based watt, tokens/s/W",
+	"the --set and [set] overrides applied to the point",
+	"the attention algorithm's parameters, name:key=value,...",
+	"how the samples were evaluated: per-request (every request placed) or fluid (from sums)",
+	"scale-up link (within a node)", "scale-out link (between nodes)",
+	"the GPU's port to its memory devices (empty: the devices' own link)"};
+_Static_assert(sizeof point_help / sizeof *point_help == sizeof point_head / sizeof *point_head,
+	       "a description per column");
+
 static int bad(struct kerr *err, int rc, const char *fmt, const char *a,
 	       const char *b)
 {

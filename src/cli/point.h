@@ -39,6 +39,8 @@ void point_free(struct loaded *ld);
 /* The CSV header (stable; the first 15 columns are fixed by issue 5). */
 extern const char *const point_head[];
 extern const int point_ncols;
+/* One line per column of point_head: what it holds. */
+extern const char *const point_help[];
 
 /* Formats r of ld: out[i] is the text of column i, either one of the
  * number buffers cells (OUT_CELL each) or a label or the overrides of ld,

@@ -40,7 +40,7 @@ static const struct field sweep_fields[NKEYS + 1] = {
 #undef K
 
 /* [set] and [vary] hold the caller's keys. */
-static const struct schema sweep_schema = {"sweep", sweep_fields, NKEYS + 1, "set,vary", NULL};
+const struct schema sweep_schema = {"sweep", sweep_fields, NKEYS + 1, "set,vary", NULL};
 
 /* Every key of a sweep file known, every list well formed: 0, or 1 with
  * err. */

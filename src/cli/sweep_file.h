@@ -7,6 +7,9 @@
 #include "cli/pool.h"
 #include "karat.h"
 
+/* The [sweep] section's keys ([set] and [vary] are open). */
+extern const struct schema sweep_schema;
+
 struct dim {
 	char section[16], key[64];
 	int n;

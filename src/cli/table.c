@@ -111,3 +111,18 @@ int table_write(const struct table *t, FILE *fp, int csv)
 	}
 	return ferror(fp) ? -1 : 0;
 }
+
+int table_write_md(const struct table *t, FILE *fp)
+{
+	for (int r = -2; r < t->nrows; r++) {
+		for (int i = 0; i < t->ncols; i++) {
+			const char *s = r == -2 ? t->head[i] : r == -1 ? (t->right[i] ? "---:" : "---")
+									: t->cell[r][i];
+			fputs(i ? " | " : "| ", fp);
+			for (; *s; s++) /* a '|' would end the cell */
+				fputs(*s == '|' ? "\\|" : (char[2]){*s, 0}, fp);
+		}
+		fputs(" |\n", fp);
+	}
+	return ferror(fp) ? -1 : 0;
+}

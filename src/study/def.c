@@ -35,7 +35,7 @@ static const struct field study_fields[] = {
 	 NULL, "the paper's range, LO-HIx (e.g. 2.09-6.13x), printed beside ours"},
 };
 #undef S
-static const struct schema study_schema = {"study", study_fields,
+const struct schema study_schema = {"study", study_fields,
 					   sizeof study_fields / sizeof *study_fields, NULL, NULL};
 
 static int named(const struct name_list *l, const char *sys)

@@ -38,6 +38,9 @@ struct study_def {
  * FILE:LINE.  0, or -1 with err. */
 int study_load(const char *path, struct study_def *s, struct kerr *err);
 
+/* The [study] section's keys (docs/formats.md). */
+extern const struct schema study_schema;
+
 /* Whether system name sys keeps its file's device count in s. */
 int study_fixed(const struct study_def *s, const char *sys);
 /* Whether system name sys is tried at the baseline's GPU counts. */

@@ -1,0 +1,214 @@
+/* test_readme.c: the README's tour runs as printed.  Each indented line
+ * "$ karat ARGS" is run (no shell: ARGS split at spaces) in a fresh folder
+ * that holds what the project folder would for it (sweeps/ linked, an
+ * empty results/), so the tour writes nothing into the project; the
+ * indented lines after it are what it prints (stdout
+ * and stderr together, the project folder's path left out): every shown
+ * line must appear, in order, as a whole line, with "..." for lines left
+ * out; without a leading or trailing "...", the first or last line must
+ * be the first or last printed.  So a number in the tour that the binary
+ * no longer prints fails here. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+#define MAX_LINES 4096
+
+/* The folder commands run in (the project folder when NULL). */
+static const char *run_dir;
+
+/* Runs argv in run_dir; its output (both streams) into out. */
+static int run_here(char *const argv[], char *out, size_t n)
+{
+	char path[] = "/tmp/karat-readme-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (chdir(run_dir ? run_dir : KARAT_DATADIR) != 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			_exit(126);
+		int null = open("/dev/null", O_RDONLY);
+		if (null >= 0)
+			dup2(null, 0);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	int st = 0;
+	waitpid(pid, &st, 0);
+	close(fd);
+	read_text(path, out, n);
+	unlink(path);
+	/* the project folder's own path, as the README leaves it out */
+	char root[1100];
+	snprintf(root, sizeof root, "%s/", KARAT_DATADIR);
+	for (char *at; (at = strstr(out, root));)
+		memmove(at, at + strlen(root), strlen(at + strlen(root)) + 1);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void rstrip(char *s)
+{
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\r'))
+		s[--n] = '\0';
+}
+
+/* Splits text into lines (in place), right-stripped; returns the count. */
+static int lines_of(char *text, char **line, int max)
+{
+	int n = 0;
+	for (char *p = text; *p && n < max;) {
+		char *nl = strchr(p, '\n');
+		if (nl)
+			*nl = '\0';
+		rstrip(p);
+		line[n++] = p;
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	return n;
+}
+
+/* Whether the shown lines (want, "..." for a gap) match got. */
+static int matches(char **want, int nw, char **got, int ng, char *why, size_t nwhy)
+{
+	int g = 0, gap = 0;
+	for (int w = 0; w < nw; w++) {
+		if (strcmp(want[w], "...") == 0) {
+			gap = 1;
+			continue;
+		}
+		int found = -1;
+		for (int k = g; k < ng && found < 0; k++)
+			if (strcmp(got[k], want[w]) == 0)
+				found = k;
+			else if (!gap)
+				break; /* the next printed line must be this one */
+		if (found < 0) {
+			snprintf(why, nwhy, "shown line not printed (in order): '%s'", want[w]);
+			return 0;
+		}
+		g = found + 1, gap = 0;
+	}
+	if (!gap && g < ng) {
+		snprintf(why, nwhy, "printed more after the last shown line: '%s'", got[g]);
+		return 0;
+	}
+	return 1;
+}
+
+Test(readme, the_tour_runs_as_printed, .timeout = 300)
+{
+	static char readme[1 << 20], out[1 << 20];
+	read_text(KARAT_DATADIR "/README.md", readme, sizeof readme);
+	static char *line[MAX_LINES];
+	int n = lines_of(readme, line, MAX_LINES), commands = 0;
+	const char *bin = getenv("KARAT_BIN");
+	if (!bin)
+		bin = KARAT_DATADIR "/build/karat";
+	static char dir[] = "/tmp/karat-tour-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	char sub[200];
+	snprintf(sub, sizeof sub, "%s/results", dir);
+	cr_assert_eq(mkdir(sub, 0777), 0);
+	snprintf(sub, sizeof sub, "%s/sweeps", dir);
+	cr_assert_eq(symlink(KARAT_DATADIR "/sweeps", sub), 0);
+	run_dir = dir;
+	for (int i = 0; i < n; i++) {
+		if (strncmp(line[i], "    $ karat ", 12) != 0)
+			continue;
+		static char args[4096];
+		snprintf(args, sizeof args, "%s", line[i] + 12);
+		char *argv[64] = {(char *)bin};
+		int na = 1;
+		for (char *save = NULL, *t = strtok_r(args, " ", &save); t && na < 63;
+		     t = strtok_r(NULL, " ", &save))
+			argv[na++] = t;
+		argv[na] = NULL;
+		char *want[256];
+		int nw = 0;
+		for (int k = i + 1; k < n && nw < 256 && strncmp(line[k], "    ", 4) == 0 &&
+				    strncmp(line[k], "    $ ", 6) != 0;
+		     k++)
+			want[nw++] = line[k] + 4;
+		int rc = run_here(argv, out, sizeof out);
+		commands++;
+		cr_expect_eq(rc, 0, "README line %d: karat %s exited %d:\n%s", i + 1, line[i] + 12, rc,
+			     out);
+		static char *got[MAX_LINES];
+		int ng = lines_of(out, got, MAX_LINES);
+		char why[600];
+		cr_expect(matches(want, nw, got, ng, why, sizeof why), "README line %d: karat %s: %s",
+			  i + 1, line[i] + 12, why);
+	}
+	cr_expect_geq(commands, 8, "the tour has %d commands", commands);
+	run_dir = NULL;
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	cr_expect_eq(system(cmd), 0);
+}
+
+/* The reference the binary generates is committed as it generates it:
+ * docs/formats.md (karat help formats) and karat.1 (karat help man).
+ * `make docs` rewrites both. */
+Test(readme, generated_reference_is_current)
+{
+	static char want[1 << 20], got[1 << 20];
+	const char *bin = getenv("KARAT_BIN");
+	if (!bin)
+		bin = KARAT_DATADIR "/build/karat";
+	static const char *const topic[] = {"formats", "man"};
+	static const char *const file[] = {KARAT_DATADIR "/docs/formats.md", KARAT_DATADIR "/karat.1"};
+	for (int i = 0; i < 2; i++) {
+		char *argv[] = {(char *)bin, "help", (char *)topic[i], NULL};
+		cr_assert_eq(run_here(argv, got, sizeof got), 0);
+		read_text(file[i], want, sizeof want);
+		cr_expect_str_eq(got, want, "%s differs from karat help %s: run make docs", file[i],
+				 topic[i]);
+	}
+}
+
+/* The README's figures (docs/img/) were drawn from the data results/
+ * holds now: docs/img/SOURCES gives each figure's CSVs and their POSIX
+ * checksums at `make docs`.  Skipped where make run has not written them. */
+Test(readme, figures_are_not_older_than_their_data)
+{
+	FILE *f = fopen(KARAT_DATADIR "/docs/img/SOURCES", "r");
+	cr_assert_not_null(f, "no docs/img/SOURCES: run make run, then make docs");
+	char png[128], csv[128];
+	unsigned long sum, size;
+	int checked = 0, absent = 0;
+	while (fscanf(f, "%127s %127s %lu %lu", png, csv, &sum, &size) == 4) {
+		char path[1200], cmd[1400], line[128] = "";
+		snprintf(path, sizeof path, "%s/results/%s", KARAT_DATADIR, csv);
+		if (access(path, R_OK) != 0) {
+			absent++;
+			continue;
+		}
+		snprintf(cmd, sizeof cmd, "cksum < '%s'", path);
+		FILE *p = popen(cmd, "r");
+		cr_assert_not_null(p);
+		cr_assert_not_null(fgets(line, sizeof line, p));
+		pclose(p);
+		unsigned long s2 = 0, n2 = 0;
+		cr_assert_eq(sscanf(line, "%lu %lu", &s2, &n2), 2);
+		cr_expect(s2 == sum && n2 == size,
+			  "docs/img/%s is older than results/%s (drawn from other data): run make docs",
+			  png, csv);
+		checked++;
+	}
+	fclose(f);
+	if (absent)
+		fprintf(stderr, "readme::figures_are_not_older_than_their_data: skipped %d of %d "
+			"CSVs: results/ does not hold them (run make run)\n", absent, absent + checked);
+	cr_expect_gt(checked + absent, 10);
+}

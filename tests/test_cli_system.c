@@ -297,3 +297,26 @@ Test(cli_system, sweep_blames_the_set_line_it_came_from)
 	cr_expect(strstr(err, "karat: point 1: unknown device 'h2000'") && !strstr(err, ".ini:"),
 		  "%s", err);
 }
+
+/* Progress: off a terminal, a stage that runs past 2 s (here 0 s, by
+ * KARAT_PROGRESS_AFTER) ends with one line on stderr; --quiet says
+ * nothing; stdout is the same either way; a short stage says nothing. */
+Test(cli_system, long_work_reports_its_stage_unless_quiet, .timeout = 120)
+{
+	static char loud[8192];
+	const char *cmd = "solve --model deepseek-v3.2 --system gpu-karat --workload agentic "
+			  "--format csv";
+	setenv("KARAT_PROGRESS_AFTER", "0", 1); /* every stage, however short */
+	cr_assert_eq(run(cmd), 0, "%s", err);
+	snprintf(loud, sizeof loud, "%s", out);
+	cr_expect(strstr(err, "karat solve: batch ") && strstr(err, " micro-batch"), "stderr: %s",
+		  err);
+	char quiet[512];
+	snprintf(quiet, sizeof quiet, "%s --quiet", cmd);
+	cr_assert_eq(run(quiet), 0, "%s", err);
+	cr_expect_str_eq(err, "");
+	cr_expect_str_eq(out, loud);
+	unsetenv("KARAT_PROGRESS_AFTER");
+	cr_assert_eq(run(cmd), 0, "%s", err); /* 0.1 s: nothing to report */
+	cr_expect_str_eq(err, "");
+}

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "cli/point.h"
+#include "cli/progress.h"
 #include "karat.h"
 
 /* Fills a spec from a command's options. */
@@ -55,21 +56,13 @@ static int print_result(const struct loaded *ld, const struct result *r, int csv
 	return rc ? 1 : 0;
 }
 
-/* A solve's progress on a terminal, once it has run for a second. */
-struct progress {
-	double t0;
-	int shown;
-};
-
+/* The solver's progress (cli/progress.h): the count and batch it tries. */
 static void show_progress(void *ctx, int m, double batch)
 {
-	struct progress *pg = ctx;
-	double s = clock_now() - pg->t0;
-	if (s < 1)
-		return;
-	fprintf(stderr, "\rkarat solve: %.0f s, trying %d micro-batch%s at batch %.0f      ", s,
-		m, m == 1 ? "" : "es", batch);
-	pg->shown = 1;
+	char detail[96];
+	snprintf(detail, sizeof detail, "trying %d micro-batch%s at batch %.0f", m,
+		 m == 1 ? "" : "es", batch);
+	progress_update(ctx, 0, detail);
 }
 
 /* Closes the memory stream fp (which sets *text) and writes the text to
@@ -210,10 +203,9 @@ static int run_point(const char *name, const struct args *a, int solve)
 	}
 	ld.p.d.threads = (int)threads;
 	static struct progress pg;
-	if (solve && isatty(2)) {
-		pg.t0 = clock_now();
-		ld.p.d.progress = show_progress, ld.p.d.progress_ctx = &pg;
-	}
+	progress_begin(&pg, solve ? "karat solve" : "karat query", NULL, 0,
+		       arg_get(c, a, "quiet") != NULL);
+	ld.p.d.progress = show_progress, ld.p.d.progress_ctx = &pg;
 	struct plan *p = plan_new(&ld.p.d, &err);
 	struct result r;
 	if (!p)
@@ -221,8 +213,11 @@ static int run_point(const char *name, const struct args *a, int solve)
 	else
 		rc = (solve ? plan_solve(p, ld.mb, &r, &err)
 			    : plan_eval(p, ld.batch, ld.mb, &r, &err)) != 0;
-	if (pg.shown)
-		fputc('\n', stderr);
+	char done[96] = "";
+	if (!rc)
+		snprintf(done, sizeof done, "batch %.0f at %d micro-batch%s", r.batch, r.mb,
+			 r.mb == 1 ? "" : "es");
+	progress_end(&pg, rc ? "failed" : done);
 	if (rc)
 		die_msg("%s", err.msg);
 	else

@@ -71,7 +71,8 @@ static long *order_of(const struct study_grid *g)
 	return o;
 }
 
-static int run_pool(const struct run_points *g, struct pool *pl, int jobs, const char *what)
+static int run_pool(const struct run_points *g, struct pool *pl, int jobs, const char *what,
+		    int quiet)
 {
 	long *order = order_of(g->g);
 	if (!order) {
@@ -79,7 +80,7 @@ static int run_pool(const struct run_points *g, struct pool *pl, int jobs, const
 		return 1;
 	}
 	*pl = (struct pool){.make = make, .ctx = g, .total = g->g->n,
-			    .progress = isatty(2), .what = what, .order = order};
+			    .quiet = quiet, .what = what, .order = order};
 	int rc = pool_run(pl, jobs);
 	free(order);
 	if (rc)
@@ -267,15 +268,18 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 	struct out o;
 	struct kerr err;
 	out_init(&o);
-	int rc = 0;
+	int rc = 0, quiet = arg_get(command_find("run"), a, "quiet") != NULL;
+	char what[128], what2[140];
+	snprintf(what, sizeof what, "run %s", sd->name);
+	snprintf(what2, sizeof what2, "run %s (baseline at the same TDP)", sd->name);
 	if (study_grid(sd, &g, &err) != 0)
 		rc = (die_msg("%s", err.msg), 1);
-	if (!rc && (rc = run_pool(&rg, &p1, jobs, sd->name)) != 0)
+	if (!rc && (rc = run_pool(&rg, &p1, jobs, what, quiet)) != 0)
 		rc = rc == 2 ? EXIT_USAGE : 1;
 	/* each system's best, and the baseline points its views need */
 	if (!rc && study_pick(&g, p1.res, &pk, &extra) != 0)
 		rc = (die_msg("out of memory"), 1);
-	if (!rc && extra.n > 0 && (rc = run_pool(&re, &p2, jobs, sd->name)) != 0)
+	if (!rc && extra.n > 0 && (rc = run_pool(&re, &p2, jobs, what2, quiet)) != 0)
 		rc = rc == 2 ? EXIT_USAGE : 1;
 	if (!rc && !(rows = malloc(sizeof *rows * (size_t)study_nrows(&g))))
 		rc = (die_msg("out of memory"), 1);

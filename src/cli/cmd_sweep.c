@@ -517,8 +517,10 @@ int cmd_sweep(const struct args *a)
 	 * done; a point that fails gets a row that says why, and the rest go
 	 * on */
 	static struct pool pl;
+	char what[1200];
+	snprintf(what, sizeof what, "sweep %s", sw.path);
 	pl = (struct pool){.make = point_spec_of, .ctx = &sw, .total = mine - skip,
-			   .progress = isatty(2), .what = sw.path, .keep_going = 1,
+			   .quiet = arg_get(c, a, "quiet") != NULL, .what = what, .keep_going = 1,
 			   .sink = sink_row, .sctx = &sk};
 	rc = pool_run(&pl, (int)jobs);
 	rowset_free(&sk.seen);

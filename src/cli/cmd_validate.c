@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "karat.h"
 
 static void conditions(const struct vrow *r, char *buf, size_t n)
@@ -68,6 +69,11 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 	table_init(&csv, 21, head, right);
 	double fam_sum[VK_N] = {0}, all_sum = 0;
 	int fam_n[VK_N] = {0}, all_n = 0, rc = 0;
+	long rows = 0, done = 0;
+	for (int i = 0; i < nt; i++)
+		rows += t[i].n;
+	struct progress pg;
+	progress_begin(&pg, "karat validate", "rows", rows, arg_get(c, a, "quiet") != NULL);
 	for (int i = 0; i < nt && rc == 0; i++) {
 		struct table tab;
 		table_init(&tab, 7, shown, sright);
@@ -76,6 +82,7 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 			const struct vrow *r = &t[i].rows[j];
 			double us;
 			struct kerr err;
+			progress_update(&pg, done++, t[i].path);
 			if (valid_model(r, &us, &err) != 0) {
 				die_msg("%s:%d: %s", t[i].path, r->line, err.msg);
 				rc = 1;
@@ -114,6 +121,7 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 			}
 		}
 		if (rc == 0) {
+			progress_clear(&pg); /* the table goes where the line was */
 			printf("%s (%d rows): mean absolute error %.1f%%\n", t[i].path, t[i].n,
 			       100 * sum / t[i].n);
 			table_write(&tab, stdout, 0);
@@ -121,6 +129,7 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 		}
 		table_free(&tab);
 	}
+	progress_end(&pg, rc ? "failed" : "every row priced");
 	if (rc == 0) {
 		printf("mean absolute error by kernel:\n");
 		for (int k = 0; k < VK_N; k++)
@@ -130,13 +139,14 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 		printf("  %-18s %5.1f%%  (%d rows)\n", "all", 100 * all_sum / all_n, all_n);
 		const char *dir = arg_get(c, a, "out");
 		char def[1100], path[1200];
-		if (!dir) { /* results/ in the current folder, made when missing */
+		if (!dir) { /* results/ in the current folder */
 			snprintf(def, sizeof def, "results");
 			dir = def;
-			if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-				die_msg("%s: cannot create: %s", dir, strerror(errno));
-				rc = 1;
-			}
+		}
+		/* made when missing (its parent must exist), as run --out is */
+		if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+			die_msg("%s: cannot create: %s", dir, strerror(errno));
+			rc = 1;
 		}
 		snprintf(path, sizeof path, "%s/validation.csv", dir);
 		if (rc || write_atomic(path, &csv, 1) != 0) {

@@ -44,6 +44,7 @@ static const struct optdef bench_opts[] = {
 static const struct optdef calibrate_opts[] = {
 	{"min-time", 1, "minimum timed duration per kernel and size (default 200ms)", 0, 0},
 	{"out", 1, "folder for the calibrated INI, CSV and figure (default: results/ in the current folder)", 0, 0},
+	{"quiet", 0, "no progress on stderr (shown on a terminal for work past 2 s)", 0, 'q'},
 	{0, 0, 0, 0, 0}};
 #define POINT_OPTS \
 	{"model", 1, "zoo name or INI path of the model", 0, 0}, \
@@ -63,6 +64,7 @@ static const struct optdef calibrate_opts[] = {
 	{"exact", 0, "the reference: every request placed and every layer scheduled, at any batch (slower)", 0, 0}, \
 	{"format", 1, "table (default) or csv", 0, 0}
 #define POINT_FILES \
+	{"quiet", 0, "no progress on stderr (shown on a terminal for work past 2 s)", 0, 'q'}, \
 	{"jobs", 1, "threads the sampled batches are evaluated on, also -j N (default 1); "  \
 	 "every result is the same for any count", 0, 'j'}, \
 	{"timeline", 1, "also write the reference schedule of sampled batch 0 to this CSV", 0, 0}, \
@@ -83,6 +85,7 @@ static const struct optdef sweep_opts[] = {
 	{"shards", 1, "N, with --dry-run: how the points fall to N shards, and the lines to run "
 	 "and merge them", 0, 0},
 	{"log", 1, "FILE: append a line per finished point (point, seconds, feasible)", 0, 0},
+	{"quiet", 0, "no progress on stderr (shown on a terminal for work past 2 s)", 0, 'q'},
 	{0, 0, 0, 0, 0}};
 static const struct optdef merge_opts[] = {
 	{"output", 1, "CSV file to write, - for stdout (the default)", 0, 0},
@@ -95,6 +98,7 @@ static const struct optdef quantiles_opts[] = {
 	{0, 0, 0, 0, 0}};
 static const struct optdef validate_opts[] = {
 	{"out", 1, "folder for validation.csv and validation.png (default: results/ in the current folder)", 0, 0},
+	{"quiet", 0, "no progress on stderr (shown on a terminal for work past 2 s)", 0, 'q'},
 	{0, 0, 0, 0, 0}};
 static const struct optdef plot_opts[] = {
 	{"from", 1, "folder of the CSVs, where the figures go too (default: results/ in the current folder)", 0, 0},
@@ -104,6 +108,7 @@ static const struct optdef run_opts[] = {
 	{"jobs", 1, "worker threads, also -j N (default: the online CPUs)", 0, 'j'},
 	{"out", 1, "folder for the results (default: results/ in the current folder, made when missing)", 0, 0},
 	{"set", 1, "override section.key=value for every point (repeatable)", 1, 0},
+	{"quiet", 0, "no progress on stderr (shown on a terminal for work past 2 s)", 0, 'q'},
 	{0, 0, 0, 0, 0}};
 
 const struct command commands[] = {

@@ -62,18 +62,6 @@ static int eval_point(struct pool *pl, long idx, char **row, struct result *out,
 	return rc;
 }
 
-/* "karat sweep: 10/144 points, 6 s, about 80 s left" (called locked). */
-static void progress(const struct pool *pl)
-{
-	double t = clock_now() - pl->t0;
-	fprintf(stderr, "\rkarat %s: %ld/%ld points, %.0f s", pl->what, pl->done, pl->total, t);
-	if (pl->done < pl->total && pl->done > 0)
-		fprintf(stderr, ", about %.0f s left   ",
-			t / (double)pl->done * (double)(pl->total - pl->done));
-	else
-		fputs("               ", stderr);
-}
-
 /* Hands the finished rows at the front to the sink, in index order
  * (called locked). */
 static void drain(struct pool *pl)
@@ -124,8 +112,7 @@ static void *worker(void *arg)
 			pl->ready[idx] = 1;
 			drain(pl);
 		}
-		if (pl->progress)
-			progress(pl);
+		progress_update(&pl->pg, pl->done, NULL);
 		pthread_mutex_unlock(&pl->lock);
 	}
 }
@@ -142,7 +129,9 @@ int pool_run(struct pool *p, int threads)
 	p->err_idx = -1;
 	p->next = p->done = p->next_sink = p->nfailed = 0;
 	p->sink_failed = 0;
-	p->t0 = clock_now();
+	char what[96];
+	snprintf(what, sizeof what, "karat %s", p->what ? p->what : "");
+	progress_begin(&p->pg, what, "points", p->total, p->quiet);
 	if (!p->rows || (!p->sink && !p->res) || (p->sink && (!p->ready || !p->secs || !p->feasible)) ||
 	    !p->applied) {
 		kerr_set(&p->err, 0, 0, "out of memory for %ld points", p->total);
@@ -157,8 +146,9 @@ int pool_run(struct pool *p, int threads)
 	worker(p);
 	for (int i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
-	if (p->progress)
-		fputc('\n', stderr);
+	char done[64];
+	snprintf(done, sizeof done, "%ld points", p->total);
+	progress_end(&p->pg, done);
 	pthread_mutex_destroy(&p->lock);
 	if (p->sink_failed)
 		return -1;

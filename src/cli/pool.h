@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include "cli/point.h"
+#include "cli/progress.h"
 
 #define POOL_SET_LEN POINT_SET_LEN
 
@@ -19,7 +20,7 @@ struct pool {
 	pool_make_fn make;
 	const void *ctx;
 	long total;
-	int progress;          /* count, elapsed and estimate on stderr */
+	int quiet;             /* no progress on stderr (cli/progress.h) */
 	const char *what;      /* name in messages */
 	const long *order;     /* evaluation order (heaviest first balances the
 				  threads), or NULL; results stay by index */
@@ -47,7 +48,7 @@ struct pool {
 	double *secs;          /* per point, with a sink: seconds it took */
 	char *feasible;        /* per point, with a sink: its answer fits */
 	int sink_failed;
-	double t0;             /* start, for the progress line's estimate */
+	struct progress pg;    /* points done, elapsed, estimate */
 };
 
 /* Evaluates every point: with a batch given, at that batch (auto

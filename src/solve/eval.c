@@ -301,6 +301,8 @@ int plan_eval_ws(const struct plan *p, struct plan_ws *w, double batch, int m,
 	 * counts, else among all */
 	for (int k = 1; k <= PIPE_MAX_MB; k++) {
 		struct result x;
+		if (p->d.progress)
+			p->d.progress(p->d.progress_ctx, k, batch);
 		if (plan_eval_at(p, w, batch, k, &x, PLAN_ENERGY, err) < 0)
 			return -1;
 		if (k == 1 || (x.feasible && !r->feasible) ||

@@ -320,3 +320,33 @@ Test(cli_system, long_work_reports_its_stage_unless_quiet, .timeout = 120)
 	cr_assert_eq(run(cmd), 0, "%s", err); /* 0.1 s: nothing to report */
 	cr_expect_str_eq(err, "");
 }
+
+/* A device or link a system file names by a relative path is found beside
+ * that file, whatever the current folder; a missing one is an error at
+ * the system file's line. */
+Test(cli_system, system_paths_are_relative_to_their_file)
+{
+	char dir[] = "/tmp/karat-rel-XXXXXX", path[200], cmd[600];
+	static char text[1 << 16];
+	cr_assert_not_null(mkdtemp(dir));
+	read_text(KARAT_DATADIR "/hw/h200.ini", text, sizeof text);
+	snprintf(path, sizeof path, "%s/mygpu.ini", dir);
+	cr_assert_eq(write_text(path, text), 0);
+	snprintf(path, sizeof path, "%s/sys.ini", dir);
+	cr_assert_eq(write_text(path, "[system]\nname = x ; assumed: test\ngpu = mygpu.ini ; assumed: "
+				      "test\ngpus = 8 ; assumed: test\ngpus_per_node = 8 ; assumed: "
+				      "test\nscaleout_link = ib-ndr ; assumed: test\nmemdev = none ; "
+				      "assumed: test\n"), 0);
+	snprintf(cmd, sizeof cmd, "query --model deepseek-v3.2 --system %s --context 1K --batch 1 "
+		 "--format csv", path);
+	cr_expect_eq(run(cmd), 0, "%s", err);
+	snprintf(path, sizeof path, "%s/mygpu.ini", dir);
+	unlink(path);
+	cr_expect_eq(run(cmd), 1);
+	cr_expect(strstr(err, "sys.ini:3: system.gpu: no file ") &&
+			  strstr(err, "relative to this file's folder"),
+		  "%s", err);
+	snprintf(path, sizeof path, "%s/sys.ini", dir);
+	unlink(path);
+	rmdir(dir);
+}

@@ -43,10 +43,12 @@ const char *const point_help[] = {
 	"share of sampled requests cut to the model's context window",
 	"P99 over the samples of the fullest GPU's bytes over its capacity (less reserve)",
 	"the same for the fullest memory device (empty without, or where the weights fill the HBM)",
-	"GPU busy time per step (mean), s", "memory devices' busy time per step, s",
-	"device links' busy time per step, s", "scale-up network's busy time per step, s",
-	"GPU idle share of the step", "memory devices' idle share",
-	"device links' idle share", "network's idle share",
+	"GPU busy time per step (mean), s",
+	"memory devices' busy time per step, s (empty without memory devices)",
+	"device links' busy time per step, s (empty without memory devices)",
+	"scale-up network's busy time per step, s", "GPU idle share of the step",
+	"memory devices' idle share (empty without memory devices)",
+	"device links' idle share (empty without memory devices)", "network's idle share",
 	"share of requests split over several devices (none fits them whole)",
 	"cache bytes ingested per step for newly admitted requests",
 	"activity-based power: operators' pJ/FLOP and pJ/bit plus static power, W",
@@ -268,16 +270,25 @@ void point_cells(const struct loaded *ld, const struct result *r,
 	CELL("%.6g", nz(r->ctx_mean));
 	CELL("%.4g", nz(r->clipped));
 	CELL("%.4g", nz(r->gpu_use));
-	if (isnan(r->mem_use)) /* no capacity for the device at all */
+	/* a system without memory devices has neither them nor their links:
+	 * their columns are empty, not an idle 1.0000 */
+	int mem = system_has_memdev(&ld->p.sys);
+	if (!mem || isnan(r->mem_use)) /* none, or no capacity for them at all */
 		CELL("%s", "");
 	else
 		CELL("%.4g", nz(r->mem_use));
 	/* a full-duplex link is as busy as its busier direction */
 	for (int x = 0; x < RES_BACK; x++)
-		CELL("%.6g", nz(x == RES_LINK ? fmax(r->busy[x], r->busy[RES_BACK]) : r->busy[x]));
+		if (!mem && (x == RES_MEM || x == RES_LINK))
+			CELL("%s", "");
+		else
+			CELL("%.6g", nz(x == RES_LINK ? fmax(r->busy[x], r->busy[RES_BACK]) : r->busy[x]));
 	for (int x = 0; x < RES_BACK; x++)
-		CELL("%.4f", nz(x == RES_LINK ? fmin(r->bubble[x], r->bubble[RES_BACK])
-					      : r->bubble[x]));
+		if (!mem && (x == RES_MEM || x == RES_LINK))
+			CELL("%s", "");
+		else
+			CELL("%.4f", nz(x == RES_LINK ? fmin(r->bubble[x], r->bubble[RES_BACK])
+						      : r->bubble[x]));
 	CELL("%.4g", nz(r->sharded));
 	CELL("%.6g", nz(r->ingest));
 	/* activity energy: empty where a device gives no [energy] figures */

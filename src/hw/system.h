@@ -10,7 +10,7 @@
 #include "io/ini_doc.h"
 #include "io/schema.h"
 
-#define SYS_NAME 64
+#define SYS_NAME 512 /* a zoo name, or a path (made relative to here) */
 
 struct ksystem {
 	char name[SYS_NAME];          /* display name */

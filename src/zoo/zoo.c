@@ -3,6 +3,7 @@
 #include "zoo/zoo.h"
 
 #include <dirent.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,9 +110,45 @@ static int check_device(void *dv, const struct ini_doc *d, struct kerr *err)
 	return device_validate(dv, d, err);
 }
 
+/* A device or link a system file names by a relative path is relative to
+ * that file's folder, as a workload's trace is: rewritten to a path from
+ * here, and checked to exist now, so that the error names the system
+ * file's line. */
+static int parts_relative(struct ksystem *sy, const struct ini_doc *d, struct kerr *err)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} part[] = {{"gpu", offsetof(struct ksystem, gpu)},
+		    {"scaleup_link", offsetof(struct ksystem, scaleup_link)},
+		    {"scaleout_link", offsetof(struct ksystem, scaleout_link)},
+		    {"memdev", offsetof(struct ksystem, memdev)},
+		    {"memdev_link", offsetof(struct ksystem, memdev_link)},
+		    {"gpu_port", offsetof(struct ksystem, gpu_port)}};
+	const char *slash = strrchr(d->path, '/');
+	for (size_t i = 0; i < sizeof part / sizeof *part; i++) {
+		char *v = (char *)sy + part[i].off;
+		const struct ini_entry *e = ini_doc_find(d, "system", part[i].key);
+		if (!e || !is_path(v))
+			continue;
+		char path[SYS_NAME];
+		if (v[0] != '/' && slash &&
+		    (size_t)snprintf(path, sizeof path, "%.*s%s", (int)(slash - d->path + 1), d->path,
+				     v) >= sizeof path)
+			return kerr_set(err, d->path, e->line, "system.%s: path too long", part[i].key);
+		if (v[0] != '/' && slash)
+			snprintf(v, SYS_NAME, "%s", path);
+		struct stat st;
+		if (stat(v, &st) != 0 || !S_ISREG(st.st_mode))
+			return kerr_set(err, d->path, e->line, "system.%s: no file %s%s", part[i].key, v,
+					e->value[0] == '/' ? "" : " (a path is relative to this file's folder)");
+	}
+	return 0;
+}
+
 static int check_system(void *sy, const struct ini_doc *d, struct kerr *err)
 {
-	return system_validate(sy, d, err);
+	return parts_relative(sy, d, err) != 0 ? -1 : system_validate(sy, d, err);
 }
 
 int zoo_load_model(const char *name, struct kmodel *m, struct ini_doc **doc,

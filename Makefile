@@ -90,32 +90,38 @@ $(B)/bench_ops: bench/bench_ops.c bench/bench_util.h $(B)/libkarat.a $(HDRS)
 	@echo "  LINK  $@"
 	@$(CC) $(CFLAGS) -DBENCH_CFLAGS='"$(filter-out -DKARAT_DATADIR%,$(CFLAGS))"' -o $@ $< $(B)/libkarat.a $(LDLIBS)
 
-# The main job: the headline study (results/headline*.csv, .png), then the
-# figures' data.  Each figure's titles come from its CSVs (plots/figures.ini).
-# The timeline shows one sampled batch, two schedules (assumed: a batch
-# large enough for four micro-batches of 64, small enough to read).
-TIMELINE := --model deepseek-v3.2 --system gpu-karat --workload agentic --batch 256 --microbatches 4
-# The step-time CDF: each system's own answer (karat solve) for DeepSeek-V3.2
-# on agentic at 8 GPUs, KARAT with 32 devices (derived: its best device
-# count at 8 GPUs in results/headline.csv).
-CDF := --model deepseek-v3.2 --workload agentic
-CDF_KARAT := --system gpu-karat --set system.memdevs=32
-# The operator roofline: one step of DeepSeek-V3.2 (assumed: 64 requests at
-# 128K on one 8-GPU node, a long-context decode batch).
-ROOF := --model deepseek-v3.2 --batch 64 --context 128K --gpus 8
+# The main job: the studies (results/STUDY*.csv, .md, .png), then the
+# figures' data.  Each figure's titles come from its CSVs (plots/figures.ini),
+# and each figure's design point from an answer, not from a number here:
+# - the timeline: DeepSeek-V3.2 on gpu-karat's own answer under OFMS+CMR,
+#   and naive at that batch and micro-batch count;
+# - the step-time CDF: the headline study's best GPU + KARAT configuration
+#   for DeepSeek-V3.2 on agentic, and GPU-only on as many GPUs;
+# - the operator roofline: one step of DeepSeek-V3.2 at that same KARAT
+#   answer's batch and GPUs, at a context of 128K (assumed: a long-context
+#   decode step; the roofline shows each operator's intensity).
+POINT := --model deepseek-v3.2 --workload agentic
+# KARAT's best for DeepSeek-V3.2 on agentic: its GPUs, devices and batch
+BEST  := awk -F, '$$2 == "deepseek-v3.2" && $$4 == "agentic" && $$5 == "gpu-karat" && $$6 == "best" { print $$7, $$8, $$10 }' results/headline.csv
 run: $(B)/karat
 	$(B)/karat run
 	$(B)/karat validate
-	$(B)/karat query $(TIMELINE) --schedule naive --timeline results/timeline-naive.csv > /dev/null
-	$(B)/karat query $(TIMELINE) --schedule ofms+cmr --timeline results/timeline-ofms-cmr.csv > /dev/null
+	$(B)/karat solve $(POINT) --system gpu-karat --timeline results/timeline-ofms-cmr.csv --format csv > results/timeline-answer.csv
+	$(B)/karat query $(POINT) --system gpu-karat --schedule naive --timeline results/timeline-naive.csv \
+		$$(awk -F, 'NR == 2 { print "--batch", $$7, "--microbatches", $$6 }' results/timeline-answer.csv) > /dev/null
 	$(B)/karat sweep sweeps/ablation.ini -j 2 --output results/ablation.csv
 	$(B)/karat sweep sweeps/ablation-ep.ini -j 2 --output results/ablation-ep.csv
 	$(B)/karat sweep sweeps/sensitivity.ini -j 2 --output results/sensitivity.csv
 	$(B)/karat sweep sweeps/tbt-batch.ini -j 2 --output results/tbt-batch.csv
-	$(B)/karat solve $(CDF) --system gpu-only --step-times results/steps-gpu-only.csv > /dev/null
-	$(B)/karat solve $(CDF) $(CDF_KARAT) --step-times results/steps-gpu-karat.csv > /dev/null
-	$(B)/karat ops $(ROOF) --hw h200 --roofline results/roofline-h200.csv > /dev/null
-	$(B)/karat ops $(ROOF) --hw karat --roofline results/roofline-karat.csv > /dev/null
+	$(BEST) > results/best-point.txt && test -s results/best-point.txt
+	$(B)/karat solve $(POINT) --system gpu-karat --step-times results/steps-gpu-karat.csv \
+		$$(awk '{ print "--set system.gpus=" $$1, "--set system.memdevs=" $$2 }' results/best-point.txt) > /dev/null
+	$(B)/karat solve $(POINT) --system gpu-only --step-times results/steps-gpu-only.csv \
+		$$(awk '{ print "--set system.gpus=" $$1 }' results/best-point.txt) > /dev/null
+	$(B)/karat ops --model deepseek-v3.2 --hw h200 --context 128K --roofline results/roofline-h200.csv \
+		$$(awk '{ print "--batch", $$3, "--gpus", $$1 }' results/best-point.txt) > /dev/null
+	$(B)/karat ops --model deepseek-v3.2 --hw karat --context 128K --roofline results/roofline-karat.csv \
+		$$(awk '{ print "--batch", $$3, "--gpus", $$1 }' results/best-point.txt) > /dev/null
 	$(B)/karat plot timeline ablation sensitivity tbt-batch pareto cdf ops-roofline
 
 test: $(B)/karat $(B)/karat-tests

@@ -25,7 +25,7 @@ if (exists("datafile2")) {
   xlo = CY_min < xlo ? CY_min : xlo; xhi = CY_max > xhi ? CY_max : xhi
 }
 if (xlo == xhi) { set xrange [xlo * 0.9 : xhi * 1.1] }
-set title "Step time over the sampled batches (the P99 SLO dashed)" noenhanced
+set title "Step time over the sampled batches of each answer (the P99 SLO dashed)" noenhanced
 set xlabel "time between tokens (ms)"
 set ylabel "share of sampled batches"
 set yrange [0:1.02]

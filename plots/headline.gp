@@ -16,18 +16,31 @@ best(r) = strcol("view") eq "best"
 # x of a best row: a group's systems side by side, a gap between groups;
 # first is 1 on a group's first bar (its label goes there)
 key3(r) = strcol("model").strcol("algo").strcol("workload")
-xpos(r) = (r == 0 ? (x = -1, pg = "") : 0, g = key3(0), \
-           first = (g eq pg ? 0 : 1), x = x + (first ? 2 : 1), pg = g, x)
-group(r) = strcol("model").(strcol("algo") eq "native" ? "" : " ".strcol("algo"))." ".strcol("workload")
+# xpos also counts the groups (gi: the row's group, from 1)
+xpos(r) = (r == 0 ? (x = -1, pg = "", gi = 0) : 0, g = key3(0), \
+           first = (g eq pg ? 0 : 1), gi = gi + first, x = x + (first ? 2 : 1), pg = g, x)
+# a group's label: its model and workload, or only its algorithm where the
+# study varies that (the title then names the model and workload)
+group(r) = strcol("algo") eq "native" ? strcol("model")."\n".strcol("workload") : strcol("algo")
 tpw(r) = strcol("tok_s_per_w") eq "" ? 1/0 : column("tok_s_per_w")
 # best rows with no feasible configuration: gnuplot 5.4 crashes on a
 # labels plot with no valid point, so that clause runs only when it has one
 stats datafile using (best(0) && strcol("tok_s_per_w") eq "" ? 1 : 0) name "INF" nooutput
 ninf = INF_sum
-# the x range from the bars themselves: one bar alone still has a width
-stats datafile using (best(0) ? xpos($0) : 1/0) name "X" nooutput
-nb = 0
-stats datafile using (best(0) ? (nb = nb + 1, 0) : 0) nooutput
+# the groups, in two rows when there are more than two: the second row's
+# bars are shifted to start where the first row's do
+stats datafile using (best(0) ? (xpos($0), gi) : 1/0) name "G" nooutput
+ngroups = int(G_max)
+rows = ngroups > 2 ? 2 : 1
+half = rows == 2 ? int((ngroups + 1) / 2) : ngroups
+off2 = 0
+if (rows == 2) {
+  stats datafile using (best(0) ? (xp = xpos($0), gi > half ? xp : 1/0) : 1/0) name "B" nooutput
+  off2 = B_min - 1
+}
+stats datafile using (best(0) ? (xp = xpos($0), gi <= half ? xp : xp - off2) : 1/0) name "X" nooutput
+inrow(p) = p == 1 ? gi <= half : gi > half
+xat(p) = (xp = xpos($0), inrow(p) ? xp - (p == 2 ? off2 : 0) : 1/0)
 stats datafile using (best(0) && strcol("tok_s_per_w") ne "" ? column("tok_s_per_w") : 1/0) \
       name "Y" nooutput
 ytop = 10 ** ceil(log10(Y_max * 3))
@@ -41,29 +54,36 @@ do for [i=1:words(systems)] {
     stats datafile using (strcol("system") eq word(systems, i) ? 1 : 0) name "P" nooutput
     present[i] = P_sum
 }
-W = 400 + 42 * nb; H = 560
-if (format eq "svg") { set terminal svg size W, H dynamic enhanced font ",10" } \
-else { if (format eq "pdf") { set terminal pdfcairo size W / 100.0, H / 100.0 enhanced font ",8" } \
-else { set terminal pngcairo size W, H enhanced font ",10" } }
+if (!exists("title1")) title1 = "Each system at its best configuration under the P99 TBT SLO (karat run)"
+title = title1
+W = 900; H = 70 + 290 * rows
+if (format eq "svg") { set terminal svg size W, H dynamic enhanced font ",9" } \
+else { if (format eq "pdf") { set terminal pdfcairo size W / 100.0, H / 100.0 enhanced font ",7" } \
+else { set terminal pngcairo size W, H enhanced font ",9" } }
 set output outfile
 set xrange [0:X_max + 1]
-set title "Each system at its best configuration under the P99 TBT SLO (karat run)" noenhanced
 set ylabel "tokens/s per W (TDP)"
 set logscale y
 set yrange [0.004:ytop]
 set grid ytics
 set style fill solid 0.85 border -1
 set boxwidth 0.85
-set key outside right top noenhanced
+set key outside right top noenhanced font ",8"
+set rmargin at screen 0.80
+set lmargin at screen 0.09
 unset xtics
-plot for [i=1:words(systems)] keyentry with boxes lc rgb rgbs[i] \
-        title (present[i] > 0 ? word(systems, i) : ""), \
-     datafile using (best(0) ? xpos($0) : 1/0):(tpw(0)):(col(strcol("system"))) \
-        with boxes lc rgb variable notitle, \
-     datafile using (best(0) ? xpos($0) : 1/0):(tpw(0) * 1.15): \
-        (strcol("vs_gpu_only") eq "" ? "-" : sprintf("%.2fx", column("vs_gpu_only"))) \
-        with labels font ",7" notitle, \
-     for [k=1:(ninf > 0 ? 1 : 0)] datafile using (best(0) ? xpos($0) : 1/0):(strcol("tok_s_per_w") eq "" ? 0.006 : 1/0): \
-        ("infeasible") with labels rotate by 90 left font ",7" notitle, \
-     datafile using (best(0) ? xpos($0) - 0.45 : 1/0):(ytop / 1.6): \
-        (first ? group(0) : "") with labels left font ",9" noenhanced notitle
+set multiplot layout rows, 1 title title noenhanced
+do for [p = 1:rows] {
+  plot for [i=1:words(systems)] keyentry with boxes lc rgb rgbs[i] \
+          title (p == 1 && present[i] > 0 ? word(systems, i) : ""), \
+       datafile using (best(0) ? xat(p) : 1/0):(tpw(0)):(col(strcol("system"))) \
+          with boxes lc rgb variable notitle, \
+       datafile using (best(0) ? xat(p) : 1/0):(tpw(0) * 1.15): \
+          (strcol("vs_gpu_only") eq "" ? "-" : sprintf("%.2fx", column("vs_gpu_only"))) \
+          with labels font ",6" notitle, \
+       for [k=1:(ninf > 0 ? 1 : 0)] datafile using (best(0) ? xat(p) : 1/0):(strcol("tok_s_per_w") eq "" ? 0.006 : 1/0): \
+          ("infeasible") with labels rotate by 90 left font ",6" notitle, \
+       datafile using (best(0) ? xat(p) - 0.45 : 1/0):(ytop / 1.6): \
+          (first ? group(0) : "") with labels left font ",8" noenhanced notitle
+}
+unset multiplot

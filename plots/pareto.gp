@@ -19,7 +19,8 @@ systems = " "
 stats datafile using (s = strcol("system"), \
       (strstrt(systems, " ".s." ") == 0 ? (systems = systems.s." ", 0) : 0)) nooutput
 stats datafile using (column("slo_s") * 1e3) name "SLO" nooutput
-set title "Throughput per TDP against P99 TBT, batch by batch (the SLO dashed)" noenhanced
+if (!exists("heading")) heading = exists("title1") ? title1."\n" : ""
+set title heading."Throughput per TDP against P99 TBT, batch by batch (the SLO dashed)" noenhanced
 set xlabel "P99 TBT (ms)"
 set ylabel "tokens/s per W (TDP)"
 set logscale xy

@@ -24,7 +24,8 @@ if (BX_min == BX_max) { set xrange [BX_min / 2.0 : BX_max * 2.0] }
 ylo = BY_min < SLO_max ? BY_min : SLO_max
 yhi = BY_max > SLO_max ? BY_max : SLO_max
 if (ylo == yhi) { set yrange [ylo / 2.0 : yhi * 2.0] }
-set title "P99 time between tokens against the batch (the SLO dashed; x: the caches do not fit)" noenhanced
+if (!exists("heading")) heading = exists("title1") ? title1."\n" : ""
+set title heading."P99 time between tokens against the batch (the SLO dashed; x: the caches do not fit)" noenhanced
 set xlabel "batch (requests, all GPUs)"
 set ylabel "P99 TBT (ms)"
 set logscale xy 2

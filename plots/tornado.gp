@@ -2,7 +2,7 @@
 # of the KARAT device, each alone at half (blue) and twice (red) its value,
 # one panel per model, bars in per cent of the base point.
 # Reads a sweep CSV with a [vary] section (results/sensitivity.csv) by
-# column name: model, vary, tok_s_per_w.  Its rows come model by model,
+# column name: model, vary, tok_s_per_w, overrides.  Its rows come model by model,
 # the base point first, then each label (karat sweep's order).
 #   gnuplot -e "datafile='results/sensitivity.csv'; outfile='t.png'" plots/tornado.gp
 # format='svg' or 'pdf' for those terminals (karat plot --format).
@@ -33,6 +33,10 @@ set grid xtics
 set style fill solid 0.85 border -1
 set ytics noenhanced font ",8"
 set yrange [per - 0.5 : 0.5] reverse
+# a label whose overrides also set the device's TDP (its file derives the
+# TDP from the figure) says so: more of the figure then costs watts too
+vlabel(r) = strcol("vary").(strstrt(strcol("overrides"), ".tdp=") > 0 && \
+            strstrt(strcol("vary"), "tdp") == 0 ? " (+TDP)" : "")
 unset key
 set multiplot layout 1, nm
 do for [i=1:nm] {
@@ -41,7 +45,7 @@ do for [i=1:nm] {
   set title word(models, i)." (base ".sprintf("%.3f", B_max)." tok/s/W)" noenhanced
   plot datafile every ::(b0 + 1)::(b0 + per - 1) using \
        (50 * (column("tok_s_per_w") / B_max - 1)):($0 + 1):(abs(50 * (column("tok_s_per_w") / B_max - 1))):(0.38): \
-       (strstrt(strcol("vary"), "0.5x") ? 0x3070b0 : 0xd03030):ytic(strcol("vary")) \
+       (strstrt(strcol("vary"), "0.5x") ? 0x3070b0 : 0xd03030):ytic(vlabel(0)) \
        with boxxyerror lc rgb variable
 }
 unset multiplot

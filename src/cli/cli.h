@@ -72,6 +72,10 @@ int usage_error(const struct command *c, const char *fmt, ...)
 int parse_count(const char *opt, const char *text, int tokens, double lo,
 		double hi, double *out);
 
+/* Above this share of requests cut to a model's context window, query,
+ * solve and run say so in words (ctx_clipped_share holds it always). */
+#define CLIP_NOTE 0.05
+
 /* Output (cli/table.c): a table of rows of cells printed aligned, or CSV.  OUT_CELL is
  * the size of the scratch buffers callers format numbers into. */
 #define OUT_MAX_COLS 48

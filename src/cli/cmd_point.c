@@ -53,6 +53,11 @@ static int print_result(const struct loaded *ld, const struct result *r, int csv
 	}
 	rc = rc || table_write(&t, stdout, csv) != 0;
 	table_free(&t);
+	/* a workload cut short by the model's window says so in words */
+	if (!rc && !csv && r->clipped > CLIP_NOTE)
+		printf("note: %.0f%% of the sampled requests are longer than %s's %.0f-token window "
+		       "and are cut to it (ctx_clipped_share)\n", 100 * r->clipped, ld->p.m.name,
+		       ld->p.m.max_context);
 	return rc ? 1 : 0;
 }
 

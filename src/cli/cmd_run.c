@@ -206,6 +206,26 @@ static void summary(const struct study_def *sd, const struct study_range *rng, c
 		snprintf(buf + used, n - used, "   paper: %.2f-%.2fx", sd->paper_lo, sd->paper_hi);
 }
 
+/* After the ranges: each model and workload whose requests are cut to the
+ * model's window more than CLIP_NOTE of the time, in words. */
+static void clip_notes(const struct study_def *sd, const struct study_grid *g,
+		       const struct result *res, char *buf, size_t n)
+{
+	size_t used = strlen(buf);
+	int ns = g->nsystem;
+	for (int gi = 0; gi < g->ngroup && used < n; gi++) {
+		double clip = 0;
+		for (int i = g->start[gi * ns]; i < g->start[gi * ns + ns]; i++)
+			clip = res[i].clipped > clip ? res[i].clipped : clip;
+		const struct study_point *p = &g->pt[g->start[gi * ns]];
+		if (clip > CLIP_NOTE && p->algo == 0) /* once per model and workload */
+			used += (size_t)snprintf(buf + used, n - used, "\nnote: %.0f%% of %s's requests "
+						 "are longer than %s's window and are cut to it",
+						 100 * clip, sd->workloads.v[p->workload],
+						 sd->models.v[p->model]);
+	}
+}
+
 /* DIR/STUDY.md: the table shown and the summary, as Markdown (make docs
  * puts it in docs/results.md). */
 static int write_md(const char *path, const struct study_def *sd, const struct table *shown,
@@ -287,8 +307,9 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 		study_rows(&g, p1.res, &extra, extra.n ? p2.res : NULL, &pk, rows, &rng);
 		for (int i = 0; i < study_nrows(&g); i++)
 			row(&o, sd, &rows[i]);
-		char range[400];
+		char range[2000];
 		summary(sd, &rng, range, sizeof range);
+		clip_notes(sd, &g, p1.res, range, sizeof range);
 		printf("%s (%s): %s\n", sd->name, sd->path, sd->title);
 		printf("each system at its best configuration over the study's GPU counts and "
 		       "memory devices per GPU, against %s at its best GPU count, at the same "

@@ -49,7 +49,7 @@ Test(solve, solver_equals_brute_force)
 /* Fixed-order schedules (naive) are max-plus systems: more work never
  * finishes sooner.  OFMS's greedy list schedule can (Graham's anomalies:
  * one more request that balances the micro-batches may shorten the step),
- * so with OFMS only m = 1 is held to it; see docs/solver.md. */
+ * so with OFMS only m = 1 is held to it; see docs/notes/solver-history.md. */
 Test(solve, step_time_is_monotone_in_batch)
 {
 	static struct setup s;
@@ -432,7 +432,7 @@ Test(solve, an_alike_pool_prices_one_sample_for_all)
  * one more is not), and where feasibility crosses once in [1, 2B]
  * (monotone), the largest feasible batch of a full scan.  (Where it
  * crosses more than once, OFMS's greedy schedule having dips, which
- * crossing the search lands on depends on its probes: docs/solver.md.) */
+ * crossing the search lands on depends on its probes: docs/notes/solver-history.md.) */
 Test(solve, search_finds_the_crossing)
 {
 	static struct setup s;

@@ -92,7 +92,7 @@ struct plan_side {
 #define PLAN_FLUID_EXCESS 3   /* requests the exact placement's busiest GPU
 				 holds over an even share: 0-2 in every
 				 sample but one (4) of 256 in each of 7
-				 designs at 128-8,192 per GPU (docs/solver.md) */
+				 designs at 128-8,192 per GPU (docs/notes/solver-history.md) */
 #define PLAN_FLUID_STEP 0.005 /* the GPU's work over that many requests more
 				 grows by no more than this (no tile edge) */
 

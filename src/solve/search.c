@@ -36,7 +36,7 @@ static int feasible_at(const struct plan *p, struct plan_ws *w, double batch, in
  * mean grows with the batch; SEARCH_MEAN_SLACK allows for the small dips
  * a sampled mean can take).  Like the bisection, this takes feasibility
  * to be monotone in the batch. */
-#define SEARCH_MEAN_SLACK 0.01 /* the largest dip measured: 0.36% (docs/solver.md) */
+#define SEARCH_MEAN_SLACK 0.01 /* the largest dip measured: 0.36% (docs/notes/solver-history.md) */
 static int cannot_beat(const struct plan *p, const struct result *at_lo, double hi,
 		       double beat)
 {

@@ -45,6 +45,14 @@ static void cell_num(char *c, double v)
 		snprintf(c, OUT_CELL, "%.6g", v);
 }
 
+/* A shipped table's path from the data folder (validation/NAME.csv), so
+ * the CSV is the same in every checkout; another path as given. */
+static const char *shown_path(const char *path)
+{
+	size_t n = strlen(zoo_home());
+	return strncmp(path, zoo_home(), n) == 0 && path[n] == '/' ? path + n + 1 : path;
+}
+
 /* The figure: 0, or 1 when gnuplot failed (said why). */
 static int plot(const char *dir, const char *csv)
 {
@@ -92,7 +100,7 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 			sum += fabs(e), fam_sum[r->kernel] += fabs(e), all_sum += fabs(e);
 			fam_n[r->kernel]++, all_n++;
 			char cells[21][OUT_CELL];
-			snprintf(cells[0], OUT_CELL, "%s", t[i].path);
+			snprintf(cells[0], OUT_CELL, "%s", shown_path(t[i].path));
 			snprintf(cells[1], OUT_CELL, "%d", r->line);
 			snprintf(cells[2], OUT_CELL, "%s", vkernel_names[r->kernel]);
 			snprintf(cells[3], OUT_CELL, "%s", r->model);
@@ -122,7 +130,7 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 		}
 		if (rc == 0) {
 			progress_clear(&pg); /* the table goes where the line was */
-			printf("%s (%d rows): mean absolute error %.1f%%\n", t[i].path, t[i].n,
+			printf("%s (%d rows): mean absolute error %.1f%%\n", shown_path(t[i].path), t[i].n,
 			       100 * sum / t[i].n);
 			table_write(&tab, stdout, 0);
 			printf("\n");

@@ -301,7 +301,7 @@ Test(cli_system, sweep_blames_the_set_line_it_came_from)
 /* Progress: off a terminal, a stage that runs past 2 s (here 0 s, by
  * KARAT_PROGRESS_AFTER) ends with one line on stderr; --quiet says
  * nothing; stdout is the same either way; a short stage says nothing. */
-Test(cli_system, long_work_reports_its_stage_unless_quiet, .timeout = 120)
+Test(cli_system, long_work_reports_its_stage_unless_quiet)
 {
 	static char loud[8192];
 	const char *cmd = "solve --model deepseek-v3.2 --system gpu-karat --workload agentic "

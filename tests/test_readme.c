@@ -106,7 +106,7 @@ static int matches(char **want, int nw, char **got, int ng, char *why, size_t nw
 	return 1;
 }
 
-Test(readme, the_tour_runs_as_printed, .timeout = 300)
+Test(readme, the_tour_runs_as_printed)
 {
 	static char readme[1 << 20], out[1 << 20];
 	read_text(KARAT_DATADIR "/README.md", readme, sizeof readme);

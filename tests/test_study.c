@@ -240,16 +240,25 @@ Test(study, plot_renders_every_figure_from_its_csv)
 /* query --step-times: one row per sample, ascending, cdf up to 1, and
  * their mean is the reported tbt_mean_s (at the micro-batch count the
  * query reports, though auto evaluates others after it). */
-Test(study, step_times_are_the_samples)
+/* Runs karat with cmd (a point command) and --step-times into a fresh
+ * file, whose name goes to path (of PATH_LEN bytes). */
+#define PATH_LEN 32
+static void run_steps(const char *cmd, char *path)
 {
-	char path[] = "/tmp/karat-steps-XXXXXX";
+	snprintf(path, PATH_LEN, "/tmp/karat-steps-XXXXXX");
 	int fd = mkstemp(path);
 	cr_assert(fd >= 0);
 	close(fd);
 	char args[400];
-	snprintf(args, sizeof args, "query --model deepseek-v3.2 --system gpu-karat --workload agentic "
-		 "--batch 64 --samples 16 --format csv --step-times %s", path);
+	snprintf(args, sizeof args, "%s --format csv --step-times %s", cmd, path);
 	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+}
+
+Test(study, step_times_are_the_samples)
+{
+	char path[PATH_LEN];
+	run_steps("query --model deepseek-v3.2 --system gpu-karat --workload agentic --batch 64 "
+		  "--samples 16", path);
 	const char *row = strchr(out, '\n') + 1; /* tbt_mean_s: column 8 of the point CSV */
 	for (int k = 0; k < 7; k++)
 		row = strchr(row, ',') + 1;
@@ -283,14 +292,8 @@ Test(study, step_times_are_the_samples)
  * count it printed, every sample. */
 Test(study, solve_writes_the_step_times_of_its_answer)
 {
-	char path[] = "/tmp/karat-steps-XXXXXX";
-	int fd = mkstemp(path);
-	cr_assert(fd >= 0);
-	close(fd);
-	char args[400];
-	snprintf(args, sizeof args, "solve --model deepseek-v3.2 --system gpu-only --workload agentic "
-		 "--samples 32 --format csv --step-times %s", path);
-	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+	char path[PATH_LEN];
+	run_steps("solve --model deepseek-v3.2 --system gpu-only --workload agentic --samples 32", path);
 	const char *row = strchr(out, '\n') + 1; /* microbatches, batch: columns 6 and 7 */
 	for (int k = 0; k < 5; k++)
 		row = strchr(row, ',') + 1;

@@ -18,10 +18,10 @@ stats datafile using (m = strcol("model"), s = strcol("schedule"), \
       (strstrt(models, " ".m." ") == 0 ? (models = models.m." ", 0) : 0) + \
       (strstrt(schedules, " ".s." ") == 0 ? (schedules = schedules.s." ", 0) : 0)) nooutput
 rows = exists("datafile2") ? 2 : 1
-W = 60 + 380 * words(models); H = 330 * rows + 40
+W = 900; H = 300 * rows + 40  # every panel within 900 px
 if (format eq "svg") { set terminal svg size W, H dynamic enhanced font ",10" } \
 else { if (format eq "pdf") { set terminal pdfcairo size W / 100.0, H / 100.0 enhanced font ",8" } \
-else { set terminal pngcairo size W, H enhanced font ",10" } }
+else { set terminal pngcairo size W, H enhanced font ",9" } }
 set output outfile
 set logscale x 2
 set xrange [0.8:20]
@@ -37,7 +37,7 @@ do for [r=1:rows] {
   f = r == 1 ? datafile : datafile2
   t = r == 1 ? title1 : title2
   do for [i=1:words(models)] {
-    set title word(models, i)." (".t.")" noenhanced
+    set title word(models, i)."\n".t noenhanced font ",8"
     plot for [j=1:words(schedules)] f using (pick(word(models, i), word(schedules, j)) ? \
          column("microbatches") : 1/0):(column("throughput_tok_s")) with linespoints lw 2 \
          pt 7 title word(schedules, j)

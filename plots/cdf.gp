@@ -30,7 +30,7 @@ set xlabel "time between tokens (ms)"
 set ylabel "share of sampled batches"
 set yrange [0:1.02]
 set grid
-set key bottom right noenhanced
+set key below vertical maxcols 1 noenhanced font ",8"
 set arrow from slo_ms, graph 0 to slo_ms, graph 1 nohead dt 2 lw 2 lc rgb "#000000"
 set arrow from graph 0, first 0.99 to graph 1, first 0.99 nohead dt 3 lc rgb "#808080"
 if (exists("datafile2")) {

@@ -23,10 +23,10 @@ do for [i=1:nm] {
   stats datafile every ::b0::b0 using (column("tok_s_per_w")) name "B" nooutput
   base[i] = B_max
 }
-W = 60 + 420 * nm; H = 80 + 24 * per
+W = 900; H = 80 + 24 * per  # every panel within 900 px
 if (format eq "svg") { set terminal svg size W, H dynamic enhanced font ",10" } \
 else { if (format eq "pdf") { set terminal pdfcairo size W / 100.0, H / 100.0 enhanced font ",8" } \
-else { set terminal pngcairo size W, H enhanced font ",10" } }
+else { set terminal pngcairo size W, H enhanced font ",9" } }
 set output outfile
 set xlabel "throughput per TDP against the base (%)"
 set grid xtics

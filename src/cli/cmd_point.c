@@ -95,9 +95,13 @@ static void describe(const struct loaded *ld, const struct result *r, char *buf,
 	if (d->mem)
 		snprintf(devs, sizeof devs, ", %.0f device%s", d->sys->memdevs,
 			 d->sys->memdevs == 1 ? "" : "s");
-	snprintf(buf, n, "%s on %s: %.0f GPU%s%s, batch %.0f, %d micro-batch%s, %s", d->m->name,
-		 ld->label[2], d->sys->gpus, d->sys->gpus == 1 ? "" : "s", devs, r->batch, r->mb,
-		 r->mb == 1 ? "" : "es", sched_names[d->sched]);
+	size_t used = (size_t)snprintf(buf, n, "%s on %s: %.0f GPU%s%s, batch %.0f, %d micro-batch%s, %s",
+				       d->m->name, ld->label[2], d->sys->gpus,
+				       d->sys->gpus == 1 ? "" : "s", devs, r->batch, r->mb,
+				       r->mb == 1 ? "" : "es", sched_names[d->sched]);
+	if (r->clipped > CLIP_NOTE && used < n) /* the figure says it too */
+		snprintf(buf + used, n - used, "; %.0f%% of requests cut to the %.0fK window",
+			 100 * r->clipped, d->m->max_context / 1024);
 }
 
 /* The schedule of sampled batch 0 as a CSV (--timeline): one row per task,

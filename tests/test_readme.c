@@ -10,6 +10,7 @@
  * no longer prints fails here. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,4 +212,63 @@ Test(readme, figures_are_not_older_than_their_data)
 		fprintf(stderr, "readme::figures_are_not_older_than_their_data: skipped %d of %d "
 			"CSVs: results/ does not hold them (run make run)\n", absent, absent + checked);
 	cr_expect_gt(checked + absent, 10);
+}
+
+/* A number as docs/workloads.md writes it ("2.2K", "85K", "1M") and half
+ * a unit of its last digit. */
+static double doc_number(const char *s, double *half)
+{
+	char *end;
+	double v = strtod(s, &end);
+	const char *dot = strchr(s, '.');
+	double unit = 1;
+	if (dot && dot < end)
+		for (const char *c = dot + 1; c < end; c++)
+			unit /= 10;
+	double scale = *end == 'K' ? 1e3 : *end == 'M' ? 1e6 : 1;
+	*half = unit * scale / 2;
+	return v * scale;
+}
+
+/* The decode-context figures of docs/workloads.md's table are what `karat
+ * show` draws for each workload, to the digits the table gives. */
+Test(readme, workload_table_is_what_show_draws)
+{
+	static char doc[1 << 16], out[1 << 16];
+	read_text(KARAT_DATADIR "/docs/workloads.md", doc, sizeof doc);
+	const char *bin = getenv("KARAT_BIN");
+	if (!bin)
+		bin = KARAT_DATADIR "/build/karat";
+	int rows = 0;
+	for (char *line = strstr(doc, "\n| `"); line; line = strstr(line + 1, "\n| `")) {
+		char name[64];
+		if (sscanf(line, "\n| `%63[^`]`", name) != 1)
+			continue;
+		char *end = strchr(line + 1, '\n');
+		char *last = NULL;
+		for (char *c = line + 1; c < (end ? end : line + strlen(line)); c++)
+			if (*c == '|' && c[1] == ' ' && c[2] != '\n')
+				last = c + 2; /* the last cell */
+		cr_assert_not_null(last);
+		char *argv[] = {(char *)bin, "show", name, NULL};
+		cr_assert_eq(run_here(argv, out, sizeof out), 0, "%s", out);
+		static const char *const key[] = {"mean ", "p50 ", "p99 ", "max "};
+		static const char *const shown[] = {"mean ", "p50 ", "p99 ", "max "};
+		for (int k = 0; k < 4; k++) {
+			char *d = strstr(last, key[k]);
+			if (!d || (end && d > end))
+				continue;
+			char *s = strstr(out, "decode contexts over");
+			cr_assert_not_null(s, "karat show %s prints no decode contexts", name);
+			s = strstr(s, shown[k]);
+			cr_assert_not_null(s);
+			double half, want = doc_number(d + strlen(key[k]), &half);
+			double got = strtod(s + strlen(shown[k]), NULL);
+			cr_expect(fabs(got - want) <= half * 1.0001,
+				  "docs/workloads.md: %s %s%.6g, karat show draws %.0f", name, key[k],
+				  want, got);
+		}
+		rows++;
+	}
+	cr_expect_geq(rows, 7, "%d workload rows", rows);
 }

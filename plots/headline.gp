@@ -21,7 +21,11 @@ xpos(r) = (r == 0 ? (x = -1, pg = "", gi = 0) : 0, g = key3(0), \
            first = (g eq pg ? 0 : 1), gi = gi + first, x = x + (first ? 2 : 1), pg = g, x)
 # a group's label: its model and workload, or only its algorithm where the
 # study varies that (the title then names the model and workload)
-group(r) = strcol("algo") eq "native" ? strcol("model")."\n".strcol("workload") : strcol("algo")
+# and, where most of a workload's requests are cut to the model's window,
+# how many (ctx_clipped_share; older CSVs without the column: nothing)
+clipped(r) = (c = strcol("ctx_clipped_share"), c ne "" && c + 0 > 0.05 ? \
+              sprintf("\n(%.0f", 100 * (c + 0))."% cut to window)" : "")
+group(r) = (strcol("algo") eq "native" ? strcol("model")."\n".strcol("workload") : strcol("algo")).clipped(r)
 tpw(r) = strcol("tok_s_per_w") eq "" ? 1/0 : column("tok_s_per_w")
 # best rows with no feasible configuration: gnuplot 5.4 crashes on a
 # labels plot with no valid point, so that clause runs only when it has one

@@ -117,7 +117,7 @@ Test(study, a_small_study_runs_with_its_views)
 	csv_free(&cp);
 	const char *head = "study,model,algo,workload,system,view,gpus,memdevs,microbatches,"
 			   "batch,tbt_p99_s,throughput_tok_s,tdp_w,tok_s_per_w,baseline_gpus,"
-			   "baseline_tok_s_per_w,vs_gpu_only,reason\n";
+			   "baseline_tok_s_per_w,vs_gpu_only,reason,ctx_clipped_share\n";
 	cr_assert(strncmp(text, head, strlen(head)) == 0, "%.200s", text);
 	cr_assert_eq(r.nrow, 5, "header + gpu-only best + 3 views of gpu-karat");
 	cr_expect_str_eq(r.cell[1][4], "gpu-only");
@@ -135,6 +135,8 @@ Test(study, a_small_study_runs_with_its_views)
 		cr_expect(x > 0 && b > 0 && near(v, x / b, 1e-3), "%s: %g / %g vs %g", views[i], x,
 			  b, v);
 	}
+	/* azure-conv fits DeepSeek-V3.2's 160K window: nothing is cut */
+	cr_expect_str_eq(r.cell[1][18], "0");
 	/* the iso-TDP baseline has at least the system's TDP (H200: 700 W) */
 	cr_expect(atof(r.cell[4][14]) * 700 >= atof(r.cell[4][12]));
 	cr_expect(near(atof(r.cell[4][12]), 8 * 700 + 8 * 150.0, 1e-9), "%s", r.cell[4][12]);

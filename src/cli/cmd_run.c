@@ -97,23 +97,24 @@ static void out_init(struct out *o)
 	static const char *const head[] = {
 		"study", "model", "algo", "workload", "system", "view", "gpus", "memdevs",
 		"microbatches", "batch", "tbt_p99_s", "throughput_tok_s", "tdp_w", "tok_s_per_w",
-		"baseline_gpus", "baseline_tok_s_per_w", "vs_gpu_only", "reason"};
-	static const int right[18] = {[6] = 1, [7] = 1, [8] = 1, [9] = 1, [10] = 1, [11] = 1,
-				      [12] = 1, [13] = 1, [14] = 1, [15] = 1, [16] = 1};
+		"baseline_gpus", "baseline_tok_s_per_w", "vs_gpu_only", "reason",
+		"ctx_clipped_share"};
+	static const int right[19] = {[6] = 1, [7] = 1, [8] = 1, [9] = 1, [10] = 1, [11] = 1,
+				      [12] = 1, [13] = 1, [14] = 1, [15] = 1, [16] = 1, [18] = 1};
 	static const char *const shead[] = {"model", "algo", "workload", "system", "view",
 					    "gpus", "memdevs", "batch", "tok_s_per_w",
 					    "baseline_gpus", "baseline_tok_s_per_w", "vs_gpu_only"};
 	static const int sright[12] = {[5] = 1, [6] = 1, [7] = 1, [8] = 1, [9] = 1, [10] = 1,
 				       [11] = 1};
 	memset(o, 0, sizeof *o);
-	table_init(&o->csv, 18, head, right);
+	table_init(&o->csv, 19, head, right);
 	table_init(&o->shown, 12, shead, sright);
 }
 
 /* One row of the comparison, into the CSV and the table shown. */
 static void row(struct out *o, const struct study_def *sd, const struct study_row *r)
 {
-	char c[18][OUT_CELL];
+	char c[19][OUT_CELL];
 	const struct study_point *p = r->p;
 	const struct result *x = r->x, *b = r->b;
 	const char *algo = algo_name(sd, p);
@@ -145,8 +146,15 @@ static void row(struct out *o, const struct study_def *sd, const struct study_ro
 		snprintf(c[17], OUT_CELL, "the baseline serves nothing at any GPU count");
 	else if (x)
 		snprintf(c[17], OUT_CELL, "the baseline serves nothing at %d GPUs", r->bgpus);
-	const char *cells[18];
-	for (int k = 0; k < 18; k++)
+	/* the share of the workload's requests cut to the model's window (the
+	 * same at every configuration of a model and workload) */
+	const struct result *any = x ? x : b;
+	if (any)
+		snprintf(c[18], OUT_CELL, "%.4g", any->clipped);
+	else
+		c[18][0] = 0;
+	const char *cells[19];
+	for (int k = 0; k < 19; k++)
 		cells[k] = c[k];
 	table_add(&o->csv, cells);
 	char sb[32] = "-", sx[32] = "-", sr[32] = "infeasible";

@@ -1,5 +1,6 @@
 /* bench_run.c: shared by `karat bench` and `karat calibrate`. */
 #include "cli/bench_run.h"
+#include "cli/progress.h"
 
 #include <string.h>
 
@@ -40,7 +41,7 @@ int bench_plan_from_args(const struct command *c, const struct args *a,
 	return 0;
 }
 
-int bench_execute(const struct bench_plan *p, struct bench_data *d, int human)
+int bench_execute(const struct bench_plan *p, struct bench_data *d, int human, int quiet)
 {
 	FILE *info = human ? stdout : stderr;
 	const char *pre = human ? "" : "karat bench: ";
@@ -64,10 +65,16 @@ int bench_execute(const struct bench_plan *p, struct bench_data *d, int human)
 	}
 	fprintf(info, "%stiming: warm-up excluded, repetitions until %.3g s and at least 5, "
 		"median reported; CLOCK_MONOTONIC\n", pre, p->min_time);
+	struct progress pg;
+	progress_begin(&pg, "karat bench", "kernel sizes",
+		       (long)p->nk * KERNEL_SIZES, quiet);
 	for (int i = 0; i < p->nk; i++) {
 		const struct kernel_def *k = p->k[i];
+		progress_clear(&pg);
 		fprintf(info, "%s%s: %s; sizes in %s\n", pre, k->name, k->shape, k->size_name);
+		fflush(info);
 		for (int s = 0; s < KERNEL_SIZES && d->n < BENCH_MAX; s++) {
+			progress_update(&pg, (long)i * KERNEL_SIZES + s, k->name);
 			if (bench_kernel(k, k->sizes[s], &d->roof, p->min_time, &d->res[d->n], &err)) {
 				die_msg("%s", err.msg);
 				return -1;
@@ -78,6 +85,7 @@ int bench_execute(const struct bench_plan *p, struct bench_data *d, int human)
 			d->n++;
 		}
 	}
+	progress_end(&pg, "every kernel measured");
 	fprintf(info, "%sclock resolution %.0f ns\n", pre, d->clock_res * 1e9);
 	return 0;
 }

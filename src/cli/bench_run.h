@@ -30,6 +30,6 @@ int bench_plan_from_args(const struct command *c, const struct args *a,
  * to stdout (human = 1) or stderr; a roof that fails roof_check marks the
  * data untrusted, and it and a kernel faster than its roof (result_check)
  * are warned about on stderr. */
-int bench_execute(const struct bench_plan *p, struct bench_data *d, int human);
+int bench_execute(const struct bench_plan *p, struct bench_data *d, int human, int quiet);
 
 #endif

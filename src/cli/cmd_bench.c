@@ -16,7 +16,7 @@ int cmd_bench(const struct args *a)
 	if (rc)
 		return rc;
 	struct bench_data data;
-	if (bench_execute(&plan, &data, !csv) != 0)
+	if (bench_execute(&plan, &data, !csv, arg_get(c, a, "quiet") != NULL) != 0)
 		return 1;
 	static const char *const head[] = {"kernel", "size", "threads", "time_s", "predicted_s",
 					   "bytes_per_s", "flops_per_s", "efficiency"};

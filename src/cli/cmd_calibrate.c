@@ -159,7 +159,7 @@ int cmd_calibrate(const struct args *a)
 		return 1;
 	}
 	static struct bench_data d;
-	if (bench_execute(&plan, &d, 1) != 0)
+	if (bench_execute(&plan, &d, 1, arg_get(c, a, "quiet") != NULL) != 0)
 		return 1;
 	if (d.untrusted) { /* efficiencies above 1 would be written as facts */
 		die_msg("calibration refused: the measurements failed the checks above; "

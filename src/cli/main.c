@@ -40,6 +40,7 @@ static const struct optdef ops_opts[] = {
 static const struct optdef bench_opts[] = {
 	{"format", 1, "table (default) or csv", 0, 0},
 	{"min-time", 1, "minimum timed duration per kernel and size (default 200ms)", 0, 0},
+	{"quiet", 0, "no progress on stderr (shown on a terminal for work past 2 s)", 0, 'q'},
 	{0, 0, 0, 0, 0}};
 static const struct optdef calibrate_opts[] = {
 	{"min-time", 1, "minimum timed duration per kernel and size (default 200ms)", 0, 0},

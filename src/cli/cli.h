@@ -78,7 +78,7 @@ int parse_count(const char *opt, const char *text, int tokens, double lo,
 
 /* Output (cli/table.c): a table of rows of cells printed aligned, or CSV.  OUT_CELL is
  * the size of the scratch buffers callers format numbers into. */
-#define OUT_MAX_COLS 48
+#define OUT_MAX_COLS 128 /* the point columns and a sweep's [set] keys */
 #define OUT_CELL 320
 struct table {
 	int ncols, nrows, cap;

@@ -53,6 +53,14 @@ static int print_result(const struct loaded *ld, const struct result *r, int csv
 	}
 	rc = rc || table_write(&t, stdout, csv) != 0;
 	table_free(&t);
+	/* what bounds it, in one line (the bound_by column) */
+	char bound[64];
+	double share;
+	const char *busiest = point_busiest(ld, r, &share);
+	point_bound(ld, r, bound, sizeof bound);
+	if (!rc && !csv && bound[0])
+		printf("bound by: %s (the busiest resource, %s, is busy %.0f%% of the step)\n", bound,
+		       busiest, 100 * share);
 	/* a workload cut short by the model's window says so in words */
 	if (!rc && !csv && r->clipped > CLIP_NOTE)
 		printf("note: %.0f%% of the sampled requests are longer than %s's %.0f-token window "

@@ -19,7 +19,8 @@ const char *const point_head[] = {
 	"bubble_gpu", "bubble_memdev", "bubble_link", "bubble_net", "sharded_share",
 	"ingest_bytes_per_step", "power_activity_w", "energy_activity_j_per_tok",
 	"tok_s_per_w_activity", "overrides", "algo_params", "evaluation",
-	"scaleup_link", "scaleout_link", "gpu_port"};
+	"scaleup_link", "scaleout_link", "gpu_port", "bound_by", "busiest_resource",
+	"busiest_share"};
 const int point_ncols = sizeof point_head / sizeof point_head[0];
 
 /* What each column holds, for docs/formats.md (karat help formats). */
@@ -57,7 +58,13 @@ const char *const point_help[] = {
 	"the attention algorithm's parameters, name:key=value,...",
 	"how the samples were evaluated: per-request (every request placed) or fluid (from sums)",
 	"scale-up link (within a node)", "scale-out link (between nodes)",
-	"the GPU's port to its memory devices (empty: the devices' own link)"};
+	"the GPU's port to its memory devices (empty: the devices' own link)",
+	"what bounds the point: for an infeasible one the limit it fails, for a solved answer "
+	"the limit the next batch fails (slo:RESOURCE with the busiest resource, capacity:hbm, "
+	"capacity:memdev, capacity:host, unsupported, work-limit, search-cap); empty for a "
+	"feasible point at a given batch",
+	"the resource busiest over the step: gpu, memdev, link or net",
+	"its busy time over the mean step time"};
 _Static_assert(sizeof point_help / sizeof *point_help == sizeof point_head / sizeof *point_head,
 	       "a description per column");
 
@@ -241,6 +248,51 @@ static double nz(double x)
 	return x == 0 ? 0 : x;
 }
 
+const char *point_busiest(const struct loaded *ld, const struct result *r, double *share)
+{
+	static const char *const name[RES_BACK] = {"gpu", "memdev", "link", "net"};
+	int mem = system_has_memdev(&ld->p.sys), best = RES_GPU;
+	double top = -1;
+	for (int x = 0; x < RES_BACK; x++) {
+		if (!mem && (x == RES_MEM || x == RES_LINK))
+			continue; /* resources it does not have */
+		double b = x == RES_LINK ? fmax(r->busy[x], r->busy[RES_BACK]) : r->busy[x];
+		if (b > top)
+			top = b, best = x;
+	}
+	*share = r->tbt_mean > 0 ? top / r->tbt_mean : 0;
+	return name[best];
+}
+
+void point_bound(const struct loaded *ld, const struct result *r, char *buf, size_t n)
+{
+	double share;
+	const char *busiest = point_busiest(ld, r, &share);
+	int host = ld->p.d.mem && ld->p.d.mem->kind == DEV_CPU;
+	switch (r->bound) {
+	case PB_SLO:
+		snprintf(buf, n, "slo:%s", busiest);
+		break;
+	case PB_HBM:
+		snprintf(buf, n, "capacity:hbm");
+		break;
+	case PB_MEMDEV:
+		snprintf(buf, n, host ? "capacity:host" : "capacity:memdev");
+		break;
+	case PB_UNSUPPORTED:
+		snprintf(buf, n, "unsupported");
+		break;
+	case PB_WORK:
+		snprintf(buf, n, "work-limit");
+		break;
+	case PB_CAP:
+		snprintf(buf, n, "search-cap");
+		break;
+	default:
+		buf[0] = '\0';
+	}
+}
+
 void point_cells(const struct loaded *ld, const struct result *r,
 		 char cells[][OUT_CELL], const char **out)
 {
@@ -306,6 +358,13 @@ void point_cells(const struct loaded *ld, const struct result *r,
 	CELL("%s", ld->p.sys.scaleup_link);
 	CELL("%s", ld->p.sys.scaleout_link);
 	CELL("%s", system_has_port(&ld->p.sys) ? ld->p.sys.gpu_port : "");
+	double share;
+	const char *busiest = point_busiest(ld, r, &share);
+	char bound[64];
+	point_bound(ld, r, bound, sizeof bound);
+	CELL("%s", bound);
+	CELL("%s", busiest);
+	CELL("%.4g", nz(share));
 #undef CELL
 }
 

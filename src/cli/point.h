@@ -39,6 +39,12 @@ void point_free(struct loaded *ld);
 /* The CSV header (stable; the first 15 columns are fixed by issue 5). */
 extern const char *const point_head[];
 extern const int point_ncols;
+/* The resource busiest over r's step (gpu, memdev, link or net; a
+ * system's own only) and its busy share of the mean step. */
+const char *point_busiest(const struct loaded *ld, const struct result *r, double *share);
+/* What bounds r (solve.h enum point_bound) in words: slo:RESOURCE,
+ * capacity:hbm|memdev|host, unsupported, work-limit, search-cap, or "". */
+void point_bound(const struct loaded *ld, const struct result *r, char *buf, size_t n);
 /* One line per column of point_head: what it holds. */
 extern const char *const point_help[];
 

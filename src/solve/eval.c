@@ -132,8 +132,10 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 	floor_init(&qt, ns, w->p99_top), floor_init(&qg, ns, w->p99_top + nk);
 	floor_init(&qm, ns, w->p99_top + 2 * nk);
 	int early = how & PLAN_EARLY, want_energy = p->has_energy && (how & PLAN_ENERGY);
-	if (early && p->weights > p->cap_gpu + PLAN_SLACK_BYTES)
+	if (early && p->weights > p->cap_gpu + PLAN_SLACK_BYTES) {
+		r->bound = PB_HBM;
 		return 1;
+	}
 	/* An alike pool draws the same batch every time: sample 0 stands for
 	 * all (plan_sample leaves its energy, context and shards in w).  On
 	 * the fluid path too: there the samples differ in their strata's
@@ -209,6 +211,7 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 					note_mem_fail(p, w, B);
 				w->scored = !same;
 				r->feasible = 0;
+				r->bound = full_g ? PB_HBM : full_m ? PB_MEMDEV : PB_SLO;
 				snprintf(r->reason, sizeof r->reason, "infeasible (early exit)");
 				return 1;
 			}
@@ -259,16 +262,19 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 	r->feasible = 0;
 	if (p->weights > p->cap_gpu + PLAN_SLACK_BYTES) {
 		fmt_bytes(p->weights, a, sizeof a), fmt_bytes(p->cap_gpu, b, sizeof b);
+		r->bound = PB_HBM;
 		snprintf(r->reason, sizeof r->reason, "weights %s per GPU exceed %s%s", a, b,
 			 p->cap_gpu < d->gpu->mem_capacity ? " (capacity less reserve)" : "");
 	} else if (ug > p->cap_gpu + PLAN_SLACK_BYTES) {
 		note_mem_fail(p, w, B);
 		fmt_bytes(ug, a, sizeof a), fmt_bytes(p->cap_gpu, b, sizeof b);
+		r->bound = PB_HBM;
 		snprintf(r->reason, sizeof r->reason, "GPU memory: %s needed (P99) of %s%s", a,
 			 b, p->cap_gpu < d->gpu->mem_capacity ? " (capacity less reserve)" : "");
 	} else if (p->has_mem && um > p->cap_mem + PLAN_SLACK_BYTES) {
 		note_mem_fail(p, w, B);
 		fmt_bytes(um, a, sizeof a), fmt_bytes(p->cap_mem, b, sizeof b);
+		r->bound = PB_MEMDEV;
 		snprintf(r->reason, sizeof r->reason, "memdev memory: %s needed (P99) of %s%s",
 			 a, b, p->in_hbm ? " (the GPU's HBM less reserve and weights)"
 			 : p->cap_mem < d->mem->mem_capacity ? " (capacity less reserve)" : "");
@@ -278,9 +284,11 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 				"be finite", batch, d->gpu->name, p->has_mem ? " or " : "",
 				p->has_mem ? d->mem->name : "");
 	} else if (!isfinite(r->tbt_p99)) {
+		r->bound = PB_UNSUPPORTED;
 		snprintf(r->reason, sizeof r->reason, "%s cannot run %s",
 			 p->has_mem ? d->mem->name : d->gpu->name, unsupported(p));
 	} else if (r->tbt_p99 > d->slo) {
+		r->bound = PB_SLO;
 		snprintf(r->reason, sizeof r->reason, r->tbt_p99 < 1e4 ? "P99 TBT %.1f ms exceeds "
 			 "the %.0f ms SLO" : "P99 TBT %.3g ms exceeds the %.0f ms SLO",
 			 1e3 * r->tbt_p99, 1e3 * d->slo);

@@ -299,6 +299,7 @@ struct plan_ws {
 			       largest values so far of step time, GPU and
 			       device bytes */
 	/* the search (search.c) */
+	int fail_bound;     /* enum point_bound of the last probe that failed */
 	double work_stop;   /* the least batch found past the work limit
 			       (INFINITY: none) */
 	double mem_fail;    /* the least batch found whose caches alone fail

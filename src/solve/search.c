@@ -20,6 +20,7 @@ static int feasible_at(const struct plan *p, struct plan_ws *w, double batch, in
 		p->d.progress(p->d.progress_ctx, m, batch);
 	if (plan_work(p, w, batch, m) > PLAN_MAX_WORK) { /* the search stays within */
 		w->work_stop = fmin(w->work_stop, batch);
+		w->fail_bound = PB_WORK;
 		return 0;
 	}
 	struct result r;
@@ -28,6 +29,8 @@ static int feasible_at(const struct plan *p, struct plan_ws *w, double batch, in
 		return -1;
 	if (rc == 0 && r.feasible)
 		*ok = r;
+	else
+		w->fail_bound = r.bound; /* what the batch failed: the answer's bound */
 	return rc == 0 && r.feasible;
 }
 
@@ -191,6 +194,8 @@ static int solve_m(const struct plan *p, struct plan_ws *w, int m, int energy, d
 	if ((f = need_lo(p, w, m, energy, &lo_known, &at_lo, best, err)) != 0)
 		return f < 0 ? -1 : 0;
 	*best = at_lo; /* the last feasible probe was at lo */
+	/* hi is the last probe that failed: what it failed bounds the answer */
+	best->bound = hi ? w->fail_bound : PB_CAP;
 	return 0;
 }
 
@@ -235,9 +240,11 @@ static void note_limit(const struct plan_ws *w, struct result *r)
 	if (!r->feasible)
 		return;
 	if (r->batch >= PLAN_MAX_BATCH)
+		r->bound = PB_CAP,
 		snprintf(r->reason, sizeof r->reason, "feasible at the search's cap of %.0f "
 			 "requests: larger batches are not tried", PLAN_MAX_BATCH);
 	else if (w->work_stop <= r->batch + 1)
+		r->bound = PB_WORK,
 		snprintf(r->reason, sizeof r->reason, "feasible; batch %.0f is past the work limit "
 			 "(%.3g), so larger ones were not tried: use fewer samples", w->work_stop,
 			 PLAN_MAX_WORK);
@@ -267,7 +274,10 @@ static int solve(const struct plan *p, struct plan_ws *w, int m, struct result *
 	}
 	if (!r->feasible)
 		return 0; /* batch 1 at m = 1, evaluated in full */
-	return plan_eval_ws(p, w, r->batch, r->mb, r, err);
+	int bound = r->bound; /* the full evaluation knows only its own batch */
+	int rc = plan_eval_ws(p, w, r->batch, r->mb, r, err);
+	r->bound = bound;
+	return rc;
 }
 
 int plan_solve(struct plan *p, int m, struct result *r, struct kerr *err)

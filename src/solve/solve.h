@@ -56,6 +56,12 @@ struct design {
 	void *progress_ctx;
 };
 
+/* What bounds a point (result.bound; the operators' own bound is
+ * cost/ops.h's enum bound): for an infeasible point, the limit
+ * it fails; for a solved answer, the limit the next batch fails (or the
+ * search's own limits); for a feasible point at a given batch, none. */
+enum point_bound { PB_NONE, PB_SLO, PB_HBM, PB_MEMDEV, PB_UNSUPPORTED, PB_WORK, PB_CAP, PB_N };
+
 struct result {
 	double batch;
 	int mb_ran;                    /* the most micro-batches that ran in a
@@ -67,6 +73,7 @@ struct result {
 	double tok_per_w, j_per_tok;   /* at TDP */
 	int feasible;
 	char reason[200];
+	int bound;                     /* enum point_bound */
 	double busy[RES_N], bubble[RES_N]; /* mean over samples: s, fraction */
 	double gpu_use, mem_use;       /* P99 over samples of the fullest device / capacity */
 	double ctx_mean;               /* mean context of the requests drawn */

@@ -57,7 +57,7 @@ static int print_result(const struct loaded *ld, const struct result *r, int csv
 	char bound[64];
 	double share;
 	const char *busiest = point_busiest(ld, r, &share);
-	point_bound(ld, r, bound, sizeof bound);
+	point_bound(ld, r, busiest, bound, sizeof bound);
 	if (!rc && !csv && bound[0])
 		printf("bound by: %s (the busiest resource, %s, is busy %.0f%% of the step)\n", bound,
 		       busiest, 100 * share);

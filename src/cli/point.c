@@ -264,10 +264,9 @@ const char *point_busiest(const struct loaded *ld, const struct result *r, doubl
 	return name[best];
 }
 
-void point_bound(const struct loaded *ld, const struct result *r, char *buf, size_t n)
+void point_bound(const struct loaded *ld, const struct result *r, const char *busiest,
+		 char *buf, size_t n)
 {
-	double share;
-	const char *busiest = point_busiest(ld, r, &share);
 	int host = ld->p.d.mem && ld->p.d.mem->kind == DEV_CPU;
 	switch (r->bound) {
 	case PB_SLO:
@@ -361,7 +360,7 @@ void point_cells(const struct loaded *ld, const struct result *r,
 	double share;
 	const char *busiest = point_busiest(ld, r, &share);
 	char bound[64];
-	point_bound(ld, r, bound, sizeof bound);
+	point_bound(ld, r, busiest, bound, sizeof bound);
 	CELL("%s", bound);
 	CELL("%s", busiest);
 	CELL("%.4g", nz(share));

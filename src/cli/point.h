@@ -43,8 +43,10 @@ extern const int point_ncols;
  * system's own only) and its busy share of the mean step. */
 const char *point_busiest(const struct loaded *ld, const struct result *r, double *share);
 /* What bounds r (solve.h enum point_bound) in words: slo:RESOURCE,
- * capacity:hbm|memdev|host, unsupported, work-limit, search-cap, or "". */
-void point_bound(const struct loaded *ld, const struct result *r, char *buf, size_t n);
+ * capacity:hbm|memdev|host, unsupported, work-limit, search-cap, or "";
+ * busiest is point_busiest's answer for r. */
+void point_bound(const struct loaded *ld, const struct result *r, const char *busiest,
+		 char *buf, size_t n);
 /* One line per column of point_head: what it holds. */
 extern const char *const point_help[];
 

@@ -68,9 +68,9 @@ Test(analysis, the_best_is_the_highest_feasible_throughput_per_tdp)
 {
 	struct result r[4] = {ok(1, 0.5), ok(1, 0.9), ok(1, 0.9), ok(1, 0.2)};
 	r[0].tok_per_w = 2, r[0].feasible = 0; /* infeasible: never the best */
-	cr_expect_eq(study_best_of(r, 0, 4), 1); /* the first of equals */
-	cr_expect_eq(study_best_of(r, 2, 4), 2);
-	cr_expect_eq(study_best_of(r, 0, 1), -1);
+	cr_expect_eq(study_best_of(r, 0, 4, SM_TDP), 1); /* the first of equals */
+	cr_expect_eq(study_best_of(r, 2, 4, SM_TDP), 2);
+	cr_expect_eq(study_best_of(r, 0, 1, SM_TDP), -1);
 }
 
 /* GPU-only: 8 GPUs 5,600 W at 0.5 tok/s/W, 16 GPUs 11,200 W at 0.6 (its
@@ -87,7 +87,7 @@ Test(analysis, the_views_pair_the_best_with_the_baseline)
 	cr_assert_eq(study_grid(&sd, &g, &err), 0, "%s", err.msg);
 	struct result res[4] = {ok(5600, 0.5), ok(11200, 0.6), ok(6800, 1.0), ok(8000, 1.5)};
 	struct study_pick pk;
-	cr_assert_eq(study_pick(&g, res, &pk, &extra), 0);
+	cr_assert_eq(study_pick(&g, res, SM_TDP, &pk, &extra), 0);
 	cr_expect_eq(pk.best[0], 1);
 	cr_expect_eq(pk.best[1], 3);
 	cr_expect_eq(pk.iso[1], 16);
@@ -95,7 +95,7 @@ Test(analysis, the_views_pair_the_best_with_the_baseline)
 	cr_assert_eq(study_nrows(&g), 4);
 	struct study_row rows[4];
 	struct study_range rng;
-	study_rows(&g, res, &extra, NULL, &pk, rows, &rng);
+	study_rows(&g, res, &extra, NULL, &pk, SM_TDP, rows, &rng);
 	cr_expect(rows[0].p == &g.pt[1] && rows[0].x == &res[1] && rows[0].b == &res[1] &&
 		  rows[0].bgpus == 16 && rows[0].v == STUDY_BEST && !rows[0].focus);
 	const int bg[] = {16, 8, 16};
@@ -131,18 +131,69 @@ Test(analysis, iso_tdp_adds_the_baseline_point_the_grid_lacks)
 	struct result res[4] = {ok(5600, 0.5), ok(11200, 0.6), ok(6800, 1.0), ok(12000, 1.5)};
 	res[0].feasible = 0;
 	struct study_pick pk;
-	cr_assert_eq(study_pick(&g, res, &pk, &extra), 0);
+	cr_assert_eq(study_pick(&g, res, SM_TDP, &pk, &extra), 0);
 	cr_expect_eq(pk.iso[1], 24);
 	cr_assert_eq(extra.n, 1);
 	cr_expect(extra.pt[0].gpus == 24 && extra.pt[0].system == 0 && extra.pt[0].memdevs == 0);
 	struct result res2[1] = {ok(16800, 0.4)};
 	struct study_row rows[4];
 	struct study_range rng;
-	study_rows(&g, res, &extra, res2, &pk, rows, &rng);
+	study_rows(&g, res, &extra, res2, &pk, SM_TDP, rows, &rng);
 	cr_expect(rows[2].v == STUDY_SAME && rows[2].b == NULL && rows[2].bgpus == 8);
 	cr_expect(rows[3].v == STUDY_ISO && rows[3].b == &res2[0] && rows[3].bgpus == 24);
 	cr_expect(!rng.have[STUDY_SAME]);
 	cr_expect(fabs(rng.lo[STUDY_ISO] - 3.75) < 1e-12);
 	study_pick_free(&pk);
 	study_grid_free(&g), study_grid_free(&extra);
+}
+
+/* The same grid picked per drawn watt, per node watt and per USD: each
+ * side's best may change with the accounting.  GPU-only: 8 GPUs at 1.6
+ * tok/s/W drawn, 0.8 per node watt, 1e5 tokens per USD (10 USD/Mtok);
+ * 16 GPUs at 1.4, 0.9 and 1.25e5 (8 USD/Mtok).  KARAT: 8 + 8 at 1.8,
+ * 1.0 and 1e5; 8 + 16 at 1.7, 0.95 and 5e4.  Best against best: drawn
+ * 1.8 / 1.6 = 1.125x; node 1.0 / 0.9 = 1.111x; cost 1e5 / 1.25e5 = 0.8x;
+ * TDP 1.5 / 0.6 = 2.5x as before.  A point without a figure (NaN) is
+ * never the best, and a study picked by node power pairs its rows by it. */
+Test(analysis, every_power_accounting_picks_its_own_best)
+{
+	struct study_def sd;
+	small_study(&sd);
+	struct study_grid g, extra = {0};
+	struct kerr err;
+	cr_assert_eq(study_grid(&sd, &g, &err), 0, "%s", err.msg);
+	struct result res[4] = {ok(5600, 0.5), ok(11200, 0.6), ok(6800, 1.0), ok(8000, 1.5)};
+	const double act[] = {1.6, 1.4, 1.8, 1.7}, node[] = {0.8, 0.9, 1.0, 0.95};
+	const double usd[] = {10, 8, 10, 20};
+	for (int i = 0; i < 4; i++)
+		res[i].tok_per_w_act = act[i], res[i].tok_per_w_node = node[i],
+		res[i].usd_per_mtok = usd[i];
+	cr_expect(fabs(study_metric(&res[1], SM_COST) - 1.25e5) < 1e-9);
+	cr_expect_eq(study_best_of(res, 0, 2, SM_ACTIVITY), 0);
+	cr_expect_eq(study_best_of(res, 0, 2, SM_NODE), 1);
+	cr_expect_eq(study_best_of(res, 2, 4, SM_COST), 2);
+	struct study_pick pk;
+	cr_assert_eq(study_pick(&g, res, SM_NODE, &pk, &extra), 0);
+	cr_expect(pk.best[0] == 1 && pk.best[1] == 2);
+	struct study_row rows[4];
+	struct study_range rng;
+	study_rows(&g, res, &extra, NULL, &pk, SM_NODE, rows, &rng);
+	cr_expect(fabs(rng.lo[STUDY_BEST] - 1.0 / 0.9) < 1e-12);
+	cr_expect(fabs(rng.lo[STUDY_SAME] - 1.0 / 0.8) < 1e-12, "the baseline at 8 GPUs");
+	const double want[SM_N] = {2.5, 1.125, 1.0 / 0.9, 0.8};
+	for (int m = 0; m < SM_N; m++)
+		cr_expect(rng.mhave[m] && fabs(rng.mlo[m] - want[m]) < 1e-12 &&
+				  fabs(rng.mhi[m] - want[m]) < 1e-12,
+			  "%s: %g-%g, by hand %g", study_metric_names[m], rng.mlo[m], rng.mhi[m],
+			  want[m]);
+	study_pick_free(&pk);
+	/* no node figure at all: never a best, no range */
+	for (int i = 0; i < 4; i++)
+		res[i].tok_per_w_node = NAN;
+	cr_expect_eq(study_best_of(res, 0, 4, SM_NODE), -1);
+	cr_assert_eq(study_pick(&g, res, SM_TDP, &pk, &extra), 0);
+	study_rows(&g, res, &extra, NULL, &pk, SM_TDP, rows, &rng);
+	cr_expect(!rng.mhave[SM_NODE] && rng.mhave[SM_TDP]);
+	study_pick_free(&pk);
+	study_grid_free(&g);
 }

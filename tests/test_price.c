@@ -127,7 +127,7 @@ Test(price, gpu_phases_of_the_kinds_sum_to_the_whole_step)
  * their type + bytes x 8 x J/bit of HBM, the all-to-all's bytes at the
  * scale-up link's J/bit) + G x static power x step time; a fixed context
  * ingests nothing.  The H200's figures: 0.355 pJ per FP8 FLOP, 0.71 BF16,
- * 1.42 FP32, 3.5 pJ/bit, 70 W. */
+ * 1.42 FP32, 3.5 pJ/bit, 110 W (its loaded idle). */
 Test(price, activity_energy_by_hand)
 {
 	static struct setup s;
@@ -136,7 +136,7 @@ Test(price, activity_energy_by_hand)
 	s.d.samples = 1;
 	s.d.mtp = 0, s.d.accept = 0;
 	cr_expect(near(s.gpu.e_flop[DT_FP8], 0.355e-12, 1e-12));
-	cr_expect_eq(s.gpu.e_static, 70);
+	cr_expect_eq(s.gpu.e_static, 110);
 	struct plan *p = plan(&s);
 	struct result r = eval(p, 64, 1);
 	struct kerr err;
@@ -151,7 +151,7 @@ Test(price, activity_energy_by_hand)
 			e += o->count * (o->flops * device_energy_flop(&s.gpu, o->dt) +
 					 o->bytes * 8 * 3.5e-12);
 	}
-	double want = s.sys.gpus * (e + 70 * r.tbt_mean);
+	double want = s.sys.gpus * (e + 110 * r.tbt_mean);
 	cr_expect(near(r.energy_act, want, 1e-9), "plan %.12g J, by hand %.12g J", r.energy_act, want);
 	cr_expect(near(r.power_act, want / r.tbt_mean, 1e-9));
 	cr_expect(near(r.tok_per_w_act * r.j_per_tok_act, 1, 1e-12));
@@ -166,6 +166,50 @@ Test(price, activity_energy_by_hand)
 	p = plan(&s);
 	r = eval(p, 64, 1);
 	cr_expect(isnan(r.energy_act) && isnan(r.tok_per_w_act));
+	plan_free(p);
+}
+
+/* Power counted whole and the cost per token, by hand from the files:
+ * gpu-host-gather is 8 H200s (287.5 W node share each, $35,000 and an
+ * $18,750 node share) and 2 host sockets (no share: the node's own, so
+ * their 36 W static is taken back out of the activity power).  The node
+ * view adds 8 x 287.5 - 2 x 36 = 2,228 W; capex 8 x 53,750 = $430,000;
+ * the cost is capex over 4 years of 365.25 days plus the node power at
+ * $0.096 per kWh, per million tokens. */
+Test(price, node_power_and_cost_by_hand)
+{
+	static struct setup s;
+	load(&s, "deepseek-v3.2", "gpu-host-gather", 32768, NULL);
+	cr_expect_eq(s.gpu.node_power, 287.5);
+	cr_expect_eq(s.mem.e_static, 36);
+	struct plan *p = plan(&s);
+	struct result r = eval(p, 64, 1);
+	cr_expect(near(r.power_node - r.power_act, 2228, 1e-12), "%.12g", r.power_node - r.power_act);
+	cr_expect_eq(r.capex, 430000);
+	cr_expect(near(r.tok_per_w_node * r.power_node, r.throughput, 1e-12));
+	double usd_s = 430000 / (4 * 365.25 * 86400) + r.power_node * 0.096 / 3.6e6;
+	cr_expect(near(r.usd_per_mtok, usd_s / r.throughput * 1e6, 1e-12));
+	/* the TDP view charges the sockets' 360 W each, the node view the node */
+	cr_expect_eq(r.tdp, 8 * 700 + 2 * 360);
+	plan_free(p);
+	/* GPU + KARAT: its devices bring their price, enclosure share and power */
+	static struct setup k;
+	load(&k, "deepseek-v3.2", "gpu-karat", 32768, NULL);
+	p = plan(&k);
+	r = eval(p, 64, 1);
+	cr_expect(near(r.power_node - r.power_act, 8 * 287.5 + 16 * 20, 1e-12));
+	cr_expect_eq(r.capex, 8 * 53750 + 16 * (25500 + 2000));
+	plan_free(p);
+	/* without prices in the system, no cost; without [node], no node view */
+	k.sys.usd_per_kwh = 0;
+	p = plan(&k);
+	r = eval(p, 64, 1);
+	cr_expect(isnan(r.usd_per_mtok) && isfinite(r.power_node));
+	plan_free(p);
+	k.gpu.has_node = 0;
+	p = plan(&k);
+	r = eval(p, 64, 1);
+	cr_expect(isnan(r.power_node) && isnan(r.capex) && isnan(r.usd_per_mtok));
 	plan_free(p);
 }
 

@@ -250,7 +250,8 @@ Test(shard, sweep_columns_name_their_keys, .init = setup_dir, .fini = remove_dir
 	const char *nl = strchr(text, '\n');
 	cr_assert(nl);
 	const char *tail = ",overrides,algo_params,evaluation,scaleup_link,scaleout_link,gpu_port,"
-			   "bound_by,busiest_resource,busiest_share,set.memdev.memory.bandwidth,"
+			   "bound_by,busiest_resource,busiest_share,power_node_w,tok_s_per_w_node,"
+			   "capex_usd,usd_per_mtok,set.memdev.memory.bandwidth,"
 			   "set.system.gpus\n";
 	cr_expect(strncmp(nl + 1 - strlen(tail), tail, strlen(tail)) == 0, "%.*s",
 		  (int)(nl - text), text);

@@ -65,14 +65,14 @@ Test(study, shipped_studies_load)
 }
 
 struct rows {
-	char cell[32][20][128];
+	char cell[32][32][128];
 	int ncol, nrow;
 };
 
 static void on_field(void *f, size_t len, void *data)
 {
 	struct rows *r = data;
-	if (r->nrow < 32 && r->ncol < 20)
+	if (r->nrow < 32 && r->ncol < 32)
 		snprintf(r->cell[r->nrow][r->ncol], 128, "%.*s", (int)len, (const char *)f);
 	r->ncol++;
 }
@@ -117,7 +117,10 @@ Test(study, a_small_study_runs_with_its_views)
 	csv_free(&cp);
 	const char *head = "study,model,algo,workload,system,view,gpus,memdevs,microbatches,"
 			   "batch,tbt_p99_s,throughput_tok_s,tdp_w,tok_s_per_w,baseline_gpus,"
-			   "baseline_tok_s_per_w,vs_gpu_only,reason,ctx_clipped_share\n";
+			   "baseline_tok_s_per_w,vs_gpu_only,reason,ctx_clipped_share,power,bound_by,"
+			   "baseline_bound_by,power_activity_w,power_node_w,usd_per_mtok,"
+			   "baseline_usd_per_mtok,vs_gpu_only_tdp,vs_gpu_only_activity,"
+			   "vs_gpu_only_node,vs_gpu_only_cost\n";
 	cr_assert(strncmp(text, head, strlen(head)) == 0, "%.200s", text);
 	cr_assert_eq(r.nrow, 5, "header + gpu-only best + 3 views of gpu-karat");
 	cr_expect_str_eq(r.cell[1][4], "gpu-only");
@@ -134,6 +137,15 @@ Test(study, a_small_study_runs_with_its_views)
 		double x = atof(c[13]), b = atof(c[15]), v = atof(c[16]);
 		cr_expect(x > 0 && b > 0 && near(v, x / b, 1e-3), "%s: %g / %g vs %g", views[i], x,
 			  b, v);
+		/* the study's power is tdp: its ratio is the TDP one; every other
+		 * accounting has its own, and what bounds each side is named */
+		cr_expect_str_eq(c[19], "tdp");
+		cr_expect_str_eq(c[26], c[16]);
+		for (int k = 27; k < 30; k++)
+			cr_expect(atof(c[k]) > 0, "%s: column %d empty", views[i], k);
+		cr_expect(strncmp(c[20], "slo:", 4) == 0 || strncmp(c[20], "capacity:", 9) == 0,
+			  "%s: bound_by %s", views[i], c[20]);
+		cr_expect(atof(c[23]) > atof(c[22]), "node power above drawn power");
 	}
 	/* azure-conv fits DeepSeek-V3.2's 160K window: nothing is cut */
 	cr_expect_str_eq(r.cell[1][18], "0");

@@ -90,41 +90,73 @@ static int run_pool(const struct run_points *g, struct pool *pl, int jobs, const
 
 struct out {
 	struct table csv, shown;
+	const struct result *res; /* the grid's results (rows point into them) */
+	const char (*bound)[POOL_BOUND_LEN]; /* and what bounds each */
 };
 
-static void out_init(struct out *o)
+/* The study CSV's columns: the first 19 as they always were (tok_s_per_w
+ * per TDP; vs_gpu_only in the study's power), then what bounds each side,
+ * the power counted the other ways, the cost, and the ratio in every
+ * metric with the same picks. */
+static const char *const run_head[] = {
+	"study", "model", "algo", "workload", "system", "view", "gpus", "memdevs",
+	"microbatches", "batch", "tbt_p99_s", "throughput_tok_s", "tdp_w", "tok_s_per_w",
+	"baseline_gpus", "baseline_tok_s_per_w", "vs_gpu_only", "reason", "ctx_clipped_share",
+	"power", "bound_by", "baseline_bound_by", "power_activity_w", "power_node_w",
+	"usd_per_mtok", "baseline_usd_per_mtok", "vs_gpu_only_tdp", "vs_gpu_only_activity",
+	"vs_gpu_only_node", "vs_gpu_only_cost"};
+enum { RUN_NCOL = sizeof run_head / sizeof *run_head, RUN_NSHOWN = 13 };
+
+static void out_init(struct out *o, const struct study_def *sd)
 {
-	static const char *const head[] = {
-		"study", "model", "algo", "workload", "system", "view", "gpus", "memdevs",
-		"microbatches", "batch", "tbt_p99_s", "throughput_tok_s", "tdp_w", "tok_s_per_w",
-		"baseline_gpus", "baseline_tok_s_per_w", "vs_gpu_only", "reason",
-		"ctx_clipped_share"};
-	static const int right[19] = {[6] = 1, [7] = 1, [8] = 1, [9] = 1, [10] = 1, [11] = 1,
-				      [12] = 1, [13] = 1, [14] = 1, [15] = 1, [16] = 1, [18] = 1};
-	static const char *const shead[] = {"model", "algo", "workload", "system", "view",
-					    "gpus", "memdevs", "batch", "tok_s_per_w",
-					    "baseline_gpus", "baseline_tok_s_per_w", "vs_gpu_only"};
-	static const int sright[12] = {[5] = 1, [6] = 1, [7] = 1, [8] = 1, [9] = 1, [10] = 1,
-				       [11] = 1};
+	static int right[RUN_NCOL];
+	for (int k = 6; k < RUN_NCOL; k++)
+		right[k] = k != 17 && k != 19 && k != 20 && k != 21;
+	/* the table shown: per watt in the study's power */
+	static const char *shead[RUN_NSHOWN] = {"model", "algo", "workload", "system", "view",
+						"gpus", "memdevs", "batch", "", "baseline_gpus",
+						"baseline", "vs_gpu_only", "bound_by"};
+	static const char *const per[] = {"tok_s_per_w", "tok_s_per_w_activity",
+					  "tok_s_per_w_node"};
+	shead[8] = per[sd->power];
+	static const int sright[RUN_NSHOWN] = {[5] = 1, [6] = 1, [7] = 1, [8] = 1, [9] = 1,
+					       [10] = 1, [11] = 1};
 	memset(o, 0, sizeof *o);
-	table_init(&o->csv, 19, head, right);
-	table_init(&o->shown, 12, shead, sright);
+	table_init(&o->csv, RUN_NCOL, run_head, right);
+	table_init(&o->shown, RUN_NSHOWN, shead, sright);
+}
+
+/* A finite value into a cell, or an empty cell. */
+static void num_cell(char *c, double v, const char *fmt)
+{
+	if (isfinite(v))
+		snprintf(c, OUT_CELL, fmt, v);
+	else
+		c[0] = 0;
+}
+
+/* What bounds result r of the grid (empty for an extra baseline point). */
+static const char *bound_of(const struct out *o, const struct study_grid *g,
+			    const struct result *r)
+{
+	return r && r >= o->res && r < o->res + g->n ? o->bound[r - o->res] : "";
 }
 
 /* One row of the comparison, into the CSV and the table shown. */
-static void row(struct out *o, const struct study_def *sd, const struct study_row *r)
+static void row(struct out *o, const struct study_def *sd, const struct study_grid *g,
+		const struct study_row *r)
 {
-	char c[19][OUT_CELL];
+	char c[RUN_NCOL][OUT_CELL];
 	const struct study_point *p = r->p;
 	const struct result *x = r->x, *b = r->b;
 	const char *algo = algo_name(sd, p);
 	const char *txt[] = {sd->name, sd->models.v[p->model], algo ? algo : "native",
 			     sd->workloads.v[p->workload], sd->systems.v[p->system],
 			     study_view_names[r->v]};
+	for (int k = 0; k < RUN_NCOL; k++)
+		c[k][0] = 0;
 	for (int k = 0; k < 6; k++)
 		snprintf(c[k], OUT_CELL, "%s", txt[k]);
-	for (int k = 6; k < 18; k++)
-		c[k][0] = 0;
 	if (x) {
 		snprintf(c[6], OUT_CELL, "%d", p->gpus);
 		snprintf(c[7], OUT_CELL, "%d", p->memdevs);
@@ -134,40 +166,51 @@ static void row(struct out *o, const struct study_def *sd, const struct study_ro
 		snprintf(c[11], OUT_CELL, "%.6g", x->throughput);
 		snprintf(c[12], OUT_CELL, "%.6g", x->tdp);
 		snprintf(c[13], OUT_CELL, "%.6g", x->tok_per_w);
+		snprintf(c[20], OUT_CELL, "%s", bound_of(o, g, x));
+		num_cell(c[22], x->power_act, "%.6g");
+		num_cell(c[23], x->power_node, "%.6g");
+		num_cell(c[24], x->usd_per_mtok, "%.6g");
 	} else {
 		snprintf(c[17], OUT_CELL, "infeasible at every configuration");
 	}
 	snprintf(c[14], OUT_CELL, "%d", r->bgpus);
-	if (b)
+	snprintf(c[19], OUT_CELL, "%s", study_metric_names[sd->power]);
+	if (b) {
 		snprintf(c[15], OUT_CELL, "%.6g", b->tok_per_w);
-	if (x && b)
-		snprintf(c[16], OUT_CELL, "%.4g", x->tok_per_w / b->tok_per_w);
-	else if (x && r->v == STUDY_BEST)
+		snprintf(c[21], OUT_CELL, "%s", bound_of(o, g, b));
+		num_cell(c[25], b->usd_per_mtok, "%.6g");
+	}
+	if (x && b) {
+		num_cell(c[16], study_metric(x, sd->power) / study_metric(b, sd->power), "%.4g");
+		for (int m = 0; m < SM_N; m++)
+			num_cell(c[26 + m], study_metric(x, m) / study_metric(b, m), "%.4g");
+	} else if (x && r->v == STUDY_BEST) {
 		snprintf(c[17], OUT_CELL, "the baseline serves nothing at any GPU count");
-	else if (x)
+	} else if (x) {
 		snprintf(c[17], OUT_CELL, "the baseline serves nothing at %d GPUs", r->bgpus);
+	}
 	/* the share of the workload's requests cut to the model's window (the
 	 * same at every configuration of a model and workload) */
 	const struct result *any = x ? x : b;
 	if (any)
 		snprintf(c[18], OUT_CELL, "%.4g", any->clipped);
-	else
-		c[18][0] = 0;
-	const char *cells[19];
-	for (int k = 0; k < 19; k++)
+	const char *cells[RUN_NCOL];
+	for (int k = 0; k < RUN_NCOL; k++)
 		cells[k] = c[k];
 	table_add(&o->csv, cells);
 	char sb[32] = "-", sx[32] = "-", sr[32] = "infeasible";
 	if (b)
-		snprintf(sb, sizeof sb, "%.3f", b->tok_per_w);
+		num_cell(sb, study_metric(b, sd->power), "%.3f");
 	if (x)
-		snprintf(sx, sizeof sx, "%.3f", x->tok_per_w);
+		num_cell(sx, study_metric(x, sd->power), "%.3f");
 	if (x && b)
-		snprintf(sr, sizeof sr, "%.2fx", x->tok_per_w / b->tok_per_w);
+		snprintf(sr, sizeof sr, "%.2fx", study_metric(x, sd->power) /
+						 study_metric(b, sd->power));
 	else if (x)
 		snprintf(sr, sizeof sr, "-");
-	const char *shown[] = {c[1], c[2], c[3], c[4], c[5], x ? c[6] : "-", x ? c[7] : "-",
-			       x ? c[9] : "-", sx, c[14], sb, sr};
+	const char *shown[RUN_NSHOWN] = {c[1], c[2], c[3], c[4], c[5], x ? c[6] : "-",
+					 x ? c[7] : "-", x ? c[9] : "-", sx, c[14], sb, sr,
+					 x ? c[20] : "-"};
 	table_add(&o->shown, shown);
 }
 
@@ -200,18 +243,33 @@ static void reach(const struct run_points *g, const struct pool *p1, const struc
 	}
 }
 
-/* The focus system's ranges over the baseline, beside the paper's. */
+/* The focus system's ranges over the baseline, beside the paper's: in
+ * the study's power, each view; then in the best view in every power
+ * accounting and in cost, each side picked at its best in that one. */
 static void summary(const struct study_def *sd, const struct study_range *rng, char *buf,
 		    size_t n)
 {
-	size_t used = (size_t)snprintf(buf, n, "%s over %s, throughput per TDP:",
-				       sd->systems.v[sd->systems.n - 1], sd->baseline);
+	static const char *const per[] = {"TDP", "drawn watt", "watt counted whole (node)"};
+	const char *focus = sd->systems.v[sd->systems.n - 1];
+	size_t used = (size_t)snprintf(buf, n, "%s over %s, throughput per %s:", focus,
+				       sd->baseline, per[sd->power]);
 	for (int v = 0; v < STUDY_NVIEW && used < n; v++)
 		if (rng->have[v])
 			used += (size_t)snprintf(buf + used, n - used, "  %s %.2f-%.2fx",
 						 study_view_names[v], rng->lo[v], rng->hi[v]);
 	if (sd->paper_lo > 0 && used < n)
-		snprintf(buf + used, n - used, "   paper: %.2f-%.2fx", sd->paper_lo, sd->paper_hi);
+		used += (size_t)snprintf(buf + used, n - used, "   paper: %.2f-%.2fx",
+					 sd->paper_lo, sd->paper_hi);
+	if (used < n)
+		used += (size_t)snprintf(buf + used, n - used, "\n%s over %s, each at its best "
+					 "(power = tdp | activity | node; cost = tokens per USD):",
+					 focus, sd->baseline);
+	for (int m = 0; m < SM_N && used < n; m++)
+		if (rng->mhave[m])
+			used += (size_t)snprintf(buf + used, n - used, "  %s %.2f-%.2fx",
+						 study_metric_names[m], rng->mlo[m], rng->mhi[m]);
+		else
+			used += (size_t)snprintf(buf + used, n - used, "  %s -", study_metric_names[m]);
 }
 
 /* After the ranges: each model and workload whose requests are cut to the
@@ -295,7 +353,7 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 	struct study_range rng;
 	struct out o;
 	struct kerr err;
-	out_init(&o);
+	out_init(&o, sd);
 	int rc = 0, quiet = arg_get(command_find("run"), a, "quiet") != NULL;
 	char what[128], what2[140];
 	snprintf(what, sizeof what, "run %s", sd->name);
@@ -305,16 +363,17 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 	if (!rc && (rc = run_pool(&rg, &p1, jobs, what, quiet)) != 0)
 		rc = rc == 2 ? EXIT_USAGE : 1;
 	/* each system's best, and the baseline points its views need */
-	if (!rc && study_pick(&g, p1.res, &pk, &extra) != 0)
+	if (!rc && study_pick(&g, p1.res, sd->power, &pk, &extra) != 0)
 		rc = (die_msg("out of memory"), 1);
 	if (!rc && extra.n > 0 && (rc = run_pool(&re, &p2, jobs, what2, quiet)) != 0)
 		rc = rc == 2 ? EXIT_USAGE : 1;
 	if (!rc && !(rows = malloc(sizeof *rows * (size_t)study_nrows(&g))))
 		rc = (die_msg("out of memory"), 1);
 	if (!rc) {
-		study_rows(&g, p1.res, &extra, extra.n ? p2.res : NULL, &pk, rows, &rng);
+		study_rows(&g, p1.res, &extra, extra.n ? p2.res : NULL, &pk, sd->power, rows, &rng);
+		o.res = p1.res, o.bound = (const char (*)[POOL_BOUND_LEN])p1.bound;
 		for (int i = 0; i < study_nrows(&g); i++)
-			row(&o, sd, &rows[i]);
+			row(&o, sd, &g, &rows[i]);
 		char range[2000];
 		summary(sd, &rng, range, sizeof range);
 		clip_notes(sd, &g, p1.res, range, sizeof range);

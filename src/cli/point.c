@@ -20,7 +20,7 @@ const char *const point_head[] = {
 	"ingest_bytes_per_step", "power_activity_w", "energy_activity_j_per_tok",
 	"tok_s_per_w_activity", "overrides", "algo_params", "evaluation",
 	"scaleup_link", "scaleout_link", "gpu_port", "bound_by", "busiest_resource",
-	"busiest_share"};
+	"busiest_share", "power_node_w", "tok_s_per_w_node", "capex_usd", "usd_per_mtok"};
 const int point_ncols = sizeof point_head / sizeof point_head[0];
 
 /* What each column holds, for docs/formats.md (karat help formats). */
@@ -64,7 +64,14 @@ const char *const point_help[] = {
 	"capacity:memdev, capacity:host, unsupported, work-limit, search-cap); empty for a "
 	"feasible point at a given batch",
 	"the resource busiest over the step: gpu, memdev, link or net",
-	"its busy time over the mean step time"};
+	"its busy time over the mean step time",
+	"drawn power counted whole: power_activity_w plus every device's share of its node or "
+	"enclosure (hosts, NICs, switches, fans; device [node] share_power), W (empty where a "
+	"device gives no [node] or [energy])",
+	"throughput per node-counted watt, tokens/s/W",
+	"price of every device and its share of its node or enclosure, USD (empty without [node])",
+	"USD per million output tokens: capex over system.amortisation_years plus power_node_w "
+	"at system.electricity_usd_per_kwh (empty without them)"};
 _Static_assert(sizeof point_help / sizeof *point_help == sizeof point_head / sizeof *point_head,
 	       "a description per column");
 
@@ -292,6 +299,21 @@ void point_bound(const struct loaded *ld, const struct result *r, const char *bu
 	}
 }
 
+/* n values into cells from i on, each empty where it is not finite (a
+ * figure a file does not give); returns the next cell. */
+static int finite_cells(char cells[][OUT_CELL], const char **out, int i, const double *v,
+			int n)
+{
+	for (int k = 0; k < n; k++, i++) {
+		out[i] = cells[i];
+		if (isfinite(v[k]))
+			snprintf(cells[i], OUT_CELL, "%.6g", nz(v[k]));
+		else
+			cells[i][0] = '\0';
+	}
+	return i;
+}
+
 void point_cells(const struct loaded *ld, const struct result *r,
 		 char cells[][OUT_CELL], const char **out)
 {
@@ -344,11 +366,7 @@ void point_cells(const struct loaded *ld, const struct result *r,
 	CELL("%.6g", nz(r->ingest));
 	/* activity energy: empty where a device gives no [energy] figures */
 	const double act[3] = {r->power_act, r->j_per_tok_act, r->tok_per_w_act};
-	for (int k = 0; k < 3; k++)
-		if (isfinite(act[k]))
-			CELL("%.6g", nz(act[k]));
-		else
-			CELL("%s", "");
+	i = finite_cells(cells, out, i, act, 3);
 	out[i++] = ld->sets;
 	out[i] = cells[i]; /* every parameter of the algorithm that ran */
 	sparse_format_spec(d->sp, cells[i++], OUT_CELL);
@@ -364,6 +382,9 @@ void point_cells(const struct loaded *ld, const struct result *r,
 	CELL("%s", bound);
 	CELL("%s", busiest);
 	CELL("%.4g", nz(share));
+	/* power counted whole and cost: empty where a file gives no figures */
+	const double whole[4] = {r->power_node, r->tok_per_w_node, r->capex, r->usd_per_mtok};
+	i = finite_cells(cells, out, i, whole, 4);
 #undef CELL
 }
 

@@ -33,6 +33,9 @@ static int eval_point(struct pool *pl, long idx, char **row, struct result *out,
 		char cells[OUT_MAX_COLS][OUT_CELL];
 		const char *c[OUT_MAX_COLS];
 		point_cells(ld, &r, cells, c);
+		for (int k = 0; pl->bound && k < point_ncols; k++)
+			if (strcmp(point_head[k], "bound_by") == 0)
+				snprintf(pl->bound[idx], POOL_BOUND_LEN, "%s", c[k]);
 		size_t len = 0;
 		FILE *fp = open_memstream(row, &len);
 		if (!fp || csv_write_row(fp, point_ncols, c) != 0 || fclose(fp) != 0) {
@@ -126,13 +129,14 @@ int pool_run(struct pool *p, int threads)
 	p->secs = p->sink ? calloc(n, sizeof *p->secs) : NULL;
 	p->feasible = p->sink ? calloc(n, 1) : NULL;
 	p->applied = calloc(n, sizeof *p->applied);
+	p->bound = p->sink ? NULL : calloc(n, sizeof *p->bound);
 	p->err_idx = -1;
 	p->next = p->done = p->next_sink = p->nfailed = 0;
 	p->sink_failed = 0;
 	char what[96];
 	snprintf(what, sizeof what, "karat %s", p->what ? p->what : "");
 	progress_begin(&p->pg, what, "points", p->total, p->quiet);
-	if (!p->rows || (!p->sink && !p->res) || (p->sink && (!p->ready || !p->secs || !p->feasible)) ||
+	if (!p->rows || (!p->sink && (!p->res || !p->bound)) || (p->sink && (!p->ready || !p->secs || !p->feasible)) ||
 	    !p->applied) {
 		kerr_set(&p->err, 0, 0, "out of memory for %ld points", p->total);
 		return 1;
@@ -162,6 +166,8 @@ void pool_free(struct pool *p)
 	free(p->rows);
 	free(p->res);
 	free(p->applied);
+	free(p->bound);
+	p->bound = NULL;
 	free(p->ready), free(p->secs), free(p->feasible);
 	p->ready = NULL, p->secs = NULL, p->feasible = NULL;
 	p->rows = NULL;

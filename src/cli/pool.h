@@ -11,6 +11,7 @@
 #include "cli/progress.h"
 
 #define POOL_SET_LEN POINT_SET_LEN
+#define POOL_BOUND_LEN 32
 
 /* Fills ps (and the storage its sets point into) for point idx. */
 typedef void (*pool_make_fn)(const void *ctx, long idx, struct point_spec *ps,
@@ -38,6 +39,8 @@ struct pool {
 	char **rows;           /* CSV row per point (malloc'd), or NULL */
 	struct result *res;    /* result per point */
 	unsigned long long *applied; /* per point: bit i, override i reached it */
+	char (*bound)[POOL_BOUND_LEN]; /* per point (without a sink): what bounds
+					  it, the bound_by column */
 	long err_idx;          /* lowest failing point, or -1 */
 	int err_rc;            /* 1 or 2 (usage) */
 	struct kerr err;

@@ -90,6 +90,12 @@ static const struct field device_fields[] = {
 	NUM("energy", "fp32", e_flop[DT_FP32], U_EFLOP, 0, 0, 1e-9, 0, "energy per FP32 FLOP"),
 	NUM("energy", "memory", e_bit, U_EBIT, 0, 0, 1e-9, 1, "energy per bit read or written in memory"),
 	NUM("energy", "static", e_static, U_POWER, 0, 0, 1e5, 1, "power drawn whatever the activity"),
+	NUM("node", "price_usd", price, U_REAL, 0, 0, 1e9, 0, "the device's own price, USD"),
+	NUM("node", "share_power", node_power, U_POWER, 0, 0, 1e6, 0,
+	    "its share of what its node or enclosure draws beyond the devices (hosts, NICs, "
+	    "switches, fans, power losses), W"),
+	NUM("node", "share_price_usd", node_price, U_REAL, 0, 0, 1e9, 0,
+	    "its share of the node's or enclosure's price beyond the devices, USD"),
 	{"pim", "ops", FK_STR, U_INT, OFF(ops), sizeof(((struct kdevice *)0)->ops), 0,
 	 0, 0, 0, 0, "operator classes a fixed-function PIM runs"},
 };
@@ -172,6 +178,13 @@ int device_validate(struct kdevice *d, const struct ini_doc *doc,
 			!(device_energy_flop(d, DT_BF16) > 0)))
 		return kerr_set(err, doc->path, sec, "[energy] needs memory, static and at least one "
 				"per-FLOP figure (fp4, fp8, bf16, fp32)");
+	int node = ini_doc_section_line(doc, "node");
+	d->has_node = node > 0;
+	if (node > 0 && (!ini_doc_find(doc, "node", "price_usd") ||
+			 !ini_doc_find(doc, "node", "share_power") ||
+			 !ini_doc_find(doc, "node", "share_price_usd")))
+		return kerr_set(err, doc->path, node, "[node] needs price_usd, share_power and "
+				"share_price_usd");
 	if (!(device_cache_capacity(d) > 0)) {
 		const struct ini_entry *e = ini_doc_find(doc, "memory", "memory_reserve");
 		return kerr_set(err, doc->path, e ? e->line : 0,

@@ -59,6 +59,11 @@ struct kdevice {
 	/* Activity-based energy ([energy]; all 0 when the file gives none):
 	 * J per FLOP by data type, J per bit of memory traffic, static W */
 	double e_flop[DT_N], e_bit, e_static;
+	/* What a node costs ([node]; has_node 0 when the file gives none):
+	 * the device's price, and its share of its node's (a GPU) or
+	 * enclosure's (a memory device) draw and price beyond the devices */
+	int has_node;
+	double price, node_power, node_price; /* USD, W, USD */
 	char ops[128];          /* PIM: comma-separated classes it runs */
 	unsigned supports;      /* bit per op_class, derived from ops */
 };

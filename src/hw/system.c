@@ -36,6 +36,11 @@ static const struct field system_fields[] = {
 	 "what the memory devices run: all (every cache-side stage they support, the default) or "
 	 "gather (the caches and the gather of the selected rows; the GPU scores, selects and "
 	 "attends)"},
+	{"system", "electricity_usd_per_kwh", FK_NUM, U_REAL, OFF(usd_per_kwh), 0, 0, 0, 100, 1, 0,
+	 "price of electricity, USD per kWh, facility overheads (PUE) included: for "
+	 "usd_per_mtok"},
+	{"system", "amortisation_years", FK_NUM, U_REAL, OFF(amortise_years), 0, 0, 0, 100, 1, 0,
+	 "years the hardware's price is spread over: for usd_per_mtok"},
 	{"system", "memdev_in_hbm", FK_ENUM, U_INT, OFF(memdev_in_hbm), 0, 0, 0, 0, 0, in_hbm_names,
 	 "the memory devices are the GPUs' own HBM (one per GPU, sharing its capacity and TDP): "
 	 "no (default) or yes"},

@@ -34,6 +34,8 @@ struct ksystem {
 					 GPU): they hold the caches in what the
 					 weights leave, and their power is
 					 within the GPU's TDP */
+	double usd_per_kwh;           /* electricity, USD/kWh (0: not given) */
+	double amortise_years;        /* years the price is spread over (0: not given) */
 };
 
 /* What the memory devices run: every cache-side stage they support (the

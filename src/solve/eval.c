@@ -106,6 +106,35 @@ int plan_check_work(struct plan *p, double batch, int m, struct kerr *err)
 	return check_work(p, p->ws, batch, m, err);
 }
 
+/* Power counted whole and the cost of a token (DESIGN.md section 3):
+ * the node view is the drawn (activity) power plus each device's share of
+ * its node or enclosure ([node] share_power); a host that serves as the
+ * memory device is the node's own, so its static power is in the GPUs'
+ * share and not counted twice.  The cost spreads every device's price and
+ * share of its node's over system.amortisation_years and adds the node
+ * view's electricity.  NaN where a file gives no [node] or [energy], or
+ * the system no prices. */
+static void account(const struct plan *p, struct result *r)
+{
+	const struct design *d = &p->d;
+	int mem = p->has_mem && !p->in_hbm; /* memory devices outside the GPUs */
+	const struct kdevice *g = d->gpu, *v = mem ? d->mem : NULL;
+	r->power_node = r->tok_per_w_node = r->capex = r->usd_per_mtok = NAN;
+	if (!g->has_node || (v && !v->has_node))
+		return;
+	r->capex = p->gpus * (g->price + g->node_price) +
+		   (v ? p->devs * (v->price + v->node_price) : 0);
+	r->power_node = r->power_act + p->gpus * g->node_power +
+			(v ? p->devs * (v->node_power - (v->kind == DEV_CPU ? v->e_static : 0)) : 0);
+	r->tok_per_w_node = r->throughput / r->power_node;
+	const struct ksystem *sy = d->sys;
+	if (!(sy->usd_per_kwh > 0 && sy->amortise_years > 0))
+		return;
+	double usd_s = r->capex / (sy->amortise_years * 365.25 * 86400) +
+		       r->power_node * sy->usd_per_kwh / 3.6e6;
+	r->usd_per_mtok = usd_s / r->throughput * 1e6;
+}
+
 int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 		 struct result *r, int how, struct kerr *err)
 {
@@ -253,6 +282,7 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 	r->power_act = r->energy_act / r->tbt_mean;
 	r->j_per_tok_act = r->energy_act / tokens;
 	r->tok_per_w_act = r->throughput / r->power_act;
+	account(p, r);
 	if (isnan(r->tbt_mean) || isnan(r->tbt_p99) || isnan(r->throughput) ||
 	    isnan(r->tok_per_w) || isnan(r->j_per_tok) || isnan(r->gpu_use) ||
 	    (isnan(r->mem_use) && p->cap_mem > 0))

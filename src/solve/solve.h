@@ -86,6 +86,12 @@ struct result {
 	double energy_act;             /* J per step, mean over samples */
 	double power_act;              /* W: energy_act / tbt_mean */
 	double j_per_tok_act, tok_per_w_act;
+	/* power counted whole: the activity power plus every device's share
+	 * of its node or enclosure (NaN where a device gives no [node] or
+	 * [energy]); capex: every device's price and its node share, USD;
+	 * usd_per_mtok: capex spread over the amortisation and the node
+	 * view's electricity, per million output tokens (NaN without prices) */
+	double power_node, tok_per_w_node, capex, usd_per_mtok;
 };
 
 struct plan;

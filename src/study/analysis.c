@@ -100,11 +100,26 @@ void study_grid_free(struct study_grid *g)
 	g->n = g->cap = 0;
 }
 
-int study_best_of(const struct result *res, int lo, int hi)
+double study_metric(const struct result *r, enum study_metric m)
+{
+	switch (m) {
+	case SM_TDP:
+		return r->tok_per_w;
+	case SM_ACTIVITY:
+		return r->tok_per_w_act;
+	case SM_NODE:
+		return r->tok_per_w_node;
+	default:
+		return 1e6 / r->usd_per_mtok; /* tokens per USD */
+	}
+}
+
+int study_best_of(const struct result *res, int lo, int hi, enum study_metric m)
 {
 	int b = -1;
 	for (int i = lo; i < hi; i++)
-		if (res[i].feasible && (b < 0 || res[i].tok_per_w > res[b].tok_per_w))
+		if (res[i].feasible && isfinite(study_metric(&res[i], m)) &&
+		    (b < 0 || study_metric(&res[i], m) > study_metric(&res[b], m)))
 			b = i;
 	return b;
 }
@@ -138,8 +153,8 @@ static int baseline_at(const struct study_grid *g, const struct study_grid *extr
 	return -1;
 }
 
-int study_pick(const struct study_grid *g, const struct result *res, struct study_pick *pk,
-	       struct study_grid *extra)
+int study_pick(const struct study_grid *g, const struct result *res, enum study_metric m,
+	       struct study_pick *pk, struct study_grid *extra)
 {
 	int ns = g->nsystem, n = g->ngroup * ns, bs = g->baseline;
 	pk->best = malloc(sizeof(int) * (size_t)(n ? n : 1));
@@ -151,7 +166,7 @@ int study_pick(const struct study_grid *g, const struct result *res, struct stud
 		double tdp_gpu = res[b0].tdp / g->pt[b0].gpus;
 		for (int s = 0; s < ns; s++) {
 			int k = gi * ns + s, in_extra;
-			pk->best[k] = study_best_of(res, g->start[k], g->start[k + 1]);
+			pk->best[k] = study_best_of(res, g->start[k], g->start[k + 1], m);
 			pk->iso[k] = 0;
 			if (pk->best[k] < 0 || s == bs)
 				continue;
@@ -188,20 +203,39 @@ static const struct result *baseline_result(const struct study_grid *g, const st
 	return r && r->feasible ? r : NULL;
 }
 
-static void add_range(struct study_range *rng, const struct study_row *r)
+static void widen(double *lo, double *hi, int *have, double q)
 {
-	if (!r->focus || !r->x || !r->b)
+	if (!isfinite(q))
 		return;
-	double q = r->x->tok_per_w / r->b->tok_per_w;
-	int v = r->v;
-	rng->lo[v] = rng->have[v] && rng->lo[v] < q ? rng->lo[v] : q;
-	rng->hi[v] = rng->have[v] && rng->hi[v] > q ? rng->hi[v] : q;
-	rng->have[v] = 1;
+	*lo = *have && *lo < q ? *lo : q;
+	*hi = *have && *hi > q ? *hi : q;
+	*have = 1;
+}
+
+static void add_range(struct study_range *rng, const struct study_row *r, enum study_metric m)
+{
+	if (r->focus && r->x && r->b)
+		widen(&rng->lo[r->v], &rng->hi[r->v], &rng->have[r->v],
+		      study_metric(r->x, m) / study_metric(r->b, m));
+}
+
+/* The focus system's best over the baseline's best, group by group, with
+ * both picked in metric m. */
+static void add_metric(const struct study_grid *g, const struct result *res, int gi,
+		       enum study_metric m, struct study_range *rng)
+{
+	int ns = g->nsystem, kb = gi * ns + g->baseline, kx = gi * ns + ns - 1;
+	int b = study_best_of(res, g->start[kb], g->start[kb + 1], m);
+	int x = study_best_of(res, g->start[kx], g->start[kx + 1], m);
+	if (b >= 0 && x >= 0 && kx != kb)
+		widen(&rng->mlo[m], &rng->mhi[m], &rng->mhave[m],
+		      study_metric(&res[x], m) / study_metric(&res[b], m));
 }
 
 void study_rows(const struct study_grid *g, const struct result *res,
 		const struct study_grid *extra, const struct result *res2,
-		const struct study_pick *pk, struct study_row *rows, struct study_range *rng)
+		const struct study_pick *pk, enum study_metric m, struct study_row *rows,
+		struct study_range *rng)
 {
 	int ns = g->nsystem, bs = g->baseline, n = 0;
 	memset(rng, 0, sizeof *rng);
@@ -210,6 +244,8 @@ void study_rows(const struct study_grid *g, const struct result *res,
 		const struct result *rb = b >= 0 ? &res[b] : NULL;
 		const struct study_point *pb = &g->pt[b >= 0 ? b : g->start[kb]];
 		int bg = rb ? pb->gpus : 0;
+		for (int k = 0; k < SM_N; k++)
+			add_metric(g, res, gi, (enum study_metric)k, rng);
 		rows[n++] = (struct study_row){pb, rb, rb, bg, STUDY_BEST, 0};
 		for (int s = 0; s < ns; s++) {
 			int k = gi * ns + s;
@@ -227,7 +263,7 @@ void study_rows(const struct study_grid *g, const struct result *res,
 				{px, rx, same, px->gpus, STUDY_SAME, focus},
 				{px, rx, iso, pk->iso[k], STUDY_ISO, focus}};
 			for (int v = 0; v < STUDY_NVIEW; v++) {
-				add_range(rng, &r[v]);
+				add_range(rng, &r[v], m);
 				rows[n++] = r[v];
 			}
 		}

@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* study.power takes the first three (cost is shown, never chosen) */
+static const char *const power_names[] = {"tdp", "activity", "node", NULL};
+const char *const study_metric_names[SM_N + 1] = {"tdp", "activity", "node", "cost", NULL};
+
 #define S(key, kind, member, req, lo, hi, help)                                              \
 	{"study", key, kind, U_INT, offsetof(struct study_def, member), STUDY_MAX_LIST, req, lo, \
 	 hi, 0, NULL, help}
@@ -31,6 +35,10 @@ static const struct field study_fields[] = {
 	  "systems that keep their file's devices per GPU"),
 	S("baseline_gpus_for", FK_NAMES, wide, 0, 0, 0,
 	  "systems tried at the baseline's GPU counts (gpus), not memdev_gpus"),
+	{"study", "power", FK_ENUM, U_INT, offsetof(struct study_def, power), 0, 0, 0, 0, 0,
+	 power_names, "the watts each system's best and its ratio are per: tdp "
+	 "(default), activity (drawn) or node (drawn, with each node's hosts, NICs, switches "
+	 "and fans); the summary shows all three and the cost"},
 	{"study", "paper", FK_STR, U_INT, offsetof(struct study_def, paper), INI_VALUE, 0, 0, 0, 0,
 	 NULL, "the paper's range, LO-HIx (e.g. 2.09-6.13x), printed beside ours"},
 };

@@ -31,7 +31,20 @@ struct study_def {
 	char paper[INI_VALUE];       /* the paper's range as written */
 	double paper_lo, paper_hi;   /* 0: none given */
 	char paper_src[INI_SOURCE];
+	int power;                   /* enum study_metric (tdp, activity or node):
+					the watts the ratio is per */
 };
+
+/* What a system's best is picked by and its ratio is taken in: tokens per
+ * second per TDP watt, per drawn (activity) watt, per watt counted whole
+ * (node), or per USD (cost: the inverse of usd_per_mtok).  study.power
+ * chooses one of the first three; the summary shows them all. */
+enum study_metric { SM_TDP, SM_ACTIVITY, SM_NODE, SM_COST, SM_N };
+extern const char *const study_metric_names[SM_N + 1];
+
+/* The point's value in metric m (higher is better); NaN where it has no
+ * such figure (a device without [energy] or [node]). */
+double study_metric(const struct result *r, enum study_metric m);
 
 /* Loads and checks a study file: unknown sections or keys, empty lists,
  * a baseline not among the systems, counts out of range are errors with
@@ -83,9 +96,9 @@ struct study_grid {
 int study_grid(const struct study_def *s, struct study_grid *g, struct kerr *err);
 void study_grid_free(struct study_grid *g);
 
-/* Index of the best feasible point in [lo, hi) by throughput per TDP
- * (the first of equals), or -1. */
-int study_best_of(const struct result *res, int lo, int hi);
+/* Index of the best feasible point in [lo, hi) in metric m (the first of
+ * equals; a point without a figure in m is never the best), or -1. */
+int study_best_of(const struct result *res, int lo, int hi, enum study_metric m);
 
 /* The baseline's GPU count at a TDP of tdp_x: whole GPUs of tdp_gpu,
  * whole nodes of per_node above one node, never below tdp_x. */
@@ -99,8 +112,8 @@ int study_iso_gpus(double tdp_x, double tdp_gpu, double per_node);
 struct study_pick {
 	int *best, *iso;
 };
-int study_pick(const struct study_grid *g, const struct result *res, struct study_pick *pk,
-	       struct study_grid *extra);
+int study_pick(const struct study_grid *g, const struct result *res, enum study_metric m,
+	       struct study_pick *pk, struct study_grid *extra);
 void study_pick_free(struct study_pick *pk);
 
 /* One row of the comparison: a system's shown point p (its best, or its
@@ -117,11 +130,14 @@ struct study_row {
 	int focus;
 };
 
-/* The focus system's range of ratios (throughput per TDP over the
- * baseline's) in each view. */
+/* The focus system's range of ratios (its metric over the baseline's) in
+ * each view, in the study's metric; and in the best view (each side at
+ * its best in that metric), in every metric. */
 struct study_range {
 	double lo[STUDY_NVIEW], hi[STUDY_NVIEW];
 	int have[STUDY_NVIEW];
+	double mlo[SM_N], mhi[SM_N];
+	int mhave[SM_N];
 };
 
 /* How many rows study_rows writes: per group, 1 + 3 x (systems - 1). */
@@ -132,6 +148,7 @@ int study_nrows(const struct study_grid *g);
  * rows (study_nrows of them), and the focus system's ranges into rng. */
 void study_rows(const struct study_grid *g, const struct result *res,
 		const struct study_grid *extra, const struct result *res2,
-		const struct study_pick *pk, struct study_row *rows, struct study_range *rng);
+		const struct study_pick *pk, enum study_metric m, struct study_row *rows,
+		struct study_range *rng);
 
 #endif

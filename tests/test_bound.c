@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "karat.h"
 
 static char out[1 << 16], err[1 << 14];
 
@@ -96,4 +97,91 @@ Test(bound, a_query_names_only_a_failure)
 		     0, "%s", err);
 	column("bound_by", bound, sizeof bound);
 	cr_expect_str_eq(bound, "capacity:hbm");
+}
+
+/* What to grow first (plan_probe): for an answer bound by a capacity, the
+ * probe names that capacity, and doubling it (here by --set) really moves
+ * the answer past the next batch. */
+Test(bound, grow_first_names_the_capacity_that_binds)
+{
+	static const struct {
+		const char *base, *grow, *doubled;
+	} c[] = {
+		{"--system gpu-only", "gpu.memory.capacity", "--set gpu.memory.capacity=282GB"},
+		{"--system gpu-karat --set memdev.memory.capacity=30GB", "memdev.memory.capacity",
+		 "--set memdev.memory.capacity=60GB"},
+	};
+	for (size_t k = 0; k < sizeof c / sizeof *c; k++) {
+		char bound[64], grow[64], margin[32], opts[300];
+		double b0 = solve(c[k].base, bound, sizeof bound);
+		column("grow_first", grow, sizeof grow);
+		column("grow_first_margin", margin, sizeof margin);
+		cr_expect_str_eq(grow, c[k].grow, "%s", c[k].base);
+		cr_expect(atof(margin) > 0 && atof(margin) < 1, "%s: margin %s", c[k].base, margin);
+		snprintf(opts, sizeof opts, "%s %s", c[k].base, c[k].doubled);
+		double b1 = solve(opts, bound, sizeof bound);
+		cr_expect_geq(b1, b0 + 1, "%s: doubled, %g -> %g", c[k].base, b0, b1);
+	}
+	/* a query has no answer to grow */
+	cr_assert_eq(run_karat("query --model deepseek-v3.2 --system gpu-only --workload agentic "
+			       "--batch 8 --samples 16 --format csv", out, sizeof out, err, sizeof err),
+		     0, "%s", err);
+	char grow[64];
+	column("grow_first", grow, sizeof grow);
+	cr_expect_str_eq(grow, "");
+}
+
+/* In the library: for an answer bound by the SLO, the next batch fails
+ * (base above 1), the best doubling has the lowest margin, a resource the
+ * design lacks is not probed, and doubling what does not bound it (the
+ * HBM's capacity, for an answer on the devices' time) leaves the margin
+ * exactly where it was. */
+Test(bound, the_probe_ranks_every_resource_the_design_has)
+{
+	static struct design_parts dp;
+	struct kerr e;
+	cr_assert_eq(design_load(&dp, "deepseek-v3.2", "gpu-karat", "agentic", 0, &e), 0, "%s",
+		     e.msg);
+	dp.d.samples = 32;
+	struct plan *p = plan_new(&dp.d, &e);
+	cr_assert_not_null(p, "%s", e.msg);
+	struct result r;
+	cr_assert_eq(plan_solve(p, 0, &r, &e), 0, "%s", e.msg);
+	cr_assert(r.feasible && r.bound == PB_SLO, "bound %d", r.bound);
+	struct probe pb;
+	cr_assert_eq(plan_probe(&dp.d, &r, &pb, &e), 0, "%s", e.msg);
+	cr_expect_gt(pb.base, 1, "batch %g + 1 fails", r.batch);
+	cr_assert_geq(pb.best, 0);
+	for (int k = 0; k < PR_N; k++)
+		if (isfinite(pb.margin[k]))
+			cr_expect_leq(pb.margin[pb.best], pb.margin[k], "%s", probe_names[k]);
+	cr_expect(isnan(pb.margin[PR_OUT]), "one node: no scale-out link to grow");
+	cr_expect_eq(pb.margin[PR_GPU_CAP], pb.base);
+	plan_free(p);
+	design_free(&dp);
+}
+
+/* A sweep probes its solved points only when asked (--probe: about twice
+ * the time), and says so in its shard identity. */
+Test(bound, a_sweep_probes_when_asked)
+{
+	char dir[] = "/tmp/karat-probe-XXXXXX", ini[64];
+	cr_assert(mkdtemp(dir));
+	snprintf(ini, sizeof ini, "%s/s.ini", dir);
+	FILE *f = fopen(ini, "w");
+	cr_assert(f);
+	fputs("[sweep]\nmodel = deepseek-v3.2\nsystem = gpu-only\nworkload = agentic\n"
+	      "samples = 16\n", f);
+	fclose(f);
+	for (int probe = 0; probe < 2; probe++) {
+		cr_assert_eq(run_karat_fmt(out, sizeof out, err, sizeof err, "sweep %s -q --output - %s",
+					   ini, probe ? "--probe" : ""),
+			     0, "%s", err);
+		char grow[64];
+		column("grow_first", grow, sizeof grow);
+		cr_expect_str_eq(grow, probe ? "gpu.memory.capacity" : "", "--probe %d", probe);
+	}
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	cr_expect_eq(system(cmd), 0);
 }

@@ -120,7 +120,7 @@ Test(study, a_small_study_runs_with_its_views)
 			   "baseline_tok_s_per_w,vs_gpu_only,reason,ctx_clipped_share,power,bound_by,"
 			   "baseline_bound_by,power_activity_w,power_node_w,usd_per_mtok,"
 			   "baseline_usd_per_mtok,vs_gpu_only_tdp,vs_gpu_only_activity,"
-			   "vs_gpu_only_node,vs_gpu_only_cost\n";
+			   "vs_gpu_only_node,vs_gpu_only_cost,grow_first\n";
 	cr_assert(strncmp(text, head, strlen(head)) == 0, "%.200s", text);
 	cr_assert_eq(r.nrow, 5, "header + gpu-only best + 3 views of gpu-karat");
 	cr_expect_str_eq(r.cell[1][4], "gpu-only");
@@ -146,6 +146,8 @@ Test(study, a_small_study_runs_with_its_views)
 		cr_expect(strncmp(c[20], "slo:", 4) == 0 || strncmp(c[20], "capacity:", 9) == 0,
 			  "%s: bound_by %s", views[i], c[20]);
 		cr_expect(atof(c[23]) > atof(c[22]), "node power above drawn power");
+		cr_expect(strchr(c[30], '.') || strcmp(c[30], "none") == 0, "%s: grow_first %s",
+			  views[i], c[30]);
 	}
 	/* azure-conv fits DeepSeek-V3.2's 160K window: nothing is cut */
 	cr_expect_str_eq(r.cell[1][18], "0");

@@ -61,6 +61,12 @@ static int print_result(const struct loaded *ld, const struct result *r, int csv
 	if (!rc && !csv && bound[0])
 		printf("bound by: %s (the busiest resource, %s, is busy %.0f%% of the step)\n", bound,
 		       busiest, 100 * share);
+	if (!rc && !csv && r->probed && r->grow >= 0)
+		printf("grow first: %s (doubled alone, batch %.0f comes to %.2f of its limit)\n",
+		       probe_names[r->grow], r->batch + 1, r->grow_margin);
+	else if (!rc && !csv && r->probed)
+		printf("grow first: none (no resource doubled alone brings batch %.0f closer to "
+		       "its limit)\n", r->batch + 1);
 	/* a workload cut short by the model's window says so in words */
 	if (!rc && !csv && r->clipped > CLIP_NOTE)
 		printf("note: %.0f%% of the sampled requests are longer than %s's %.0f-token window "
@@ -230,6 +236,8 @@ static int run_point(const char *name, const struct args *a, int solve)
 	else
 		rc = (solve ? plan_solve(p, ld.mb, &r, &err)
 			    : plan_eval(p, ld.batch, ld.mb, &r, &err)) != 0;
+	if (!rc && solve)
+		point_probe(&ld, &r);
 	char done[96] = "";
 	if (!rc)
 		snprintf(done, sizeof done, "batch %.0f at %d micro-batch%s", r.batch, r.mb,

@@ -104,18 +104,18 @@ static const char *const run_head[] = {
 	"baseline_gpus", "baseline_tok_s_per_w", "vs_gpu_only", "reason", "ctx_clipped_share",
 	"power", "bound_by", "baseline_bound_by", "power_activity_w", "power_node_w",
 	"usd_per_mtok", "baseline_usd_per_mtok", "vs_gpu_only_tdp", "vs_gpu_only_activity",
-	"vs_gpu_only_node", "vs_gpu_only_cost"};
-enum { RUN_NCOL = sizeof run_head / sizeof *run_head, RUN_NSHOWN = 13 };
+	"vs_gpu_only_node", "vs_gpu_only_cost", "grow_first"};
+enum { RUN_NCOL = sizeof run_head / sizeof *run_head, RUN_NSHOWN = 14 };
 
 static void out_init(struct out *o, const struct study_def *sd)
 {
 	static int right[RUN_NCOL];
 	for (int k = 6; k < RUN_NCOL; k++)
-		right[k] = k != 17 && k != 19 && k != 20 && k != 21;
+		right[k] = k != 17 && k != 19 && k != 20 && k != 21 && k != 30;
 	/* the table shown: per watt in the study's power */
 	static const char *shead[RUN_NSHOWN] = {"model", "algo", "workload", "system", "view",
 						"gpus", "memdevs", "batch", "", "baseline_gpus",
-						"baseline", "vs_gpu_only", "bound_by"};
+						"baseline", "vs_gpu_only", "bound_by", "grow_first"};
 	static const char *const per[] = {"tok_s_per_w", "tok_s_per_w_activity",
 					  "tok_s_per_w_node"};
 	shead[8] = per[sd->power];
@@ -170,6 +170,8 @@ static void row(struct out *o, const struct study_def *sd, const struct study_gr
 		num_cell(c[22], x->power_act, "%.6g");
 		num_cell(c[23], x->power_node, "%.6g");
 		num_cell(c[24], x->usd_per_mtok, "%.6g");
+		if (x->probed)
+			snprintf(c[30], OUT_CELL, "%s", x->grow >= 0 ? probe_names[x->grow] : "none");
 	} else {
 		snprintf(c[17], OUT_CELL, "infeasible at every configuration");
 	}
@@ -210,7 +212,7 @@ static void row(struct out *o, const struct study_def *sd, const struct study_gr
 		snprintf(sr, sizeof sr, "-");
 	const char *shown[RUN_NSHOWN] = {c[1], c[2], c[3], c[4], c[5], x ? c[6] : "-",
 					 x ? c[7] : "-", x ? c[9] : "-", sx, c[14], sb, sr,
-					 x ? c[20] : "-"};
+					 x ? c[20] : "-", x && c[30][0] ? c[30] : "-"};
 	table_add(&o->shown, shown);
 }
 
@@ -365,6 +367,16 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 	/* each system's best, and the baseline points its views need */
 	if (!rc && study_pick(&g, p1.res, sd->power, &pk, &extra) != 0)
 		rc = (die_msg("out of memory"), 1);
+	/* what to grow first, for each system's best (one probe each) */
+	long nbest = 0, *best = rc ? NULL : malloc(sizeof *best * (size_t)(g.n + 1));
+	if (!rc && !best)
+		rc = (die_msg("out of memory"), 1);
+	for (int k = 0; !rc && k < g.ngroup * g.nsystem; k++)
+		if (pk.best[k] >= 0)
+			best[nbest++] = pk.best[k];
+	if (!rc && pool_probe_all(&p1, best, nbest, jobs, &err) != 0)
+		rc = (die_msg("%s", err.msg), 1);
+	free(best);
 	if (!rc && extra.n > 0 && (rc = run_pool(&re, &p2, jobs, what2, quiet)) != 0)
 		rc = rc == 2 ? EXIT_USAGE : 1;
 	if (!rc && !(rows = malloc(sizeof *rows * (size_t)study_nrows(&g))))

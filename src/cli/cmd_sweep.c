@@ -410,6 +410,7 @@ int cmd_sweep(const struct args *a)
 		return EXIT_USAGE;
 	for (int i = 0; i < a->nmany; i++)
 		sw.fixed_sets[sw.nfixed++] = a->many[i];
+	sw.probe = arg_get(c, a, "probe") != NULL;
 	sw.shard = 0, sw.nshards = 1;
 	const char *shard = arg_get(c, a, "shard");
 	if (shard) {
@@ -521,7 +522,7 @@ int cmd_sweep(const struct args *a)
 	snprintf(what, sizeof what, "sweep %s", sw.path);
 	pl = (struct pool){.make = point_spec_of, .ctx = &sw, .total = mine - skip,
 			   .quiet = arg_get(c, a, "quiet") != NULL, .what = what, .keep_going = 1,
-			   .sink = sink_row, .sctx = &sk};
+			   .probe = sw.probe, .sink = sink_row, .sctx = &sk};
 	rc = pool_run(&pl, (int)jobs);
 	rowset_free(&sk.seen);
 	if (sk.log)

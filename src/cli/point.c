@@ -20,7 +20,8 @@ const char *const point_head[] = {
 	"ingest_bytes_per_step", "power_activity_w", "energy_activity_j_per_tok",
 	"tok_s_per_w_activity", "overrides", "algo_params", "evaluation",
 	"scaleup_link", "scaleout_link", "gpu_port", "bound_by", "busiest_resource",
-	"busiest_share", "power_node_w", "tok_s_per_w_node", "capex_usd", "usd_per_mtok"};
+	"busiest_share", "power_node_w", "tok_s_per_w_node", "capex_usd", "usd_per_mtok",
+	"grow_first", "grow_first_margin"};
 const int point_ncols = sizeof point_head / sizeof point_head[0];
 
 /* What each column holds, for docs/formats.md (karat help formats). */
@@ -71,7 +72,13 @@ const char *const point_help[] = {
 	"throughput per node-counted watt, tokens/s/W",
 	"price of every device and its share of its node or enclosure, USD (empty without [node])",
 	"USD per million output tokens: capex over system.amortisation_years plus power_node_w "
-	"at system.electricity_usd_per_kwh (empty without them)"};
+	"at system.electricity_usd_per_kwh (empty without them)",
+	"for a solved answer: the resource whose doubling alone carries the next batch "
+	"(answer + 1) closest to feasible (gpu.compute, gpu.memory.bandwidth, "
+	"memdev.memory.bandwidth, memdev_link.bandwidth, ...; none: no doubling helps); empty "
+	"for a query or an answer bound by the search's limits",
+	"with it doubled, the next batch's worst of P99 / SLO and memory use / capacity: below 1, "
+	"the answer grows"};
 _Static_assert(sizeof point_help / sizeof *point_help == sizeof point_head / sizeof *point_head,
 	       "a description per column");
 
@@ -244,6 +251,17 @@ int point_load(const struct point_spec *ps, struct loaded *ld, struct kerr *err)
 	return 0;
 }
 
+void point_probe(const struct loaded *ld, struct result *r)
+{
+	struct probe pb;
+	struct kerr err;
+	r->probed = 0, r->grow = -1, r->grow_margin = NAN;
+	if (!r->feasible || plan_probe(&ld->p.d, r, &pb, &err) != 0 || !isfinite(pb.base))
+		return; /* nothing to probe (the columns stay empty) */
+	r->probed = 1, r->grow = pb.best;
+	r->grow_margin = pb.best >= 0 ? pb.margin[pb.best] : NAN;
+}
+
 void point_free(struct loaded *ld)
 {
 	design_free(&ld->p);
@@ -385,6 +403,8 @@ void point_cells(const struct loaded *ld, const struct result *r,
 	/* power counted whole and cost: empty where a file gives no figures */
 	const double whole[4] = {r->power_node, r->tok_per_w_node, r->capex, r->usd_per_mtok};
 	i = finite_cells(cells, out, i, whole, 4);
+	CELL("%s", !r->probed ? "" : r->grow >= 0 ? probe_names[r->grow] : "none");
+	i = finite_cells(cells, out, i, &r->grow_margin, 1);
 #undef CELL
 }
 

@@ -34,6 +34,9 @@ struct loaded {
  * (usage: unknown name or option value); err says why.  Free with
  * point_free, also after a failure. */
 int point_load(const struct point_spec *ps, struct loaded *ld, struct kerr *err);
+/* For a solved answer r of ld: what to grow first (plan_probe), into r's
+ * probed, grow and grow_margin; left unprobed where nothing is. */
+void point_probe(const struct loaded *ld, struct result *r);
 void point_free(struct loaded *ld);
 
 /* The CSV header (stable; the first 15 columns are fixed by issue 5). */

@@ -6,6 +6,100 @@
 
 #include "karat.h"
 
+/* Point idx's CSV row (malloc'd into *row) and what bounds it; 0, or -1
+ * out of memory. */
+static int render(struct pool *pl, long idx, const struct loaded *ld, const struct result *r,
+		  char **row)
+{
+	char cells[OUT_MAX_COLS][OUT_CELL];
+	const char *c[OUT_MAX_COLS];
+	point_cells(ld, r, cells, c);
+	for (int k = 0; pl->bound && k < point_ncols; k++)
+		if (strcmp(point_head[k], "bound_by") == 0)
+			snprintf(pl->bound[idx], POOL_BOUND_LEN, "%s", c[k]);
+	size_t len = 0;
+	*row = NULL;
+	FILE *fp = open_memstream(row, &len);
+	if (!fp || csv_write_row(fp, point_ncols, c) != 0 || fclose(fp) != 0) {
+		free(*row);
+		*row = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int pool_probe(struct pool *pl, long idx, struct kerr *err)
+{
+	struct point_spec ps;
+	static _Thread_local char sets[ARGS_MAX_MANY][POOL_SET_LEN];
+	pl->make(pl->ctx, idx, &ps, sets);
+	ps.skip_memdev_sets = 1;
+	struct loaded *ld = malloc(sizeof *ld);
+	if (!ld) {
+		kerr_set(err, 0, 0, "out of memory");
+		return 1;
+	}
+	int rc = point_load(&ps, ld, err);
+	char *row = NULL;
+	if (!rc) {
+		point_probe(ld, &pl->res[idx]);
+		if (render(pl, idx, ld, &pl->res[idx], &row) != 0) {
+			kerr_set(err, 0, 0, "out of memory");
+			rc = 1;
+		}
+	}
+	if (!rc)
+		free(pl->rows[idx]), pl->rows[idx] = row;
+	point_free(ld);
+	free(ld);
+	return rc;
+}
+
+struct probe_job {
+	struct pool *pl;
+	const long *idx;
+	long n, next, fail;
+	pthread_mutex_t lock;
+	struct kerr err;
+};
+
+static void *probe_worker(void *arg)
+{
+	struct probe_job *j = arg;
+	for (;;) {
+		pthread_mutex_lock(&j->lock);
+		long k = j->next < j->n && j->fail < 0 ? j->next++ : -1;
+		pthread_mutex_unlock(&j->lock);
+		if (k < 0)
+			return NULL;
+		struct kerr err;
+		if (pool_probe(j->pl, j->idx[k], &err) != 0) {
+			pthread_mutex_lock(&j->lock);
+			if (j->fail < 0 || k < j->fail)
+				j->fail = k, j->err = err;
+			pthread_mutex_unlock(&j->lock);
+		}
+	}
+}
+
+int pool_probe_all(struct pool *pl, const long *idx, long n, int threads, struct kerr *err)
+{
+	struct probe_job j = {.pl = pl, .idx = idx, .n = n, .fail = -1};
+	pthread_mutex_init(&j.lock, NULL);
+	pthread_t th[256];
+	int started = 0;
+	for (int i = 1; i < threads && i < 256 && i < n; i++)
+		if (pthread_create(&th[started], NULL, probe_worker, &j) == 0)
+			started++;
+	probe_worker(&j);
+	for (int i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	pthread_mutex_destroy(&j.lock);
+	if (j.fail >= 0)
+		*err = j.err;
+	return j.fail >= 0;
+}
+
 /* Evaluates one point into a CSV row (malloc'd). */
 static int eval_point(struct pool *pl, long idx, char **row, struct result *out,
 		      unsigned long long *applied, struct kerr *err)
@@ -27,21 +121,13 @@ static int eval_point(struct pool *pl, long idx, char **row, struct result *out,
 	if (!rc)
 		rc = (ld->batch > 0 ? plan_eval(p, ld->batch, ld->mb, &r, err)
 				    : plan_solve(p, ld->mb, &r, err)) != 0;
+	if (!rc && ld->batch <= 0 && pl->probe)
+		point_probe(ld, &r);
 	if (!rc)
 		*out = r, *applied = ld->p.applied;
-	if (!rc) {
-		char cells[OUT_MAX_COLS][OUT_CELL];
-		const char *c[OUT_MAX_COLS];
-		point_cells(ld, &r, cells, c);
-		for (int k = 0; pl->bound && k < point_ncols; k++)
-			if (strcmp(point_head[k], "bound_by") == 0)
-				snprintf(pl->bound[idx], POOL_BOUND_LEN, "%s", c[k]);
-		size_t len = 0;
-		FILE *fp = open_memstream(row, &len);
-		if (!fp || csv_write_row(fp, point_ncols, c) != 0 || fclose(fp) != 0) {
-			kerr_set(err, 0, 0, "out of memory");
-			rc = 1;
-		}
+	if (!rc && render(pl, idx, ld, &r, row) != 0) {
+		kerr_set(err, 0, 0, "out of memory");
+		rc = 1;
 	}
 	if (rc && pl->keep_going) { /* a row that says why */
 		char cells[OUT_MAX_COLS][OUT_CELL];

@@ -25,6 +25,8 @@ struct pool {
 	const char *what;      /* name in messages */
 	const long *order;     /* evaluation order (heaviest first balances the
 				  threads), or NULL; results stay by index */
+	int probe;             /* a solved point says what to grow first
+				  (point_probe; about twice the time) */
 	int keep_going;        /* a failing point gets a row (feasible false,
 				  its error as the reason) and the others go on */
 	/* With a sink, each point's row is handed to it in index order as soon
@@ -58,6 +60,13 @@ struct pool {
  * micro-batches: the lowest mean step time), else the SLO solver.
  * Returns 0, or the failing point's status (message in p->err). */
 int pool_run(struct pool *p, int threads);
+/* After pool_run (without a sink): probes solved point idx again from its
+ * spec (point_probe) and rewrites its result and row.  0, or 1 with err. */
+int pool_probe(struct pool *p, long idx, struct kerr *err);
+/* pool_probe for each of the n points idx, on up to threads threads (each
+ * point's own result and row: the same for any count).  0, or 1 with the
+ * first failing point's err. */
+int pool_probe_all(struct pool *p, const long *idx, long n, int threads, struct kerr *err);
 void pool_free(struct pool *p);
 
 #endif

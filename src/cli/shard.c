@@ -37,6 +37,8 @@ void shard_identity(const struct sweep *sw, char id[33])
 		}
 		for (int i = 0; i < sw->nfixed; i++)
 			fprintf(fp, "--set\x1f%s\x1e", sw->fixed_sets[i]);
+		if (sw->probe) /* its rows carry more: never merged with rows without */
+			fprintf(fp, "--probe\x1e");
 		fclose(fp);
 	}
 	unsigned long long h[2] = {0, 0};

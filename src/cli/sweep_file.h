@@ -35,6 +35,7 @@ struct sweep {
 	const char *fixed_sets[ARGS_MAX_MANY]; /* --set on the command line */
 	int nfixed;
 	long shard, nshards;              /* this shard (0-based) of nshards; 1 shard: all */
+	int probe;                        /* --probe: solved points say what to grow */
 	long *points;                     /* with shards: this shard's points, rising */
 };
 

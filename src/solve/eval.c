@@ -120,6 +120,7 @@ static void account(const struct plan *p, struct result *r)
 	int mem = p->has_mem && !p->in_hbm; /* memory devices outside the GPUs */
 	const struct kdevice *g = d->gpu, *v = mem ? d->mem : NULL;
 	r->power_node = r->tok_per_w_node = r->capex = r->usd_per_mtok = NAN;
+	r->probed = 0, r->grow = -1, r->grow_margin = NAN; /* the caller's probe */
 	if (!g->has_node || (v && !v->has_node))
 		return;
 	r->capex = p->gpus * (g->price + g->node_price) +

@@ -92,6 +92,11 @@ struct result {
 	 * usd_per_mtok: capex spread over the amortisation and the node
 	 * view's electricity, per million output tokens (NaN without prices) */
 	double power_node, tok_per_w_node, capex, usd_per_mtok;
+	/* filled by the caller from plan_probe, for a solved answer: probed
+	 * 1 once probed; grow the resource to double first (enum probe_res,
+	 * -1: none helps) and the next batch's margin with it doubled */
+	int probed, grow;
+	double grow_margin;
 };
 
 struct plan;
@@ -118,6 +123,25 @@ int plan_check_work(struct plan *p, double batch, int m, struct kerr *err);
  * the best m in 1..16 by throughput).  When nothing is feasible, r holds
  * the batch-1 evaluation with its reason. */
 int plan_solve(struct plan *p, int m, struct result *r, struct kerr *err);
+
+/* What would move a solved answer most (probe.c): each resource the
+ * design has, doubled alone, and the next batch (answer + 1, at the
+ * answer's micro-batches) evaluated again.  margin[k]: the worst of P99 /
+ * SLO and each memory's use / capacity there with resource k doubled (NaN:
+ * the design has no such resource); base: the same undoubled; best: the
+ * resource with the lowest margin below base, or -1 (none helps, or the
+ * answer is bound by the search's own limits: nothing probed). */
+enum probe_res {
+	PR_GPU_COMPUTE, PR_GPU_BW, PR_GPU_CAP, PR_MEM_COMPUTE, PR_MEM_BW, PR_MEM_CAP,
+	PR_MEM_SELECT, PR_MLINK, PR_PORT, PR_UP, PR_OUT, PR_N
+};
+extern const char *const probe_names[PR_N];
+struct probe {
+	int best;
+	double base, margin[PR_N];
+};
+int plan_probe(const struct design *d, const struct result *r, struct probe *pb,
+	       struct kerr *err);
 
 /* The step times of the last plan_eval's samples, sorted ascending (their
  * empirical distribution), valid until the next call on the plan; *n gets

@@ -1,0 +1,128 @@
+/* probe.c: what would move a solved answer most (solve.h plan_probe).  The
+ * answer B is the largest batch that meets the SLO and fits; B + 1 fails
+ * one of them.  For each resource the design has, the probe doubles it
+ * alone and evaluates B + 1 again at the answer's micro-batch count: the
+ * worst of P99 / SLO and each memory's use / capacity (the margin, above 1
+ * for a batch that fails) says how far that doubling carries the next
+ * batch.  The resource with the lowest margin is the one to grow first.
+ * A cheap probe, not a re-solve: one evaluation per resource. */
+#include <math.h>
+#include <string.h>
+
+#include "solve/plan.h"
+
+const char *const probe_names[PR_N] = {
+	"gpu.compute", "gpu.memory.bandwidth", "gpu.memory.capacity", "memdev.compute",
+	"memdev.memory.bandwidth", "memdev.memory.capacity", "memdev.select",
+	"memdev_link.bandwidth", "gpu_port.bandwidth", "scaleup.bandwidth",
+	"scaleout.bandwidth"};
+
+/* The copies a probe changes; the design points into them. */
+struct probed {
+	struct design d;
+	struct kdevice gpu, mem;
+	struct klink up, out, ml, port;
+};
+
+static void copy(struct probed *x, const struct design *d)
+{
+	x->d = *d;
+	x->gpu = *d->gpu, x->d.gpu = &x->gpu;
+	x->up = *d->up, x->d.up = &x->up;
+	x->out = *d->out, x->d.out = &x->out;
+	if (d->mem)
+		x->mem = *d->mem, x->d.mem = &x->mem;
+	if (d->mlink)
+		x->ml = *d->mlink, x->d.mlink = &x->ml;
+	if (d->port)
+		x->port = *d->port, x->d.port = &x->port;
+	x->d.progress = NULL;
+	x->d.threads = 0;
+}
+
+static void twice(double *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		v[i] *= 2;
+}
+
+/* Doubles resource k in x; 0 when the design has no such resource. */
+static int grow(struct probed *x, int k)
+{
+	struct kdevice *g = &x->gpu, *m = x->d.mem ? &x->mem : NULL;
+	int outside = m && x->d.sys->memdev_in_hbm != IN_HBM_YES;
+	switch (k) {
+	case PR_GPU_COMPUTE:
+		twice(g->peak, DT_N);
+		return 1;
+	case PR_GPU_BW:
+		g->mem_bw *= 2;
+		return 1;
+	case PR_GPU_CAP:
+		g->mem_capacity *= 2;
+		return 1;
+	case PR_MEM_COMPUTE:
+		return m ? (twice(m->peak, DT_N), 1) : 0;
+	case PR_MEM_BW:
+		return m ? (m->mem_bw *= 2, 1) : 0;
+	case PR_MEM_CAP:
+		return outside ? (m->mem_capacity *= 2, 1) : 0;
+	case PR_MEM_SELECT:
+		if (!m || !(device_select_rate(m) > 0))
+			return 0;
+		m->select_unit_rate *= 2, m->select_core_rate *= 2;
+		return 1;
+	case PR_MLINK:
+		return outside && x->d.mlink ? (x->ml.bw *= 2, 1) : 0;
+	case PR_PORT:
+		return outside && x->d.port ? (x->port.bw *= 2, 1) : 0;
+	case PR_UP:
+		return x->d.sys->gpus > 1 ? (x->up.bw *= 2, 1) : 0;
+	default:
+		return x->d.sys->gpus > x->d.sys->gpus_per_node ? (x->out.bw *= 2, 1) : 0;
+	}
+}
+
+/* The margin of batch B at m micro-batches on design d: the worst of P99
+ * over the SLO and each memory's P99 use over its capacity. */
+static int margin(const struct design *d, double B, int m, double *out, struct kerr *err)
+{
+	struct plan *p = plan_new(d, err);
+	if (!p)
+		return -1;
+	struct result r;
+	int rc = plan_eval(p, B, m, &r, err);
+	plan_free(p);
+	if (rc != 0)
+		return -1;
+	double worst = fmax(r.tbt_p99 / d->slo, r.gpu_use);
+	*out = isfinite(r.mem_use) ? fmax(worst, r.mem_use) : worst;
+	return 0;
+}
+
+int plan_probe(const struct design *d, const struct result *r, struct probe *pb,
+	       struct kerr *err)
+{
+	memset(pb, 0, sizeof *pb);
+	pb->best = -1;
+	for (int k = 0; k < PR_N; k++)
+		pb->margin[k] = NAN;
+	if (!r->feasible || !(r->bound == PB_SLO || r->bound == PB_HBM || r->bound == PB_MEMDEV))
+		return 0; /* no answer, or bound by the search's own limits */
+	double B = r->batch + 1;
+	int m = r->mb > 0 ? r->mb : 1;
+	if (margin(d, B, m, &pb->base, err) != 0)
+		return -1;
+	for (int k = 0; k < PR_N; k++) {
+		struct probed y;
+		copy(&y, d);
+		if (!grow(&y, k))
+			continue;
+		if (margin(&y.d, B, m, &pb->margin[k], err) != 0)
+			return -1;
+		if (pb->margin[k] < pb->base &&
+		    (pb->best < 0 || pb->margin[k] < pb->margin[pb->best]))
+			pb->best = k;
+	}
+	return 0;
+}

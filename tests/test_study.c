@@ -120,7 +120,7 @@ Test(study, a_small_study_runs_with_its_views)
 			   "baseline_tok_s_per_w,vs_gpu_only,reason,ctx_clipped_share,power,bound_by,"
 			   "baseline_bound_by,power_activity_w,power_node_w,usd_per_mtok,"
 			   "baseline_usd_per_mtok,vs_gpu_only_tdp,vs_gpu_only_activity,"
-			   "vs_gpu_only_node,vs_gpu_only_cost,grow_first\n";
+			   "vs_gpu_only_node,vs_gpu_only_cost,grow_first,slo_ms,gpu\n";
 	cr_assert(strncmp(text, head, strlen(head)) == 0, "%.200s", text);
 	cr_assert_eq(r.nrow, 5, "header + gpu-only best + 3 views of gpu-karat");
 	cr_expect_str_eq(r.cell[1][4], "gpu-only");
@@ -214,10 +214,21 @@ Test(study, plot_renders_every_figure_from_its_csv)
 				      "samples = 4\n"), 0);
 	snprintf(args, sizeof args, "sweep %s/tb.ini --output %s/tbt-batch.csv", dir, dir);
 	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+	snprintf(path, sizeof path, "%s/axes.ini", dir);
+	cr_assert_eq(write_text(path, "[study]\ntitle = axes\nmodels = deepseek-v3.2\n"
+				      "workloads = azure-conv\nsystems = gpu-only, gpu-karat\n"
+				      "baseline = gpu-only\ngpus = 8\nslos_ms = 50, 100\n"
+				      "gpu_types = h200, b200\n"), 0);
+	snprintf(args, sizeof args, "run %s/axes.ini --out %s", dir, dir);
+	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+	cr_expect(strstr(out, "along the axes:\n  50 ms on h200 ") &&
+			  strstr(out, "\n  100 ms on b200 "),
+		  "%s", out);
 	static const char *const figs[] = {"headline", "validation", "timeline", "ablation",
-					   "sensitivity", "tbt-batch", "pareto", "cdf", "ops-roofline"};
+					   "sensitivity", "tbt-batch", "pareto", "cdf", "ops-roofline",
+					   "axes"};
 	static const char *const fmts[] = {"png", "svg"};
-	for (int i = 0; i < 9; i++)
+	for (int i = 0; i < 10; i++)
 		for (int k = 0; k < 2; k++) {
 			snprintf(args, sizeof args, "plot %s --from %s --format %s", figs[i], dir, fmts[k]);
 			cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s: %s",

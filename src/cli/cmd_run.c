@@ -43,8 +43,21 @@ static void make(const void *ctx, long idx, struct point_spec *ps,
 	snprintf(sets[0], POOL_SET_LEN, "system.gpus=%d", p->gpus);
 	ps->sets[ps->nsets] = sets[ps->nsets], ps->nsets++;
 	if (p->memdevs > 0) {
-		snprintf(sets[1], POOL_SET_LEN, "system.memdevs=%d", p->memdevs);
+		snprintf(sets[ps->nsets], POOL_SET_LEN, "system.memdevs=%d", p->memdevs);
 		ps->sets[ps->nsets] = sets[ps->nsets], ps->nsets++;
+	}
+	if (g->sd->gpu_types.n > 0) { /* both sides on the same GPU */
+		snprintf(sets[ps->nsets], POOL_SET_LEN, "system.gpu=%s", g->sd->gpu_types.v[p->gpu]);
+		ps->sets[ps->nsets] = sets[ps->nsets], ps->nsets++;
+	}
+	/* the SLO's and the sample count's text, in storage no override uses */
+	if (g->sd->slos.n > 0) {
+		snprintf(sets[ARGS_MAX_MANY - 1], POOL_SET_LEN, "%d", g->sd->slos.v[p->slo]);
+		ps->slo_ms = sets[ARGS_MAX_MANY - 1];
+	}
+	if (g->sd->samples > 0) {
+		snprintf(sets[ARGS_MAX_MANY - 2], POOL_SET_LEN, "%.0f", g->sd->samples);
+		ps->samples = sets[ARGS_MAX_MANY - 2];
 	}
 	for (int i = 0; i < g->nuser; i++) /* cmd_run bounds nuser */
 		ps->sets[ps->nsets++] = g->user_sets[i];
@@ -104,14 +117,14 @@ static const char *const run_head[] = {
 	"baseline_gpus", "baseline_tok_s_per_w", "vs_gpu_only", "reason", "ctx_clipped_share",
 	"power", "bound_by", "baseline_bound_by", "power_activity_w", "power_node_w",
 	"usd_per_mtok", "baseline_usd_per_mtok", "vs_gpu_only_tdp", "vs_gpu_only_activity",
-	"vs_gpu_only_node", "vs_gpu_only_cost", "grow_first"};
+	"vs_gpu_only_node", "vs_gpu_only_cost", "grow_first", "slo_ms", "gpu"};
 enum { RUN_NCOL = sizeof run_head / sizeof *run_head, RUN_NSHOWN = 14 };
 
 static void out_init(struct out *o, const struct study_def *sd)
 {
 	static int right[RUN_NCOL];
 	for (int k = 6; k < RUN_NCOL; k++)
-		right[k] = k != 17 && k != 19 && k != 20 && k != 21 && k != 30;
+		right[k] = k != 17 && k != 19 && k != 20 && k != 21 && k != 30 && k != 32;
 	/* the table shown: per watt in the study's power */
 	static const char *shead[RUN_NSHOWN] = {"model", "algo", "workload", "system", "view",
 						"gpus", "memdevs", "batch", "", "baseline_gpus",
@@ -177,6 +190,8 @@ static void row(struct out *o, const struct study_def *sd, const struct study_gr
 	}
 	snprintf(c[14], OUT_CELL, "%d", r->bgpus);
 	snprintf(c[19], OUT_CELL, "%s", study_metric_names[sd->power]);
+	snprintf(c[31], OUT_CELL, "%d", sd->slos.n ? sd->slos.v[p->slo] : DESIGN_DEFAULT_SLO_MS);
+	snprintf(c[32], OUT_CELL, "%s", sd->gpu_types.n ? sd->gpu_types.v[p->gpu] : "");
 	if (b) {
 		snprintf(c[15], OUT_CELL, "%.6g", b->tok_per_w);
 		snprintf(c[21], OUT_CELL, "%s", bound_of(o, g, b));
@@ -216,12 +231,14 @@ static void row(struct out *o, const struct study_def *sd, const struct study_gr
 	table_add(&o->shown, shown);
 }
 
-/* The study's figure: 0, or 1 when gnuplot failed (said why). */
-static int plot(const char *dir, const char *name, const char *csv)
+/* The study's figure (the bars of each system's best, or the ratio along
+ * the axes for a study that has them): 0, or 1 when gnuplot failed (said
+ * why). */
+static int plot(const char *dir, const struct study_def *sd, const char *csv)
 {
 	char png[1200];
-	snprintf(png, sizeof png, "%s/%s.png", dir, name);
-	return gnuplot_figure("headline.gp", csv, png);
+	snprintf(png, sizeof png, "%s/%s.png", dir, sd->name);
+	return gnuplot_figure(sd->slos.n || sd->gpu_types.n ? "axes.gp" : "headline.gp", csv, png);
 }
 
 /* Says how many points each --set reached (it may name a device, ROLE[NAME],
@@ -236,7 +253,7 @@ static void reach(const struct run_points *g, const struct pool *p1, const struc
 			const struct study_grid *gg = k ? e->g : g->g;
 			const struct pool *p = k ? p2 : p1;
 			for (int i = 0; p && p->applied && i < gg->n; i++) {
-				int own = gg->pt[i].memdevs > 0 ? 2 : 1;
+				int own = 1 + (gg->pt[i].memdevs > 0) + (g->sd->gpu_types.n > 0);
 				hit += (p->applied[i] >> (own + u)) & 1;
 				all++;
 			}
@@ -274,6 +291,44 @@ static void summary(const struct study_def *sd, const struct study_range *rng, c
 			used += (size_t)snprintf(buf + used, n - used, "  %s -", study_metric_names[m]);
 }
 
+/* Along the study's axes (slos_ms, gpu_types): the focus system's best
+ * over the baseline's best, per SLO and GPU, in the study's metric. */
+static void axes(const struct study_def *sd, const struct study_row *rows, int nrows, char *buf,
+		 size_t n)
+{
+	int nslo = sd->slos.n, ngpu = sd->gpu_types.n;
+	if (!nslo && !ngpu)
+		return;
+	size_t used = strlen(buf);
+	used += (size_t)snprintf(buf + used, n > used ? n - used : 0, "\n%s over %s, best "
+				 "against best, along the axes:", sd->systems.v[sd->systems.n - 1],
+				 sd->baseline);
+	for (int a = 0; a < (nslo ? nslo : 1) && used < n; a++)
+		for (int b = 0; b < (ngpu ? ngpu : 1) && used < n; b++) {
+			double lo = INFINITY, hi = -INFINITY;
+			for (int i = 0; i < nrows; i++) {
+				const struct study_row *r = &rows[i];
+				if (!r->focus || !r->x || !r->b || r->v != STUDY_BEST ||
+				    r->p->slo != a || r->p->gpu != b)
+					continue;
+				double q = study_metric(r->x, sd->power) / study_metric(r->b, sd->power);
+				lo = fmin(lo, q), hi = fmax(hi, q);
+			}
+			char where[96];
+			snprintf(where, sizeof where, "%d ms%s%s",
+				 nslo ? sd->slos.v[a] : DESIGN_DEFAULT_SLO_MS, ngpu ? " on " : "",
+				 ngpu ? sd->gpu_types.v[b] : "");
+			if (lo <= hi && hi - lo < 0.005)
+				used += (size_t)snprintf(buf + used, n - used, "\n  %-16s %.2fx", where,
+							 lo);
+			else if (lo <= hi)
+				used += (size_t)snprintf(buf + used, n - used, "\n  %-16s %.2f-%.2fx",
+							 where, lo, hi);
+			else
+				used += (size_t)snprintf(buf + used, n - used, "\n  %-16s -", where);
+		}
+}
+
 /* After the ranges: each model and workload whose requests are cut to the
  * model's window more than CLIP_NOTE of the time, in words. */
 static void clip_notes(const struct study_def *sd, const struct study_grid *g,
@@ -286,7 +341,8 @@ static void clip_notes(const struct study_def *sd, const struct study_grid *g,
 		for (int i = g->start[gi * ns]; i < g->start[gi * ns + ns]; i++)
 			clip = res[i].clipped > clip ? res[i].clipped : clip;
 		const struct study_point *p = &g->pt[g->start[gi * ns]];
-		if (clip > CLIP_NOTE && p->algo == 0) /* once per model and workload */
+		if (clip > CLIP_NOTE && p->algo == 0 && p->slo == 0 &&
+		    p->gpu == 0) /* once per model and workload */
 			used += (size_t)snprintf(buf + used, n - used, "\nnote: %.0f%% of %s's requests "
 						 "are longer than %s's window and are cut to it",
 						 100 * clip, sd->workloads.v[p->workload],
@@ -386,13 +442,15 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 		o.res = p1.res, o.bound = (const char (*)[POOL_BOUND_LEN])p1.bound;
 		for (int i = 0; i < study_nrows(&g); i++)
 			row(&o, sd, &g, &rows[i]);
-		char range[2000];
+		char range[4000];
 		summary(sd, &rng, range, sizeof range);
+		axes(sd, rows, study_nrows(&g), range, sizeof range);
 		clip_notes(sd, &g, p1.res, range, sizeof range);
 		printf("%s (%s): %s\n", sd->name, sd->path, sd->title);
 		printf("each system at its best configuration over the study's GPU counts and "
 		       "memory devices per GPU, against %s at its best GPU count, at the same "
-		       "GPUs and at the same TDP\n\n", sd->baseline);
+		       "GPUs and at the same TDP%s\n\n", sd->baseline,
+		       sd->samples > 0 ? " (study.samples: fewer sampled batches than the run's)" : "");
 		table_write(&o.shown, stdout, 0);
 		printf("\n%s\n", range);
 		reach(&rg, &p1, &re, extra.n ? &p2 : NULL);
@@ -401,7 +459,7 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 	}
 	if (!rc) {
 		printf("wrote %s, %s and %s\n", path, spath, mdpath);
-		rc = plot(dir, sd->name, spath);
+		rc = plot(dir, sd, spath);
 		printf("\n");
 	}
 	free(rows);
@@ -424,9 +482,10 @@ int cmd_run(const struct args *a)
 	const char *j = arg_get(c, a, "jobs");
 	if (j && parse_count("jobs", j, 0, 1, 256, &jobs))
 		return EXIT_USAGE;
-	if (a->nmany > ARGS_MAX_MANY - 2) /* two slots hold system.gpus and system.memdevs */
+	/* three slots hold system.gpus, system.memdevs and system.gpu (gpu_types) */
+	if (a->nmany > ARGS_MAX_MANY - 3)
 		return usage_error(c, "%d --set options; karat run takes at most %d", a->nmany,
-				   ARGS_MAX_MANY - 2);
+				   ARGS_MAX_MANY - 3);
 	const char *out = arg_get(c, a, "out");
 	char dir[1100];
 	snprintf(dir, sizeof dir, "%s", out ? out : "");

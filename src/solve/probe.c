@@ -5,11 +5,15 @@
  * worst of P99 / SLO and each memory's use / capacity (the margin, above 1
  * for a batch that fails) says how far that doubling carries the next
  * batch.  The resource with the lowest margin is the one to grow first.
- * A cheap probe, not a re-solve: one evaluation per resource. */
+ * A cheap probe, not a re-solve: one evaluation per resource, on at most
+ * PROBE_SAMPLES sampled batches (the same for every resource, so the
+ * margins compare; a ranking, not a new answer). */
 #include <math.h>
 #include <string.h>
 
 #include "solve/plan.h"
+
+#define PROBE_SAMPLES 64 /* assumed: a quarter of the default 256, enough to rank */
 
 const char *const probe_names[PR_N] = {
 	"gpu.compute", "gpu.memory.bandwidth", "gpu.memory.capacity", "memdev.compute",
@@ -38,6 +42,8 @@ static void copy(struct probed *x, const struct design *d)
 		x->port = *d->port, x->d.port = &x->port;
 	x->d.progress = NULL;
 	x->d.threads = 0;
+	if (x->d.samples > PROBE_SAMPLES)
+		x->d.samples = PROBE_SAMPLES;
 }
 
 static void twice(double *v, int n)
@@ -111,7 +117,9 @@ int plan_probe(const struct design *d, const struct result *r, struct probe *pb,
 		return 0; /* no answer, or bound by the search's own limits */
 	double B = r->batch + 1;
 	int m = r->mb > 0 ? r->mb : 1;
-	if (margin(d, B, m, &pb->base, err) != 0)
+	struct probed x;
+	copy(&x, d);
+	if (margin(&x.d, B, m, &pb->base, err) != 0)
 		return -1;
 	for (int k = 0; k < PR_N; k++) {
 		struct probed y;

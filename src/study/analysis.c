@@ -71,14 +71,17 @@ int study_grid(const struct study_def *sd, struct study_grid *g, struct kerr *er
 		if (s == g->baseline)
 			g->per_node = per_node;
 	}
-	g->ngroup = sd->models.n * sd->algos.n * sd->workloads.n;
+	int nslo = sd->slos.n ? sd->slos.n : 1, ngpu = sd->gpu_types.n ? sd->gpu_types.n : 1;
+	g->ngroup = sd->models.n * sd->algos.n * sd->workloads.n * nslo * ngpu;
 	g->start = malloc(sizeof(int) * (size_t)(g->ngroup * ns + 1));
 	if (!g->start)
 		return kerr_set(err, 0, 0, "out of memory");
 	for (int gi = 0; gi < g->ngroup; gi++) {
-		struct study_point p = {.model = gi / (sd->algos.n * sd->workloads.n),
-					.algo = gi / sd->workloads.n % sd->algos.n,
-					.workload = gi % sd->workloads.n};
+		int inner = gi / (nslo * ngpu); /* model, algorithm, workload */
+		struct study_point p = {.model = inner / (sd->algos.n * sd->workloads.n),
+					.algo = inner / sd->workloads.n % sd->algos.n,
+					.workload = inner % sd->workloads.n,
+					.slo = gi / ngpu % nslo, .gpu = gi % ngpu};
 		for (int s = 0; s < ns; s++) {
 			g->start[gi * ns + s] = g->n;
 			p.system = s;
@@ -148,7 +151,8 @@ static int baseline_at(const struct study_grid *g, const struct study_grid *extr
 	*in_extra = 1;
 	for (int i = 0; extra && i < extra->n; i++)
 		if (extra->pt[i].gpus == G && extra->pt[i].model == q->model &&
-		    extra->pt[i].algo == q->algo && extra->pt[i].workload == q->workload)
+		    extra->pt[i].algo == q->algo && extra->pt[i].workload == q->workload &&
+		    extra->pt[i].slo == q->slo && extra->pt[i].gpu == q->gpu)
 			return i;
 	return -1;
 }

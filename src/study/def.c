@@ -35,6 +35,13 @@ static const struct field study_fields[] = {
 	  "systems that keep their file's devices per GPU"),
 	S("baseline_gpus_for", FK_NAMES, wide, 0, 0, 0,
 	  "systems tried at the baseline's GPU counts (gpus), not memdev_gpus"),
+	S("slos_ms", FK_INTS, slos, 0, 1, 1000000,
+	  "P99 TBT SLOs to run every point at, ms (default: the run's, 100)"),
+	S("gpu_types", FK_NAMES, gpu_types, 0, 0, 0,
+	  "GPUs to run every system on, both sides alike (default: each system's own)"),
+	{"study", "samples", FK_NUM, U_INT, offsetof(struct study_def, samples), 0, 0, 1, 1e6, 1,
+	 NULL, "sampled batches per evaluation (default: the run's, 256); fewer are faster and "
+	 "give a noisier P99"},
 	{"study", "power", FK_ENUM, U_INT, offsetof(struct study_def, power), 0, 0, 0, 0, 0,
 	 power_names, "the watts each system's best and its ratio are per: tdp "
 	 "(default), activity (drawn) or node (drawn, with each node's hosts, NICs, switches "

@@ -31,6 +31,13 @@ struct study_def {
 	char paper[INI_VALUE];       /* the paper's range as written */
 	double paper_lo, paper_hi;   /* 0: none given */
 	char paper_src[INI_SOURCE];
+	struct int_list slos;        /* P99 TBT SLOs tried, ms (slos_ms; n 0:
+					the run's default) */
+	struct name_list gpu_types;  /* GPUs every system is tried on, both
+					sides alike (gpu_types; n 0: each
+					system's own) */
+	double samples;              /* sampled batches per evaluation (0: the
+					run's default) */
 	int power;                   /* enum study_metric (tdp, activity or node):
 					the watts the ratio is per */
 };
@@ -69,13 +76,16 @@ int study_wide(const struct study_def *s, const char *sys);
 enum study_view { STUDY_BEST, STUDY_SAME, STUDY_ISO, STUDY_NVIEW };
 extern const char *const study_view_names[STUDY_NVIEW];
 
-/* One point: indices into the study's lists, GPUs and memory devices. */
+/* One point: indices into the study's lists, GPUs and memory devices.
+ * slo and gpu index slos and gpu_types (0 where the list is empty). */
 struct study_point {
 	int model, algo, workload, system;
 	int gpus, memdevs;
+	int slo, gpu;
 };
 
-/* The points to solve.  A group is one (model, algorithm, workload); the
+/* The points to solve.  A group is one (model, algorithm, workload, SLO,
+ * GPU type); the
  * grid holds, for each group and system, the range of its points
  * [start[k], start[k + 1]) with k = group x nsystem + system.  The extra
  * points are the baseline at GPU counts the grid lacks (iso-tdp). */

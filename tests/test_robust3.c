@@ -580,7 +580,7 @@ Test(robust3, every_figure_draws_the_smallest_csv, .init = setup_dir, .fini = re
 			 "cp timeline-naive.csv timeline-ofms-cmr.csv; "
 			 "\"$K\" ops --model deepseek-v3.2 --hw h200 --batch 1 --context 1K --roofline roofline-h200.csv >/dev/null; "
 			 "\"$K\" ops --model deepseek-v3.2 --hw karat --batch 1 --context 1K --roofline roofline-karat.csv >/dev/null; "
-			 "\"$K\" run study.ini --out . >/dev/null; cp study.csv headline.csv; cp study.csv training-free.csv; cp study.csv axes.csv; "
+			 "\"$K\" run study.ini --out . >/dev/null; cp study.csv headline.csv; cp study.csv training-free.csv; cp study.csv axes.csv; cp study.csv reconcile.csv; "
 			 "head -2 %s/validation/deepgemm-h800.csv > t.csv; \"$K\" validate t.csv --out . >/dev/null",
 			 dir, KARAT_DATADIR), 0);
 	cr_expect_eq(runf("plot --from %s", dir), 0, "%s", err);

@@ -51,7 +51,12 @@ Test(study, bad_studies_fail_with_file_and_line)
 	load_fails(GOOD "memdevs_per_gpu = 1, 2, 1\n", "study.memdevs_per_gpu: '1' is given twice", 8);
 	load_fails(GOOD "memdevs_fixed = gpu-karta\n",
 		   "study.memdevs_fixed names 'gpu-karta', which is not one of study.systems", 8);
+	load_fails(GOOD "[steps]\nfair = none\nfree = memdev-select\n",
+		   "steps.free: 'memdev-select' is not section.key=value", 10);
+	load_fails(GOOD "power = watts\n", "study.power", 8);
+	load_fails(GOOD "slos_ms = 50, 0\n", "study.slos_ms", 8);
 }
+
 
 /* The shipped studies load (karat list studies reads each). */
 Test(study, shipped_studies_load)
@@ -65,14 +70,14 @@ Test(study, shipped_studies_load)
 }
 
 struct rows {
-	char cell[32][32][128];
+	char cell[32][40][128];
 	int ncol, nrow;
 };
 
 static void on_field(void *f, size_t len, void *data)
 {
 	struct rows *r = data;
-	if (r->nrow < 32 && r->ncol < 32)
+	if (r->nrow < 32 && r->ncol < 40)
 		snprintf(r->cell[r->nrow][r->ncol], 128, "%.*s", (int)len, (const char *)f);
 	r->ncol++;
 }
@@ -120,7 +125,8 @@ Test(study, a_small_study_runs_with_its_views)
 			   "baseline_tok_s_per_w,vs_gpu_only,reason,ctx_clipped_share,power,bound_by,"
 			   "baseline_bound_by,power_activity_w,power_node_w,usd_per_mtok,"
 			   "baseline_usd_per_mtok,vs_gpu_only_tdp,vs_gpu_only_activity,"
-			   "vs_gpu_only_node,vs_gpu_only_cost,grow_first,slo_ms,gpu\n";
+			   "vs_gpu_only_node,vs_gpu_only_cost,grow_first,slo_ms,gpu,step,paper_lo,"
+			   "paper_hi\n";
 	cr_assert(strncmp(text, head, strlen(head)) == 0, "%.200s", text);
 	cr_assert_eq(r.nrow, 5, "header + gpu-only best + 3 views of gpu-karat");
 	cr_expect_str_eq(r.cell[1][4], "gpu-only");
@@ -224,11 +230,23 @@ Test(study, plot_renders_every_figure_from_its_csv)
 	cr_expect(strstr(out, "along the axes:\n  50 ms on h200 ") &&
 			  strstr(out, "\n  100 ms on b200 "),
 		  "%s", out);
+	snprintf(path, sizeof path, "%s/reconcile.ini", dir);
+	cr_assert_eq(write_text(path, "[study]\ntitle = steps\nmodels = deepseek-v3.2\n"
+				      "workloads = azure-conv\nsystems = gpu-only, gpu-karat\n"
+				      "baseline = gpu-only\ngpus = 8\nsamples = 16\nprobe = off\n"
+				      "paper = 2-6x\n[steps]\nfair = none\n"
+				      "no-mtp = decode.mtp_draft_tokens=0\n"
+				      "free = memdev.select.core_rate=1e15 & system.gpu_port=none\n"), 0);
+	snprintf(args, sizeof args, "run %s/reconcile.ini --out %s", dir, dir);
+	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+	cr_expect(strstr(out, "step by step, each switch added to those before it:\n  fair ") &&
+			  strstr(out, "\n  free "),
+		  "%s", out);
 	static const char *const figs[] = {"headline", "validation", "timeline", "ablation",
 					   "sensitivity", "tbt-batch", "pareto", "cdf", "ops-roofline",
-					   "axes"};
+					   "axes", "reconcile"};
 	static const char *const fmts[] = {"png", "svg"};
-	for (int i = 0; i < 10; i++)
+	for (int i = 0; i < 11; i++)
 		for (int k = 0; k < 2; k++) {
 			snprintf(args, sizeof args, "plot %s --from %s --format %s", figs[i], dir, fmts[k]);
 			cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s: %s",
@@ -377,4 +395,65 @@ Test(study, plot_titles_come_from_the_csvs)
 		unlink(path);
 	}
 	rmdir(dir);
+}
+
+/* The waterfall's steps, applied by hand: a step's point is the same as
+ * a solve with every override of the steps up to it. */
+Test(study, a_step_is_its_overrides_applied_by_hand)
+{
+	const char *p = tmp_ini_str(1, "[study]\ntitle = steps\nmodels = deepseek-v3.2\n"
+				       "workloads = azure-conv\nsystems = gpu-only, gpu-karat\n"
+				       "baseline = gpu-only\ngpus = 8\nsamples = 16\nprobe = off\n"
+				       "[steps]\nfair = none\nno-mtp = decode.mtp_draft_tokens=0\n"
+				       "free = memdev.select.core_rate=1e15 & system.gpu_port=none\n");
+	char dir[] = "/tmp/karat-steps-XXXXXX", args[700], csv[700];
+	cr_assert(mkdtemp(dir));
+	snprintf(args, sizeof args, "run %s --out %s", p, dir);
+	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+	const char *base = strrchr(p, '/') + 1;
+	snprintf(csv, sizeof csv, "%s/%.*s.csv", dir, (int)(strlen(base) - 4), base);
+	FILE *f = fopen(csv, "r");
+	cr_assert(f, "no %s", csv);
+	static char text[1 << 15];
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[n] = 0;
+	static struct rows r;
+	memset(&r, 0, sizeof r);
+	struct csv_parser cp;
+	csv_init(&cp, CSV_STRICT);
+	cr_assert_eq(csv_parse(&cp, text, n, on_field, on_row, &r), n);
+	csv_fini(&cp, on_field, on_row, &r);
+	csv_free(&cp);
+	static const char *const by_hand[] = {
+		"", "--set decode.mtp_draft_tokens=0",
+		"--set decode.mtp_draft_tokens=0 --set memdev.select.core_rate=1e15 "
+		"--set system.gpu_port=none"};
+	static const char *const names[] = {"fair", "no-mtp", "free"};
+	int seen = 0;
+	for (int i = 1; i < r.nrow; i++) {
+		const char(*c)[128] = r.cell[i];
+		if (strcmp(c[4], "gpu-karat") || strcmp(c[5], "best"))
+			continue;
+		cr_assert_lt(seen, 3);
+		cr_expect_str_eq(c[33], names[seen]);
+		snprintf(args, sizeof args, "solve --model deepseek-v3.2 --workload azure-conv "
+			 "--system gpu-karat --samples 16 --set system.gpus=%s --set system.memdevs=%s "
+			 "%s --format csv", c[6], c[7], by_hand[seen]);
+		cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s",
+			     errbuf);
+		/* the solve's batch: its 7th column (model, algo, system, workload,
+		 * schedule and microbatches come first, none quoted) */
+		const char *row = strchr(out, '\n') + 1;
+		for (int k = 0; k < 6 && row; k++)
+			row = strchr(row, ',') ? strchr(row, ',') + 1 : NULL;
+		cr_assert_not_null(row, "%s", out);
+		cr_expect(strncmp(row, c[9], strlen(c[9])) == 0 && row[strlen(c[9])] == ',',
+			  "step %s: study batch %s, by hand %.20s", names[seen], c[9], row);
+		seen++;
+	}
+	cr_expect_eq(seen, 3);
+	char cmd[700];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	cr_expect_eq(system(cmd), 0);
 }

@@ -73,6 +73,13 @@
 /* Study files (cli/study): items in one list (several times the
  * longest list of the shipped studies, 8 systems). */
 #define STUDY_MAX_LIST 16
+/* A study's [steps]: at most 16 (a waterfall wider is unreadable), each at
+ * most 12 overrides of at most 159 characters (a key and a number fit in
+ * well under it); all of them with run's own three stay within a point's
+ * ARGS_MAX_MANY overrides. */
+#define STUDY_MAX_STEPS 16
+#define STUDY_STEP_SETS 12
+#define STUDY_SET_LEN 160
 
 /* Command lines: values of one repeatable option (--set, --model, ...),
  * and positional arguments (merge takes a shard per file). */

@@ -59,7 +59,10 @@ static void make(const void *ctx, long idx, struct point_spec *ps,
 		snprintf(sets[ARGS_MAX_MANY - 2], POOL_SET_LEN, "%.0f", g->sd->samples);
 		ps->samples = sets[ARGS_MAX_MANY - 2];
 	}
-	for (int i = 0; i < g->nuser; i++) /* cmd_run bounds nuser */
+	for (int k = 0; k <= p->step && k < g->sd->nsteps; k++) /* every step so far */
+		for (int i = 0; i < g->sd->step_nset[k]; i++)
+			ps->sets[ps->nsets++] = g->sd->step_set[k][i];
+	for (int i = 0; i < g->nuser; i++) /* run_study bounds nuser */
 		ps->sets[ps->nsets++] = g->user_sets[i];
 }
 
@@ -117,14 +120,16 @@ static const char *const run_head[] = {
 	"baseline_gpus", "baseline_tok_s_per_w", "vs_gpu_only", "reason", "ctx_clipped_share",
 	"power", "bound_by", "baseline_bound_by", "power_activity_w", "power_node_w",
 	"usd_per_mtok", "baseline_usd_per_mtok", "vs_gpu_only_tdp", "vs_gpu_only_activity",
-	"vs_gpu_only_node", "vs_gpu_only_cost", "grow_first", "slo_ms", "gpu"};
+	"vs_gpu_only_node", "vs_gpu_only_cost", "grow_first", "slo_ms", "gpu", "step",
+	"paper_lo", "paper_hi"};
 enum { RUN_NCOL = sizeof run_head / sizeof *run_head, RUN_NSHOWN = 14 };
 
 static void out_init(struct out *o, const struct study_def *sd)
 {
 	static int right[RUN_NCOL];
 	for (int k = 6; k < RUN_NCOL; k++)
-		right[k] = k != 17 && k != 19 && k != 20 && k != 21 && k != 30 && k != 32;
+		right[k] = k != 17 && k != 19 && k != 20 && k != 21 && k != 30 && k != 32 &&
+			   k != 33;
 	/* the table shown: per watt in the study's power */
 	static const char *shead[RUN_NSHOWN] = {"model", "algo", "workload", "system", "view",
 						"gpus", "memdevs", "batch", "", "baseline_gpus",
@@ -192,6 +197,11 @@ static void row(struct out *o, const struct study_def *sd, const struct study_gr
 	snprintf(c[19], OUT_CELL, "%s", study_metric_names[sd->power]);
 	snprintf(c[31], OUT_CELL, "%d", sd->slos.n ? sd->slos.v[p->slo] : DESIGN_DEFAULT_SLO_MS);
 	snprintf(c[32], OUT_CELL, "%s", sd->gpu_types.n ? sd->gpu_types.v[p->gpu] : "");
+	snprintf(c[33], OUT_CELL, "%s", sd->nsteps ? sd->step_name[p->step] : "");
+	if (sd->paper_lo > 0) {
+		snprintf(c[34], OUT_CELL, "%g", sd->paper_lo);
+		snprintf(c[35], OUT_CELL, "%g", sd->paper_hi);
+	}
 	if (b) {
 		snprintf(c[15], OUT_CELL, "%.6g", b->tok_per_w);
 		snprintf(c[21], OUT_CELL, "%s", bound_of(o, g, b));
@@ -238,7 +248,9 @@ static int plot(const char *dir, const struct study_def *sd, const char *csv)
 {
 	char png[1200];
 	snprintf(png, sizeof png, "%s/%s.png", dir, sd->name);
-	return gnuplot_figure(sd->slos.n || sd->gpu_types.n ? "axes.gp" : "headline.gp", csv, png);
+	const char *script = sd->nsteps ? "reconcile.gp"
+			     : sd->slos.n || sd->gpu_types.n ? "axes.gp" : "headline.gp";
+	return gnuplot_figure(script, csv, png);
 }
 
 /* Says how many points each --set reached (it may name a device, ROLE[NAME],
@@ -253,7 +265,8 @@ static void reach(const struct run_points *g, const struct pool *p1, const struc
 			const struct study_grid *gg = k ? e->g : g->g;
 			const struct pool *p = k ? p2 : p1;
 			for (int i = 0; p && p->applied && i < gg->n; i++) {
-				int own = 1 + (gg->pt[i].memdevs > 0) + (g->sd->gpu_types.n > 0);
+				int own = 1 + (gg->pt[i].memdevs > 0) + (g->sd->gpu_types.n > 0) +
+					  (g->sd->nsteps ? study_step_sets(g->sd, gg->pt[i].step) : 0);
 				hit += (p->applied[i] >> (own + u)) & 1;
 				all++;
 			}
@@ -291,42 +304,75 @@ static void summary(const struct study_def *sd, const struct study_range *rng, c
 			used += (size_t)snprintf(buf + used, n - used, "  %s -", study_metric_names[m]);
 }
 
-/* Along the study's axes (slos_ms, gpu_types): the focus system's best
- * over the baseline's best, per SLO and GPU, in the study's metric. */
+/* The focus system's ratio over the baseline in view v, in the study's
+ * metric, over the rows of one step, SLO and GPU: its range into lo, hi
+ * (lo > hi: none). */
+static void axis_range(const struct study_def *sd, const struct study_row *rows, int nrows,
+		       int step, int slo, int gpu, enum study_view v, double *lo, double *hi)
+{
+	*lo = INFINITY, *hi = -INFINITY;
+	for (int i = 0; i < nrows; i++) {
+		const struct study_row *r = &rows[i];
+		if (!r->focus || !r->x || !r->b || r->v != v || r->p->step != step ||
+		    r->p->slo != slo || r->p->gpu != gpu)
+			continue;
+		double q = study_metric(r->x, sd->power) / study_metric(r->b, sd->power);
+		*lo = fmin(*lo, q), *hi = fmax(*hi, q);
+	}
+}
+
+static size_t put_range(char *buf, size_t n, size_t used, const char *what, double lo, double hi)
+{
+	if (used >= n)
+		return used;
+	used += (size_t)snprintf(buf + used, n - used, what[0] ? "  %s " : " ", what);
+	if (used >= n)
+		return used;
+	if (lo > hi)
+		return used + (size_t)snprintf(buf + used, n - used, "-");
+	if (hi - lo < 0.005)
+		return used + (size_t)snprintf(buf + used, n - used, "%.2fx", lo);
+	return used + (size_t)snprintf(buf + used, n - used, "%.2f-%.2fx", lo, hi);
+}
+
+/* Along the study's axes (steps, slos_ms, gpu_types): the focus system
+ * over the baseline, best against best (with steps, at the same GPUs
+ * too), per step, SLO and GPU, in the study's metric. */
 static void axes(const struct study_def *sd, const struct study_row *rows, int nrows, char *buf,
 		 size_t n)
 {
-	int nslo = sd->slos.n, ngpu = sd->gpu_types.n;
-	if (!nslo && !ngpu)
+	int nslo = sd->slos.n, ngpu = sd->gpu_types.n, nstep = sd->nsteps;
+	if (!nslo && !ngpu && !nstep)
 		return;
 	size_t used = strlen(buf);
-	used += (size_t)snprintf(buf + used, n > used ? n - used : 0, "\n%s over %s, best "
-				 "against best, along the axes:", sd->systems.v[sd->systems.n - 1],
-				 sd->baseline);
-	for (int a = 0; a < (nslo ? nslo : 1) && used < n; a++)
-		for (int b = 0; b < (ngpu ? ngpu : 1) && used < n; b++) {
-			double lo = INFINITY, hi = -INFINITY;
-			for (int i = 0; i < nrows; i++) {
-				const struct study_row *r = &rows[i];
-				if (!r->focus || !r->x || !r->b || r->v != STUDY_BEST ||
-				    r->p->slo != a || r->p->gpu != b)
-					continue;
-				double q = study_metric(r->x, sd->power) / study_metric(r->b, sd->power);
-				lo = fmin(lo, q), hi = fmax(hi, q);
+	used += (size_t)snprintf(buf + used, n > used ? n - used : 0, "\n%s over %s, %s:",
+				 sd->systems.v[sd->systems.n - 1], sd->baseline,
+				 nstep ? "step by step, each switch added to those before it"
+				       : "best against best, along the axes");
+	for (int k = 0; k < (nstep ? nstep : 1); k++)
+		for (int a = 0; a < (nslo ? nslo : 1); a++)
+			for (int b = 0; b < (ngpu ? ngpu : 1) && used < n; b++) {
+				char where[160] = "";
+				size_t w = 0;
+				if (nstep)
+					w += (size_t)snprintf(where + w, sizeof where - w, "%s ",
+							      sd->step_name[k]);
+				if (nslo || ngpu)
+					w += (size_t)snprintf(where + w, sizeof where - w, "%d ms ",
+							      nslo ? sd->slos.v[a] : DESIGN_DEFAULT_SLO_MS);
+				if (ngpu)
+					snprintf(where + w, sizeof where - w, "on %s",
+						 sd->gpu_types.v[b]);
+				used += (size_t)snprintf(buf + used, n - used, "\n  %-*s",
+							 nstep ? 18 : 16, where);
+				double lo, hi;
+				axis_range(sd, rows, nrows, k, a, b, STUDY_BEST, &lo, &hi);
+				used = put_range(buf, n, used, nstep ? "best" : "", lo, hi);
+				if (nstep) {
+					axis_range(sd, rows, nrows, k, a, b, STUDY_SAME, &lo, &hi);
+					used = put_range(buf, n, used, "same-gpus", lo, hi);
+				}
 			}
-			char where[96];
-			snprintf(where, sizeof where, "%d ms%s%s",
-				 nslo ? sd->slos.v[a] : DESIGN_DEFAULT_SLO_MS, ngpu ? " on " : "",
-				 ngpu ? sd->gpu_types.v[b] : "");
-			if (lo <= hi && hi - lo < 0.005)
-				used += (size_t)snprintf(buf + used, n - used, "\n  %-16s %.2fx", where,
-							 lo);
-			else if (lo <= hi)
-				used += (size_t)snprintf(buf + used, n - used, "\n  %-16s %.2f-%.2fx",
-							 where, lo, hi);
-			else
-				used += (size_t)snprintf(buf + used, n - used, "\n  %-16s -", where);
-		}
 }
 
 /* After the ranges: each model and workload whose requests are cut to the
@@ -341,8 +387,8 @@ static void clip_notes(const struct study_def *sd, const struct study_grid *g,
 		for (int i = g->start[gi * ns]; i < g->start[gi * ns + ns]; i++)
 			clip = res[i].clipped > clip ? res[i].clipped : clip;
 		const struct study_point *p = &g->pt[g->start[gi * ns]];
-		if (clip > CLIP_NOTE && p->algo == 0 && p->slo == 0 &&
-		    p->gpu == 0) /* once per model and workload */
+		if (clip > CLIP_NOTE && p->algo == 0 && p->slo == 0 && p->gpu == 0 &&
+		    p->step == 0) /* once per model and workload */
 			used += (size_t)snprintf(buf + used, n - used, "\nnote: %.0f%% of %s's requests "
 						 "are longer than %s's window and are cut to it",
 						 100 * clip, sd->workloads.v[p->workload],
@@ -403,6 +449,12 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 	snprintf(mdpath, sizeof mdpath, "%s/%s.md", dir, sd->name);
 	if (out_check(path) != 0 || out_check(spath) != 0 || out_check(mdpath) != 0)
 		return 1; /* before the long work */
+	int room = ARGS_MAX_MANY - 3 - (sd->nsteps ? study_step_sets(sd, sd->nsteps - 1) : 0);
+	if (a->nmany > room) {
+		die_msg("%s: %d --set options; its [steps] leave room for %d", sd->path, a->nmany,
+			room);
+		return EXIT_USAGE;
+	}
 	struct study_grid g = {0}, extra = {0};
 	struct study_pick pk = {0};
 	struct run_points rg = {sd, &g, a->many, a->nmany}, re = {sd, &extra, a->many, a->nmany};
@@ -427,7 +479,7 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 	long nbest = 0, *best = rc ? NULL : malloc(sizeof *best * (size_t)(g.n + 1));
 	if (!rc && !best)
 		rc = (die_msg("out of memory"), 1);
-	for (int k = 0; !rc && k < g.ngroup * g.nsystem; k++)
+	for (int k = 0; !rc && !sd->no_probe && k < g.ngroup * g.nsystem; k++)
 		if (pk.best[k] >= 0)
 			best[nbest++] = pk.best[k];
 	if (!rc && pool_probe_all(&p1, best, nbest, jobs, &err) != 0)

@@ -151,7 +151,7 @@ const struct command commands[] = {
 	 "the model against the published kernel timings in validation/: error per row, table, kernel",
 	 validate_opts, 0, ARGS_MAX_POS},
 	{"plot", cmd_plot, "[FIGURE...] [--from DIR] [--format png|svg|pdf]",
-	 "re-render figures from their CSVs: headline, axes, training-free, validation, ablation, sensitivity, tbt-batch, pareto, cdf, ops-roofline, timeline",
+	 "re-render figures from their CSVs: headline, axes, reconcile, training-free, validation, ablation, sensitivity, tbt-batch, pareto, cdf, ops-roofline, timeline",
 	 plot_opts, 0, ARGS_MAX_POS},
 	{"run", cmd_run, "[STUDY...] [--jobs N] [--out DIR] [--set k=v]",
 	 "the main job: the studies in studies/ (or those named), each system at its best, to results/",

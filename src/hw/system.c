@@ -36,6 +36,9 @@ static const struct field system_fields[] = {
 	 "what the memory devices run: all (every cache-side stage they support, the default) or "
 	 "gather (the caches and the gather of the selected rows; the GPU scores, selects and "
 	 "attends)"},
+	{"system", "layers", FK_ENUM, U_INT, OFF(layers), 0, 0, 0, 0, 0, layer_pricing_names,
+	 "how layers are priced: per-kind (default: each kind of layer as it is) or average "
+	 "(every layer at the average of the kinds, as a simpler model would)"},
 	{"system", "electricity_usd_per_kwh", FK_NUM, U_REAL, OFF(usd_per_kwh), 0, 0, 0, 100, 1, 0,
 	 "price of electricity, USD per kWh, facility overheads (PUE) included: for "
 	 "usd_per_mtok"},
@@ -51,6 +54,8 @@ const char *const in_hbm_names[IN_HBM_N + 1] = {"no", "yes", 0};
 const char *const memdev_role_names[ROLE_N + 1] = {"all", "gather", 0};
 
 const char *const kv_shard_names[SHARD_N + 1] = {"on", "off", 0};
+
+const char *const layer_pricing_names[LAYERS_N + 1] = {"per-kind", "average", 0};
 
 const char *const admission_names[ADMIT_N + 1] = {"memory-aware", "round-robin", 0};
 

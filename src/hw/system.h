@@ -34,6 +34,7 @@ struct ksystem {
 					 GPU): they hold the caches in what the
 					 weights leave, and their power is
 					 within the GPU's TDP */
+	int layers;                   /* enum layer_pricing */
 	double usd_per_kwh;           /* electricity, USD/kWh (0: not given) */
 	double amortise_years;        /* years the price is spread over (0: not given) */
 };
@@ -50,6 +51,12 @@ extern const char *const in_hbm_names[IN_HBM_N + 1];
 
 enum kv_shard { SHARD_ON, SHARD_OFF, SHARD_N };
 extern const char *const kv_shard_names[SHARD_N + 1];
+
+/* How the layers are priced: each kind of layer as it is (per-kind, the
+ * default), or every layer at the count-weighted average of the kinds
+ * (average: the smoothing a simpler model makes; for comparisons). */
+enum layer_pricing { LAYERS_PER_KIND, LAYERS_AVERAGE, LAYERS_N };
+extern const char *const layer_pricing_names[LAYERS_N + 1];
 
 /* How a sampled batch's requests are placed on GPUs and memory devices:
  * memory-aware (longest first onto the unit with the most free room, ties

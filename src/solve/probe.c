@@ -90,8 +90,10 @@ static int grow(struct probed *x, int k)
 }
 
 /* The margin of batch B at m micro-batches on design d: the worst of P99
- * over the SLO and each memory's P99 use over its capacity. */
-static int margin(const struct design *d, double B, int m, double *out, struct kerr *err)
+ * over the SLO and each memory's P99 use over its capacity; *time gets
+ * the first alone. */
+static int margin(const struct design *d, double B, int m, double *out, double *time,
+		  struct kerr *err)
 {
 	struct plan *p = plan_new(d, err);
 	if (!p)
@@ -103,6 +105,8 @@ static int margin(const struct design *d, double B, int m, double *out, struct k
 		return -1;
 	double worst = fmax(r.tbt_p99 / d->slo, r.gpu_use);
 	*out = isfinite(r.mem_use) ? fmax(worst, r.mem_use) : worst;
+	if (time)
+		*time = r.tbt_p99 / d->slo;
 	return 0;
 }
 
@@ -119,14 +123,21 @@ int plan_probe(const struct design *d, const struct result *r, struct probe *pb,
 	int m = r->mb > 0 ? r->mb : 1;
 	struct probed x;
 	copy(&x, d);
-	if (margin(&x.d, B, m, &pb->base, err) != 0)
+	double time;
+	if (margin(&x.d, B, m, &pb->base, &time, err) != 0)
 		return -1;
+	/* where a memory's use binds, a resource of time (every one but the
+	 * capacities) lowers the step, never a use: its margin is the base
+	 * exactly, and is not evaluated */
+	int use_binds = time < pb->base;
 	for (int k = 0; k < PR_N; k++) {
 		struct probed y;
 		copy(&y, d);
 		if (!grow(&y, k))
 			continue;
-		if (margin(&y.d, B, m, &pb->margin[k], err) != 0)
+		if (use_binds && k != PR_GPU_CAP && k != PR_MEM_CAP)
+			pb->margin[k] = pb->base;
+		else if (margin(&y.d, B, m, &pb->margin[k], NULL, err) != 0)
 			return -1;
 		if (pb->margin[k] < pb->base &&
 		    (pb->best < 0 || pb->margin[k] < pb->margin[pb->best]))

@@ -72,15 +72,17 @@ int study_grid(const struct study_def *sd, struct study_grid *g, struct kerr *er
 			g->per_node = per_node;
 	}
 	int nslo = sd->slos.n ? sd->slos.n : 1, ngpu = sd->gpu_types.n ? sd->gpu_types.n : 1;
-	g->ngroup = sd->models.n * sd->algos.n * sd->workloads.n * nslo * ngpu;
+	int nstep = sd->nsteps ? sd->nsteps : 1;
+	g->ngroup = sd->models.n * sd->algos.n * sd->workloads.n * nstep * nslo * ngpu;
 	g->start = malloc(sizeof(int) * (size_t)(g->ngroup * ns + 1));
 	if (!g->start)
 		return kerr_set(err, 0, 0, "out of memory");
 	for (int gi = 0; gi < g->ngroup; gi++) {
-		int inner = gi / (nslo * ngpu); /* model, algorithm, workload */
+		int inner = gi / (nstep * nslo * ngpu); /* model, algorithm, workload */
 		struct study_point p = {.model = inner / (sd->algos.n * sd->workloads.n),
 					.algo = inner / sd->workloads.n % sd->algos.n,
 					.workload = inner % sd->workloads.n,
+					.step = gi / (nslo * ngpu) % nstep,
 					.slo = gi / ngpu % nslo, .gpu = gi % ngpu};
 		for (int s = 0; s < ns; s++) {
 			g->start[gi * ns + s] = g->n;
@@ -152,7 +154,8 @@ static int baseline_at(const struct study_grid *g, const struct study_grid *extr
 	for (int i = 0; extra && i < extra->n; i++)
 		if (extra->pt[i].gpus == G && extra->pt[i].model == q->model &&
 		    extra->pt[i].algo == q->algo && extra->pt[i].workload == q->workload &&
-		    extra->pt[i].slo == q->slo && extra->pt[i].gpu == q->gpu)
+		    extra->pt[i].slo == q->slo && extra->pt[i].gpu == q->gpu &&
+		    extra->pt[i].step == q->step)
 			return i;
 	return -1;
 }

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* study.probe: index 0 is on (no_probe 0) */
+static const char *const probe_names_onoff[] = {"on", "off", NULL};
+
 /* study.power takes the first three (cost is shown, never chosen) */
 static const char *const power_names[] = {"tdp", "activity", "node", NULL};
 const char *const study_metric_names[SM_N + 1] = {"tdp", "activity", "node", "cost", NULL};
@@ -42,6 +45,9 @@ static const struct field study_fields[] = {
 	{"study", "samples", FK_NUM, U_INT, offsetof(struct study_def, samples), 0, 0, 1, 1e6, 1,
 	 NULL, "sampled batches per evaluation (default: the run's, 256); fewer are faster and "
 	 "give a noisier P99"},
+	{"study", "probe", FK_ENUM, U_INT, offsetof(struct study_def, no_probe), 0, 0, 0, 0, 0,
+	 probe_names_onoff, "on (default): each system's best says what to grow first "
+	 "(grow_first); off: it does not, and the run is faster"},
 	{"study", "power", FK_ENUM, U_INT, offsetof(struct study_def, power), 0, 0, 0, 0, 0,
 	 power_names, "the watts each system's best and its ratio are per: tdp "
 	 "(default), activity (drawn) or node (drawn, with each node's hosts, NICs, switches "
@@ -50,8 +56,9 @@ static const struct field study_fields[] = {
 	 NULL, "the paper's range, LO-HIx (e.g. 2.09-6.13x), printed beside ours"},
 };
 #undef S
+/* [steps] holds the study's own keys: a step's name and its overrides */
 const struct schema study_schema = {"study", study_fields,
-					   sizeof study_fields / sizeof *study_fields, NULL, NULL};
+					   sizeof study_fields / sizeof *study_fields, "steps", NULL};
 
 static int named(const struct name_list *l, const char *sys)
 {
@@ -69,6 +76,58 @@ int study_fixed(const struct study_def *s, const char *sys)
 int study_wide(const struct study_def *s, const char *sys)
 {
 	return named(&s->wide, sys);
+}
+
+int study_step_sets(const struct study_def *s, int k)
+{
+	int n = 0;
+	for (int i = 0; i <= k && i < s->nsteps; i++)
+		n += s->step_nset[i];
+	return n;
+}
+
+/* One [steps] entry: a name, and its overrides section.key=value joined
+ * by '&', or "none" (the model as it is). */
+static int load_step(struct study_def *s, const struct ini_entry *e, const char *path,
+		     struct kerr *err)
+{
+	if (s->nsteps == STUDY_MAX_STEPS)
+		return kerr_set(err, path, e->line, "more than %d [steps]", STUDY_MAX_STEPS);
+	int k = s->nsteps++;
+	snprintf(s->step_name[k], sizeof s->step_name[k], "%s", e->key);
+	snprintf(s->step_why[k], sizeof s->step_why[k], "%s", e->source);
+	s->step_line[k] = e->line;
+	s->step_nset[k] = 0;
+	if (strcmp(e->value, "none") == 0)
+		return 0;
+	char buf[INI_VALUE];
+	snprintf(buf, sizeof buf, "%s", e->value);
+	for (char *save = NULL, *tok = strtok_r(buf, "&", &save); tok;
+	     tok = strtok_r(NULL, "&", &save)) {
+		while (*tok == ' ' || *tok == '\t')
+			tok++;
+		size_t n = strlen(tok);
+		while (n && (tok[n - 1] == ' ' || tok[n - 1] == '\t'))
+			tok[--n] = '\0';
+		char *eq = strchr(tok, '=');
+		if (!eq || !memchr(tok, '.', (size_t)(eq - tok)))
+			return kerr_set(err, path, e->line, "steps.%s: '%s' is not section.key=value "
+					"(several are joined by '&'; none for no change)", e->key, tok);
+		if (s->step_nset[k] == STUDY_STEP_SETS || n >= STUDY_SET_LEN)
+			return kerr_set(err, path, e->line, "steps.%s: more than %d overrides, or one "
+					"longer than %d characters", e->key, STUDY_STEP_SETS,
+					STUDY_SET_LEN - 1);
+		snprintf(s->step_set[k][s->step_nset[k]++], STUDY_SET_LEN, "%s", tok);
+	}
+	if (s->step_nset[k] == 0)
+		return kerr_set(err, path, e->line, "steps.%s: no overrides (none for no change)",
+				e->key);
+	/* with run's own three (system.gpus, memdevs, gpu), every point's
+	 * overrides fit; a user's --set is checked against what is left */
+	if (3 + study_step_sets(s, k) > ARGS_MAX_MANY)
+		return kerr_set(err, path, e->line, "[steps] give more than %d overrides in all",
+				ARGS_MAX_MANY - 3);
+	return 0;
 }
 
 /* paper: "LO-HIx", e.g. 2.09-6.13x. */
@@ -103,6 +162,14 @@ int study_load(const char *path, struct study_def *s, struct kerr *err)
 	if (!doc)
 		return -1;
 	int rc = schema_bind(&study_schema, doc, s, err) != 0 || paper_range(s, doc, err) != 0;
+	for (int i = 0; rc == 0 && i < doc->n; i++) /* in file order */
+		if (strcmp(doc->e[i].section, "steps") == 0)
+			rc = load_step(s, &doc->e[i], doc->path, err) != 0;
+	for (int i = 0; rc == 0 && i < s->nsteps; i++)
+		for (int j = 0; rc == 0 && j < i; j++)
+			if (strcmp(s->step_name[i], s->step_name[j]) == 0)
+				rc = kerr_set(err, doc->path, s->step_line[i], "steps.%s is given twice",
+					      s->step_name[i]) != 0;
 	if (rc == 0 && !s->algos.n)
 		s->algos.n = 1, snprintf(s->algos.v[0], INI_VALUE, "native");
 	if (rc == 0 && !s->mgpus.n)

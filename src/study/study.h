@@ -38,6 +38,14 @@ struct study_def {
 					system's own) */
 	double samples;              /* sampled batches per evaluation (0: the
 					run's default) */
+	/* [steps]: switches applied one after another, cumulatively; step k
+	 * runs every override of steps 0..k (step 0 usually none: the model
+	 * as shipped).  nsteps 0: no steps. */
+	int nsteps, step_nset[STUDY_MAX_STEPS], step_line[STUDY_MAX_STEPS];
+	char step_name[STUDY_MAX_STEPS][64];
+	char step_set[STUDY_MAX_STEPS][STUDY_STEP_SETS][STUDY_SET_LEN];
+	char step_why[STUDY_MAX_STEPS][INI_SOURCE];
+	int no_probe;                /* probe = off: no grow_first (faster) */
 	int power;                   /* enum study_metric (tdp, activity or node):
 					the watts the ratio is per */
 };
@@ -77,15 +85,19 @@ enum study_view { STUDY_BEST, STUDY_SAME, STUDY_ISO, STUDY_NVIEW };
 extern const char *const study_view_names[STUDY_NVIEW];
 
 /* One point: indices into the study's lists, GPUs and memory devices.
- * slo and gpu index slos and gpu_types (0 where the list is empty). */
+ * slo, gpu and step index slos, gpu_types and the steps (0 where there
+ * are none). */
 struct study_point {
 	int model, algo, workload, system;
 	int gpus, memdevs;
-	int slo, gpu;
+	int slo, gpu, step;
 };
 
-/* The points to solve.  A group is one (model, algorithm, workload, SLO,
- * GPU type); the
+/* Overrides a point of step k carries: every one of steps 0..k. */
+int study_step_sets(const struct study_def *s, int k);
+
+/* The points to solve.  A group is one (model, algorithm, workload, step,
+ * SLO, GPU type); the
  * grid holds, for each group and system, the range of its points
  * [start[k], start[k + 1]) with k = group x nsystem + system.  The extra
  * points are the baseline at GPU counts the grid lacks (iso-tdp). */

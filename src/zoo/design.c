@@ -250,6 +250,7 @@ static int settings(const struct design_spec *s, struct design_parts *dp, struct
 	d->seed = s->seed >= 0 ? (unsigned long)s->seed : DESIGN_DEFAULT_SEED;
 	d->exact = s->exact;
 	d->per_request = s->exact; /* the reference in both */
+	d->average_layers = dp->sys.layers == LAYERS_AVERAGE;
 	if (d->sched >= SCHED_N) {
 		kerr_set(err, 0, 0, "unknown schedule %d", d->sched);
 		return blame(dp, DI_SETTING, 0, -2);

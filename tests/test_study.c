@@ -155,6 +155,16 @@ Test(study, a_small_study_runs_with_its_views)
 		cr_expect(strchr(c[30], '.') || strcmp(c[30], "none") == 0, "%s: grow_first %s",
 			  views[i], c[30]);
 	}
+	/* the run's summary says the best-against-best ratio of the CSV, in
+	 * every accounting, and what bounds each side */
+	char want[200];
+	snprintf(want, sizeof want, "deepseek-v3.2, gpu-karat over gpu-only: throughput per TDP "
+		 "%.2fx\n    per drawn watt %.2fx, per watt counted whole %.2fx",
+		 atof(r.cell[2][16]), atof(r.cell[2][27]), atof(r.cell[2][28]));
+	cr_expect(strstr(out, want), "'%s' not in: %s", want, out);
+	snprintf(want, sizeof want, "bound by: gpu-karat %s; gpu-only %s", r.cell[2][20],
+		 r.cell[1][20]);
+	cr_expect(strstr(out, want), "'%s' not in: %s", want, out);
 	/* azure-conv fits DeepSeek-V3.2's 160K window: nothing is cut */
 	cr_expect_str_eq(r.cell[1][18], "0");
 	/* the iso-TDP baseline has at least the system's TDP (H200: 700 W) */

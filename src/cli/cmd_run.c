@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/pool.h"
+#include "cli/run_summary.h"
 #include "study/study.h"
 
 /* The points of one pool run: a grid's, with the study's names and the
@@ -304,77 +305,6 @@ static void summary(const struct study_def *sd, const struct study_range *rng, c
 			used += (size_t)snprintf(buf + used, n - used, "  %s -", study_metric_names[m]);
 }
 
-/* The focus system's ratio over the baseline in view v, in the study's
- * metric, over the rows of one step, SLO and GPU: its range into lo, hi
- * (lo > hi: none). */
-static void axis_range(const struct study_def *sd, const struct study_row *rows, int nrows,
-		       int step, int slo, int gpu, enum study_view v, double *lo, double *hi)
-{
-	*lo = INFINITY, *hi = -INFINITY;
-	for (int i = 0; i < nrows; i++) {
-		const struct study_row *r = &rows[i];
-		if (!r->focus || !r->x || !r->b || r->v != v || r->p->step != step ||
-		    r->p->slo != slo || r->p->gpu != gpu)
-			continue;
-		double q = study_metric(r->x, sd->power) / study_metric(r->b, sd->power);
-		*lo = fmin(*lo, q), *hi = fmax(*hi, q);
-	}
-}
-
-static size_t put_range(char *buf, size_t n, size_t used, const char *what, double lo, double hi)
-{
-	if (used >= n)
-		return used;
-	used += (size_t)snprintf(buf + used, n - used, what[0] ? "  %s " : " ", what);
-	if (used >= n)
-		return used;
-	if (lo > hi)
-		return used + (size_t)snprintf(buf + used, n - used, "-");
-	if (hi - lo < 0.005)
-		return used + (size_t)snprintf(buf + used, n - used, "%.2fx", lo);
-	return used + (size_t)snprintf(buf + used, n - used, "%.2f-%.2fx", lo, hi);
-}
-
-/* Along the study's axes (steps, slos_ms, gpu_types): the focus system
- * over the baseline, best against best (with steps, at the same GPUs
- * too), per step, SLO and GPU, in the study's metric. */
-static void axes(const struct study_def *sd, const struct study_row *rows, int nrows, char *buf,
-		 size_t n)
-{
-	int nslo = sd->slos.n, ngpu = sd->gpu_types.n, nstep = sd->nsteps;
-	if (!nslo && !ngpu && !nstep)
-		return;
-	size_t used = strlen(buf);
-	used += (size_t)snprintf(buf + used, n > used ? n - used : 0, "\n%s over %s, %s:",
-				 sd->systems.v[sd->systems.n - 1], sd->baseline,
-				 nstep ? "step by step, each switch added to those before it"
-				       : "best against best, along the axes");
-	for (int k = 0; k < (nstep ? nstep : 1); k++)
-		for (int a = 0; a < (nslo ? nslo : 1); a++)
-			for (int b = 0; b < (ngpu ? ngpu : 1) && used < n; b++) {
-				char where[160] = "";
-				size_t w = 0;
-				if (nstep)
-					w += (size_t)snprintf(where + w, sizeof where - w, "%s ",
-							      sd->step_name[k]);
-				if (nslo || ngpu)
-					w += (size_t)snprintf(where + w, sizeof where - w, "%d ms ",
-							      nslo ? sd->slos.v[a] : DESIGN_DEFAULT_SLO_MS);
-				if (ngpu)
-					snprintf(where + w, sizeof where - w, "on %s",
-						 sd->gpu_types.v[b]);
-				used += (size_t)snprintf(buf + used, n - used, "\n  %-*s",
-							 nstep ? 18 : 16, where);
-				double lo, hi;
-				axis_range(sd, rows, nrows, k, a, b, STUDY_BEST, &lo, &hi);
-				used = put_range(buf, n, used, nstep ? "best" : "", lo, hi);
-				if (nstep) {
-					axis_range(sd, rows, nrows, k, a, b, STUDY_SAME, &lo, &hi);
-					used = put_range(buf, n, used, "same-gpus", lo, hi);
-				}
-			}
-}
-
 /* After the ranges: each model and workload whose requests are cut to the
  * model's window more than CLIP_NOTE of the time, in words. */
 static void clip_notes(const struct study_def *sd, const struct study_grid *g,
@@ -441,7 +371,7 @@ static int write_points(const char *path, const struct pool *p1, const struct po
 }
 
 static int run_study(const struct study_def *sd, const struct args *a, int jobs,
-		     const char *dir)
+		     const char *dir, struct run_summary *sum)
 {
 	char path[1200], spath[1200], mdpath[1200];
 	snprintf(path, sizeof path, "%s/%s-points.csv", dir, sd->name);
@@ -496,7 +426,7 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 			row(&o, sd, &g, &rows[i]);
 		char range[4000];
 		summary(sd, &rng, range, sizeof range);
-		axes(sd, rows, study_nrows(&g), range, sizeof range);
+		run_axes(sd, rows, study_nrows(&g), range, sizeof range);
 		clip_notes(sd, &g, p1.res, range, sizeof range);
 		printf("%s (%s): %s\n", sd->name, sd->path, sd->title);
 		printf("each system at its best configuration over the study's GPU counts and "
@@ -506,6 +436,8 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 		table_write(&o.shown, stdout, 0);
 		printf("\n%s\n", range);
 		reach(&rg, &p1, &re, extra.n ? &p2 : NULL);
+		run_summary_add(sum, sd, &g, p1.res, (const char (*)[POOL_BOUND_LEN])p1.bound, rows,
+				study_nrows(&g));
 		rc = write_points(path, &p1, &p2) != 0 || write_atomic(spath, &o.csv, 1) != 0 ||
 		     write_md(mdpath, sd, &o.shown, range) != 0;
 	}
@@ -573,6 +505,8 @@ int cmd_run(const struct args *a)
 	printf("\n");
 	int rc = 0;
 	static struct study_def sd;
+	static struct run_summary sum;
+	sum.n = 0;
 	for (int i = 0; i < n && rc == 0; i++) {
 		struct kerr err;
 		char path[1100];
@@ -590,7 +524,9 @@ int cmd_run(const struct args *a)
 			rc = 1;
 			break;
 		}
-		rc = run_study(&sd, a, (int)jobs, dir);
+		rc = run_study(&sd, a, (int)jobs, dir, &sum);
 	}
+	if (rc == 0)
+		run_summary_print(&sum, stdout);
 	return rc;
 }

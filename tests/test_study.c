@@ -90,6 +90,30 @@ static void on_row(int c, void *data)
 	r->ncol = 0;
 }
 
+/* Runs study file p into dir and parses its DIR/NAME.csv into r; returns
+ * the CSV's text (valid until the next call). */
+static const char *run_study_csv(const char *p, const char *dir, struct rows *r)
+{
+	char args[700], csv[700];
+	snprintf(args, sizeof args, "run %s --out %s", p, dir);
+	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+	const char *base = strrchr(p, '/') + 1;
+	snprintf(csv, sizeof csv, "%s/%.*s.csv", dir, (int)(strlen(base) - 4), base);
+	FILE *f = fopen(csv, "r");
+	cr_assert(f, "no %s", csv);
+	static char text[1 << 15];
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[n] = 0;
+	memset(r, 0, sizeof *r);
+	struct csv_parser cp;
+	csv_init(&cp, CSV_STRICT);
+	cr_assert_eq(csv_parse(&cp, text, n, on_field, on_row, r), n);
+	csv_fini(&cp, on_field, on_row, r);
+	csv_free(&cp);
+	return text;
+}
+
 /* deepseek-v3.2 on azure-conv (short contexts), GPU-only at 8 GPUs against
  * GPU + KARAT at 8 GPUs with 1 device each.  KARAT's 8 x 700 + 8 x 150 W
  * = 6.8 kW is 9.7 GPUs' TDP: above one node, so the iso-TDP baseline runs
@@ -99,27 +123,11 @@ Test(study, a_small_study_runs_with_its_views)
 	const char *p = tmp_ini_str(1, "[study]\ntitle = small\nmodels = deepseek-v3.2\n"
 					"workloads = azure-conv\nsystems = gpu-only, gpu-karat\n"
 					"baseline = gpu-only\ngpus = 8\nmemdevs_per_gpu = 1\n");
-	char dir[] = "/tmp/karat-study-XXXXXX", args[512];
+	char dir[] = "/tmp/karat-study-XXXXXX";
 	cr_assert(mkdtemp(dir));
-	snprintf(args, sizeof args, "run %s --out %s", p, dir);
-	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
-	cr_expect(strstr(out, "gpu-karat over gpu-only"), "%s", out);
-	const char *base = strrchr(p, '/') + 1;
-	char csv[700];
-	snprintf(csv, sizeof csv, "%s/%.*s.csv", dir, (int)(strlen(base) - 4), base);
-	FILE *f = fopen(csv, "r");
-	cr_assert(f, "no %s", csv);
-	static char text[1 << 14];
-	size_t n = fread(text, 1, sizeof text - 1, f);
-	fclose(f);
-	text[n] = 0;
 	static struct rows r;
-	memset(&r, 0, sizeof r);
-	struct csv_parser cp;
-	csv_init(&cp, CSV_STRICT);
-	cr_assert_eq(csv_parse(&cp, text, n, on_field, on_row, &r), n);
-	csv_fini(&cp, on_field, on_row, &r);
-	csv_free(&cp);
+	const char *text = run_study_csv(p, dir, &r);
+	cr_expect(strstr(out, "gpu-karat over gpu-only"), "%s", out);
 	const char *head = "study,model,algo,workload,system,view,gpus,memdevs,microbatches,"
 			   "batch,tbt_p99_s,throughput_tok_s,tdp_w,tok_s_per_w,baseline_gpus,"
 			   "baseline_tok_s_per_w,vs_gpu_only,reason,ctx_clipped_share,power,bound_by,"
@@ -416,25 +424,10 @@ Test(study, a_step_is_its_overrides_applied_by_hand)
 				       "baseline = gpu-only\ngpus = 8\nsamples = 16\nprobe = off\n"
 				       "[steps]\nfair = none\nno-mtp = decode.mtp_draft_tokens=0\n"
 				       "free = memdev.select.core_rate=1e15 & system.gpu_port=none\n");
-	char dir[] = "/tmp/karat-steps-XXXXXX", args[700], csv[700];
+	char dir[] = "/tmp/karat-steps-XXXXXX", args[700];
 	cr_assert(mkdtemp(dir));
-	snprintf(args, sizeof args, "run %s --out %s", p, dir);
-	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
-	const char *base = strrchr(p, '/') + 1;
-	snprintf(csv, sizeof csv, "%s/%.*s.csv", dir, (int)(strlen(base) - 4), base);
-	FILE *f = fopen(csv, "r");
-	cr_assert(f, "no %s", csv);
-	static char text[1 << 15];
-	size_t n = fread(text, 1, sizeof text - 1, f);
-	fclose(f);
-	text[n] = 0;
 	static struct rows r;
-	memset(&r, 0, sizeof r);
-	struct csv_parser cp;
-	csv_init(&cp, CSV_STRICT);
-	cr_assert_eq(csv_parse(&cp, text, n, on_field, on_row, &r), n);
-	csv_fini(&cp, on_field, on_row, &r);
-	csv_free(&cp);
+	run_study_csv(p, dir, &r);
 	static const char *const by_hand[] = {
 		"", "--set decode.mtp_draft_tokens=0",
 		"--set decode.mtp_draft_tokens=0 --set memdev.select.core_rate=1e15 "

@@ -75,27 +75,10 @@ static int load_vary(struct sweep *sw, const struct ini_entry *e, const char *pa
 	snprintf(v->label, sizeof v->label, "%s", e->key);
 	v->line = e->line;
 	v->n = 0;
-	char buf[INI_VALUE];
-	snprintf(buf, sizeof buf, "%s", e->value);
-	for (char *save = NULL, *tok = strtok_r(buf, "&", &save); tok;
-	     tok = strtok_r(NULL, "&", &save)) {
-		while (*tok == ' ' || *tok == '\t')
-			tok++;
-		size_t n = strlen(tok);
-		while (n && (tok[n - 1] == ' ' || tok[n - 1] == '\t'))
-			tok[--n] = '\0';
-		char *eq = strchr(tok, '=');
-		if (!eq || !memchr(tok, '.', (size_t)(eq - tok)))
-			return kerr_set(err, path, e->line, "vary.%s: '%s' is not section.key=value "
-					"(several are joined by '&')", e->key, tok);
-		if (v->n == SWEEP_MAX_VARY_SETS)
-			return kerr_set(err, path, e->line, "vary.%s: more than %d overrides", e->key,
-					SWEEP_MAX_VARY_SETS);
-		if (n >= POOL_SET_LEN)
-			return kerr_set(err, path, e->line, "vary.%s: an override is longer than %d "
-					"characters", e->key, POOL_SET_LEN - 1);
-		snprintf(v->set[v->n++], POOL_SET_LEN, "%s", tok);
-	}
+	char why[200];
+	if (list_split_sets(e->value, v->set[0], sizeof v->set[0], POOL_SET_LEN,
+			    SWEEP_MAX_VARY_SETS, &v->n, why, sizeof why) != 0)
+		return kerr_set(err, path, e->line, "vary.%s: %s", e->key, why);
 	if (v->n == 0)
 		return kerr_set(err, path, e->line, "vary.%s: no overrides", e->key);
 	return 0;

@@ -42,3 +42,32 @@ int list_split(const char *text, int algo, char (*vals)[INI_VALUE], int max, int
 		return snprintf(why, nwhy, "no values"), -1;
 	return 0;
 }
+
+int list_split_sets(const char *text, char *out, size_t stride, size_t len, int max, int *n,
+		    char *why, size_t nwhy)
+{
+	char buf[INI_VALUE];
+	snprintf(buf, sizeof buf, "%s", text);
+	*n = 0;
+	for (char *save = NULL, *tok = strtok_r(buf, "&", &save); tok;
+	     tok = strtok_r(NULL, "&", &save)) {
+		while (*tok == ' ' || *tok == '\t')
+			tok++;
+		size_t k = strlen(tok);
+		while (k && (tok[k - 1] == ' ' || tok[k - 1] == '\t'))
+			tok[--k] = '\0';
+		char *eq = strchr(tok, '=');
+		if (!eq || !memchr(tok, '.', (size_t)(eq - tok))) {
+			snprintf(why, nwhy, "'%s' is not section.key=value (several are joined by '&')",
+				 tok);
+			return -1;
+		}
+		if (*n == max || k >= len) {
+			snprintf(why, nwhy, "more than %d overrides, or one of %zu characters or more",
+				 max, len);
+			return -1;
+		}
+		snprintf(out + (size_t)(*n)++ * stride, len, "%s", tok);
+	}
+	return 0;
+}

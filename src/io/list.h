@@ -14,4 +14,11 @@
 int list_split(const char *text, int algo, char (*vals)[INI_VALUE], int max, int *n,
 	       char *why, size_t nwhy);
 
+/* Splits overrides joined by '&' ("memdev.memory.bandwidth=600GB/s &
+ * memdev.tdp=130W"), each trimmed, into out: at most max items of len
+ * bytes each, stride bytes apart.  0, or -1 with why: an item that is not
+ * section.key=value, more than max, or one of len bytes or more. */
+int list_split_sets(const char *text, char *out, size_t stride, size_t len, int max, int *n,
+		    char *why, size_t nwhy);
+
 #endif

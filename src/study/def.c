@@ -3,6 +3,8 @@
  * a bad list or count is refused with FILE:LINE as every other file is. */
 #include "study/study.h"
 
+#include "io/list.h"
+
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,25 +102,11 @@ static int load_step(struct study_def *s, const struct ini_entry *e, const char 
 	s->step_nset[k] = 0;
 	if (strcmp(e->value, "none") == 0)
 		return 0;
-	char buf[INI_VALUE];
-	snprintf(buf, sizeof buf, "%s", e->value);
-	for (char *save = NULL, *tok = strtok_r(buf, "&", &save); tok;
-	     tok = strtok_r(NULL, "&", &save)) {
-		while (*tok == ' ' || *tok == '\t')
-			tok++;
-		size_t n = strlen(tok);
-		while (n && (tok[n - 1] == ' ' || tok[n - 1] == '\t'))
-			tok[--n] = '\0';
-		char *eq = strchr(tok, '=');
-		if (!eq || !memchr(tok, '.', (size_t)(eq - tok)))
-			return kerr_set(err, path, e->line, "steps.%s: '%s' is not section.key=value "
-					"(several are joined by '&'; none for no change)", e->key, tok);
-		if (s->step_nset[k] == STUDY_STEP_SETS || n >= STUDY_SET_LEN)
-			return kerr_set(err, path, e->line, "steps.%s: more than %d overrides, or one "
-					"longer than %d characters", e->key, STUDY_STEP_SETS,
-					STUDY_SET_LEN - 1);
-		snprintf(s->step_set[k][s->step_nset[k]++], STUDY_SET_LEN, "%s", tok);
-	}
+	char why[200];
+	if (list_split_sets(e->value, s->step_set[k][0], sizeof s->step_set[k][0], STUDY_SET_LEN,
+			    STUDY_STEP_SETS, &s->step_nset[k], why, sizeof why) != 0)
+		return kerr_set(err, path, e->line, "steps.%s: %s; none for no change", e->key,
+				why);
 	if (s->step_nset[k] == 0)
 		return kerr_set(err, path, e->line, "steps.%s: no overrides (none for no change)",
 				e->key);

@@ -54,6 +54,9 @@ Test(study, bad_studies_fail_with_file_and_line)
 	load_fails(GOOD "[steps]\nfair = none\nfree = memdev-select\n",
 		   "steps.free: 'memdev-select' is not section.key=value", 10);
 	load_fails(GOOD "power = watts\n", "study.power", 8);
+	load_fails(GOOD "[steps]\nfair = none\noops = system.gpu_prt=none\n",
+		   "steps.oops on gpu-only: --set system.gpu_prt: no such key (did you mean "
+		   "'system.gpu_port'?)", 10);
 	load_fails(GOOD "slos_ms = 50, 0\n", "study.slos_ms", 8);
 }
 

@@ -370,6 +370,39 @@ static int write_points(const char *path, const struct pool *p1, const struct po
 	return rc;
 }
 
+/* Each step's overrides load, before the long work: on a point of the
+ * step on each system (the last system's has the most parts), the first
+ * failure as FILE:LINE of its [steps] line.  0, or 1 said. */
+static int check_steps(const struct run_points *all)
+{
+	struct run_points own = *all, *rp = &own;
+	own.nuser = 0; /* the user's --set are checked with every point */
+	const struct study_def *sd = rp->sd;
+	const struct study_grid *g = rp->g;
+	for (int k = 0; k < sd->nsteps; k++)
+		for (int sy = 0; sy < g->nsystem; sy++) {
+			long i = 0;
+			while (i < g->n && (g->pt[i].step != k || g->pt[i].system != sy))
+				i++;
+			if (i == g->n)
+				continue;
+			struct point_spec ps;
+			static char sets[ARGS_MAX_MANY][POOL_SET_LEN];
+			make(rp, i, &ps, sets);
+			ps.skip_memdev_sets = 1;
+			static struct loaded ld;
+			struct kerr err;
+			int rc = point_load(&ps, &ld, &err);
+			point_free(&ld);
+			if (rc) {
+				die_msg("%s:%d: steps.%s on %s: %s", sd->path, sd->step_line[k],
+					sd->step_name[k], sd->systems.v[sy], err.msg);
+				return 1;
+			}
+		}
+	return 0;
+}
+
 static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 		     const char *dir, struct run_summary *sum)
 {
@@ -400,6 +433,8 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 	snprintf(what2, sizeof what2, "run %s (baseline at the same TDP)", sd->name);
 	if (study_grid(sd, &g, &err) != 0)
 		rc = (die_msg("%s", err.msg), 1);
+	if (!rc)
+		rc = check_steps(&rg);
 	if (!rc && (rc = run_pool(&rg, &p1, jobs, what, quiet)) != 0)
 		rc = rc == 2 ? EXIT_USAGE : 1;
 	/* each system's best, and the baseline points its views need */

@@ -3,7 +3,9 @@
 # colour, each bar labelled with its ratio to the baseline; a system with
 # no feasible configuration is marked "infeasible" in its slot.
 # Reads a study CSV of `karat run` (results/headline.csv) by column name:
-# model, algo, workload, system, view, tok_s_per_w, vs_gpu_only.
+# model, algo, workload, system, view, tok_s_per_w, vs_gpu_only,
+# baseline_tok_s_per_w, paper_lo, paper_hi (the paper's range, drawn as a
+# grey bar at the focus system's bar: the baseline's best times it).
 #   gnuplot -e "datafile='results/headline.csv'; outfile='h.png'" plots/headline.gp
 # format='svg' or 'pdf' for those terminals (karat plot --format).
 if (!exists("datafile")) datafile = "results/headline.csv"
@@ -58,6 +60,15 @@ do for [i=1:words(systems)] {
     stats datafile using (strcol("system") eq word(systems, i) ? 1 : 0) name "P" nooutput
     present[i] = P_sum
 }
+# the paper's range (paper_lo, paper_hi) over the baseline's best, drawn
+# at the focus system's bar (the last system of the CSV), where given
+stats datafile using (focus = strcol("system"), 0) nooutput
+has_paper(r) = best(r) && strcol("system") eq focus && strcol("paper_lo") ne "" && \
+               strcol("baseline_tok_s_per_w") ne ""
+stats datafile using (has_paper(0) ? 1 : 0) name "NP" nooutput
+npaper = NP_sum
+paper_y(r, c) = column("baseline_tok_s_per_w") * column(c)
+paper(r) = has_paper(r) ? paper_y(r, "paper_lo") : 1/0
 if (!exists("title1")) title1 = "Each system at its best configuration under the P99 TBT SLO (karat run)"
 title = title1
 W = 900; H = 70 + 290 * rows
@@ -88,6 +99,9 @@ do for [p = 1:rows] {
        for [k=1:(ninf > 0 ? 1 : 0)] datafile using (best(0) ? xat(p) : 1/0):(strcol("tok_s_per_w") eq "" ? 0.006 : 1/0): \
           ("infeasible") with labels rotate by 90 left font ",6" notitle, \
        datafile using (best(0) ? xat(p) - 0.45 : 1/0):(ytop / 1.6): \
-          (first ? group(0) : "") with labels left font ",8" noenhanced notitle
+          (first ? group(0) : "") with labels left font ",8" noenhanced notitle, \
+       for [k=1:(npaper > 0 ? 1 : 0)] datafile using (best(0) ? xat(p) + 0.6 : 1/0):(paper(0)): \
+          (0):(has_paper(0) ? paper_y(0, "paper_hi") - paper_y(0, "paper_lo") : 1/0) \
+          with vectors nohead lw 5 dt 1 lc rgb "#808080" title (p == 1 ? "paper's range" : "")
 }
 unset multiplot

@@ -291,7 +291,8 @@ Test(study, plot_renders_every_figure_from_its_csv)
 	cr_assert_eq(stat(path, &before), 0);
 	char csvp[700];
 	snprintf(csvp, sizeof csvp, "%s/headline.csv", dir);
-	cr_assert_eq(write_text(csvp, "study,model,algo,workload,system,view,tok_s_per_w,vs_gpu_only\n"), 0);
+	cr_assert_eq(write_text(csvp, "study,model,algo,workload,system,view,tok_s_per_w,vs_gpu_only,"
+				      "baseline_tok_s_per_w,paper_lo,paper_hi\n"), 0);
 	snprintf(args, sizeof args, "plot headline --from %s", dir);
 	cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 1);
 	cr_expect(strstr(errbuf, "gnuplot"), "%s", errbuf);

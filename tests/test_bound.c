@@ -2,6 +2,7 @@
  * kind of limit, a point bound by it: relaxing that limit raises the
  * answer, relaxing another leaves it as it is. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +158,12 @@ Test(bound, the_probe_ranks_every_resource_the_design_has)
 			cr_expect_leq(pb.margin[pb.best], pb.margin[k], "%s", probe_names[k]);
 	cr_expect(isnan(pb.margin[PR_OUT]), "one node: no scale-out link to grow");
 	cr_expect_eq(pb.margin[PR_GPU_CAP], pb.base);
+	/* an answer bound by the search's own cap is not probed at all: its
+	 * base stays NaN, so the CLI leaves grow_first empty, not "none" */
+	struct result capped = r;
+	capped.bound = PB_CAP;
+	cr_assert_eq(plan_probe(&dp.d, &capped, &pb, &e), 0, "%s", e.msg);
+	cr_expect(pb.best == -1 && isnan(pb.base), "base %g", pb.base);
 	plan_free(p);
 	design_free(&dp);
 }

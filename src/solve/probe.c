@@ -113,8 +113,8 @@ static int margin(const struct design *d, double B, int m, double *out, double *
 int plan_probe(const struct design *d, const struct result *r, struct probe *pb,
 	       struct kerr *err)
 {
-	memset(pb, 0, sizeof *pb);
 	pb->best = -1;
+	pb->base = NAN; /* nothing probed until the next batch is evaluated */
 	for (int k = 0; k < PR_N; k++)
 		pb->margin[k] = NAN;
 	if (!r->feasible || !(r->bound == PB_SLO || r->bound == PB_HBM || r->bound == PB_MEMDEV))

@@ -128,7 +128,8 @@ int plan_solve(struct plan *p, int m, struct result *r, struct kerr *err);
  * design has, doubled alone, and the next batch (answer + 1, at the
  * answer's micro-batches) evaluated again.  margin[k]: the worst of P99 /
  * SLO and each memory's use / capacity there with resource k doubled (NaN:
- * the design has no such resource); base: the same undoubled; best: the
+ * the design has no such resource); base: the same undoubled (NaN: nothing
+ * was probed); best: the
  * resource with the lowest margin below base, or -1 (none helps, or the
  * answer is bound by the search's own limits: nothing probed). */
 enum probe_res {

@@ -471,8 +471,7 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 		table_write(&o.shown, stdout, 0);
 		printf("\n%s\n", range);
 		reach(&rg, &p1, &re, extra.n ? &p2 : NULL);
-		run_summary_add(sum, sd, &g, p1.res, (const char (*)[POOL_BOUND_LEN])p1.bound, rows,
-				study_nrows(&g));
+		run_summary_add(sum, sd, &g, p1.res, (const char (*)[POOL_BOUND_LEN])p1.bound);
 		rc = write_points(path, &p1, &p2) != 0 || write_atomic(spath, &o.csv, 1) != 0 ||
 		     write_md(mdpath, sd, &o.shown, range) != 0;
 	}

@@ -24,15 +24,6 @@ static struct run_sum_entry *entry(struct run_summary *s, const char *focus, con
 	return e;
 }
 
-static void widen(double *lo, double *hi, int *have, double q)
-{
-	if (!isfinite(q))
-		return;
-	*lo = *have && *lo < q ? *lo : q;
-	*hi = *have && *hi > q ? *hi : q;
-	*have = 1;
-}
-
 /* Adds word w to the comma-separated list l (once). */
 static void add_word(char *l, size_t n, const char *w)
 {
@@ -48,25 +39,24 @@ static void add_word(char *l, size_t n, const char *w)
 
 void run_summary_add(struct run_summary *s, const struct study_def *sd,
 		     const struct study_grid *g, const struct result *res,
-		     const char (*bound)[POOL_BOUND_LEN], const struct study_row *rows, int nrows)
+		     const char (*bound)[POOL_BOUND_LEN])
 {
 	if (sd->nsteps || sd->algos.n > 1)
 		return; /* per step or per algorithm: the study's own lines say it */
 	const char *focus = sd->systems.v[sd->systems.n - 1];
-	int axes = sd->slos.n || sd->gpu_types.n, ns = g->nsystem;
-	for (int i = 0; i < nrows; i++) {
-		const struct study_row *r = &rows[i];
-		if (!r->focus || r->v != STUDY_BEST)
-			continue;
-		struct run_sum_entry *e = entry(s, focus, sd->baseline, sd->models.v[r->p->model]);
+	int axes = sd->slos.n || sd->gpu_types.n, x, b;
+	for (int gi = 0; gi < g->ngroup; gi++) {
+		const struct study_point *p = &g->pt[g->start[gi * g->nsystem]];
+		struct run_sum_entry *e = entry(s, focus, sd->baseline, sd->models.v[p->model]);
 		if (!e)
 			return;
 		if (sd->paper_hi > 0)
 			e->paper_lo = sd->paper_lo, e->paper_hi = sd->paper_hi;
-		if (axes) {
-			if (r->x && r->b)
-				widen(&e->alo, &e->ahi, &e->ahave,
-				      study_metric(r->x, sd->power) / study_metric(r->b, sd->power));
+		if (axes) { /* the best view, in the study's power, along the axes */
+			if (study_best_pair(g, res, gi, sd->power, &x, &b))
+				study_widen(&e->alo, &e->ahi, &e->ahave,
+					    study_metric(&res[x], sd->power) /
+						    study_metric(&res[b], sd->power));
 			size_t u = 0;
 			if (sd->slos.n)
 				u += (size_t)snprintf(e->axes, sizeof e->axes, "SLO %d-%d ms",
@@ -77,39 +67,36 @@ void run_summary_add(struct run_summary *s, const struct study_def *sd,
 						      sd->gpu_types.v[k]);
 			continue;
 		}
-		/* each side at its best in each accounting, in this group */
-		long at = r->p - g->pt; /* the row's point, in the grid */
-		int gi;
-		for (gi = 0; gi < g->ngroup; gi++)
-			if (g->start[gi * ns] <= at && at < g->start[gi * ns + ns])
-				break;
-		if (gi == g->ngroup)
-			continue;
-		int kb = gi * ns + g->baseline, kx = gi * ns + ns - 1;
-		for (int m = 0; m < SM_N; m++) {
-			int b = study_best_of(res, g->start[kb], g->start[kb + 1], m);
-			int x = study_best_of(res, g->start[kx], g->start[kx + 1], m);
-			if (b >= 0 && x >= 0)
-				widen(&e->lo[m], &e->hi[m], &e->have[m],
-				      study_metric(&res[x], m) / study_metric(&res[b], m));
+		/* each side at its best in each accounting */
+		for (int m = 0; m < SM_N; m++)
+			if (study_best_pair(g, res, gi, m, &x, &b))
+				study_widen(&e->lo[m], &e->hi[m], &e->have[m],
+					    study_metric(&res[x], m) / study_metric(&res[b], m));
+		if (study_best_pair(g, res, gi, sd->power, &x, &b)) {
+			add_word(e->bx, sizeof e->bx, bound[x]);
+			add_word(e->bb, sizeof e->bb, bound[b]);
 		}
-		if (r->x && r->x >= res && r->x < res + g->n)
-			add_word(e->bx, sizeof e->bx, bound[r->x - res]);
-		if (r->b && r->b >= res && r->b < res + g->n)
-			add_word(e->bb, sizeof e->bb, bound[r->b - res]);
 	}
 }
 
-static void range(FILE *fp, const char *what, int have, double lo, double hi)
+/* "LO-HIx", "Vx" when both print alike, or "-" without a range. */
+static void fmt_range(char *buf, size_t n, int have, double lo, double hi)
 {
 	char a[32], b[32];
 	snprintf(a, sizeof a, "%.2f", lo), snprintf(b, sizeof b, "%.2f", hi);
 	if (!have)
-		fprintf(fp, "%s -", what);
+		snprintf(buf, n, "-");
 	else if (!strcmp(a, b))
-		fprintf(fp, "%s %sx", what, a);
+		snprintf(buf, n, "%sx", a);
 	else
-		fprintf(fp, "%s %s-%sx", what, a, b);
+		snprintf(buf, n, "%s-%sx", a, b);
+}
+
+static void range(FILE *fp, const char *what, int have, double lo, double hi)
+{
+	char r[80];
+	fmt_range(r, sizeof r, have, lo, hi);
+	fprintf(fp, "%s %s", what, r);
 }
 
 void run_summary_print(const struct run_summary *s, FILE *fp)
@@ -165,16 +152,12 @@ static void axis_range(const struct study_def *sd, const struct study_row *rows,
 
 static size_t put_range(char *buf, size_t n, size_t used, const char *what, double lo, double hi)
 {
-	if (used >= n)
-		return used;
-	used += (size_t)snprintf(buf + used, n - used, what[0] ? "  %s " : " ", what);
-	if (used >= n)
-		return used;
-	if (lo > hi)
-		return used + (size_t)snprintf(buf + used, n - used, "-");
-	if (hi - lo < 0.005)
-		return used + (size_t)snprintf(buf + used, n - used, "%.2fx", lo);
-	return used + (size_t)snprintf(buf + used, n - used, "%.2f-%.2fx", lo, hi);
+	char r[80];
+	fmt_range(r, sizeof r, lo <= hi, lo, hi);
+	if (used < n)
+		used += (size_t)snprintf(buf + used, n - used, "%s%s %s", what[0] ? "  " : "", what,
+					 r);
+	return used;
 }
 
 /* Along the study's axes (steps, slos_ms, gpu_types): the focus system

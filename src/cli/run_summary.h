@@ -35,7 +35,7 @@ struct run_summary {
  * bound[i] is what bounds res[i]. */
 void run_summary_add(struct run_summary *s, const struct study_def *sd,
 		     const struct study_grid *g, const struct result *res,
-		     const char (*bound)[POOL_BOUND_LEN], const struct study_row *rows, int nrows);
+		     const char (*bound)[POOL_BOUND_LEN]);
 
 /* Appends to buf (n bytes) a study's lines along its axes (steps,
  * slos_ms, gpu_types): the focus system over the baseline per step, SLO

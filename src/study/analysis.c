@@ -210,7 +210,7 @@ static const struct result *baseline_result(const struct study_grid *g, const st
 	return r && r->feasible ? r : NULL;
 }
 
-static void widen(double *lo, double *hi, int *have, double q)
+void study_widen(double *lo, double *hi, int *have, double q)
 {
 	if (!isfinite(q))
 		return;
@@ -222,8 +222,17 @@ static void widen(double *lo, double *hi, int *have, double q)
 static void add_range(struct study_range *rng, const struct study_row *r, enum study_metric m)
 {
 	if (r->focus && r->x && r->b)
-		widen(&rng->lo[r->v], &rng->hi[r->v], &rng->have[r->v],
+		study_widen(&rng->lo[r->v], &rng->hi[r->v], &rng->have[r->v],
 		      study_metric(r->x, m) / study_metric(r->b, m));
+}
+
+int study_best_pair(const struct study_grid *g, const struct result *res, int gi,
+		    enum study_metric m, int *x, int *b)
+{
+	int ns = g->nsystem, kb = gi * ns + g->baseline, kx = gi * ns + ns - 1;
+	*b = study_best_of(res, g->start[kb], g->start[kb + 1], m);
+	*x = study_best_of(res, g->start[kx], g->start[kx + 1], m);
+	return *b >= 0 && *x >= 0 && kx != kb;
 }
 
 /* The focus system's best over the baseline's best, group by group, with
@@ -231,12 +240,10 @@ static void add_range(struct study_range *rng, const struct study_row *r, enum s
 static void add_metric(const struct study_grid *g, const struct result *res, int gi,
 		       enum study_metric m, struct study_range *rng)
 {
-	int ns = g->nsystem, kb = gi * ns + g->baseline, kx = gi * ns + ns - 1;
-	int b = study_best_of(res, g->start[kb], g->start[kb + 1], m);
-	int x = study_best_of(res, g->start[kx], g->start[kx + 1], m);
-	if (b >= 0 && x >= 0 && kx != kb)
-		widen(&rng->mlo[m], &rng->mhi[m], &rng->mhave[m],
-		      study_metric(&res[x], m) / study_metric(&res[b], m));
+	int x, b;
+	if (study_best_pair(g, res, gi, m, &x, &b))
+		study_widen(&rng->mlo[m], &rng->mhi[m], &rng->mhave[m],
+			    study_metric(&res[x], m) / study_metric(&res[b], m));
 }
 
 void study_rows(const struct study_grid *g, const struct result *res,

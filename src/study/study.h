@@ -162,6 +162,15 @@ struct study_range {
 	int mhave[SM_N];
 };
 
+/* In group gi, the focus system's best (*x) and the baseline's best (*b),
+ * both picked in metric m (indices into res, -1: none feasible).  1 when
+ * both exist and the focus is not the baseline itself, else 0. */
+int study_best_pair(const struct study_grid *g, const struct result *res, int gi,
+		    enum study_metric m, int *x, int *b);
+
+/* Widens [*lo, *hi] (*have 0: empty) to hold q; a NaN is skipped. */
+void study_widen(double *lo, double *hi, int *have, double q);
+
 /* How many rows study_rows writes: per group, 1 + 3 x (systems - 1). */
 int study_nrows(const struct study_grid *g);
 

@@ -24,6 +24,7 @@
 #include "hw/link.h"
 #include "io/file.h"
 #include "io/ini_doc.h"
+#include "io/range.h"      /* a file's [range]: each assumed figure's low and high */
 #include "io/schema.h"
 #include "kernels/harness.h" /* the CPU validation kernels */
 #include "model/model.h"

@@ -570,6 +570,10 @@ Test(robust3, every_figure_draws_the_smallest_csv, .init = setup_dir, .fini = re
 				"context = 4K\nbatch = 8\nsamples = 1\n[vary]\n"
 				"bw_2x = memdev.memory.bandwidth=1TB/s\n"), 0);
 	write_study("study.ini", "gpu-only");
+	snprintf(path, sizeof path, "%s/unc.ini", dir);
+	cr_assert_eq(write_text(path, "[study]\ntitle = u\nmodels = deepseek-v3.2\nworkloads = azure-conv\n"
+				"systems = gpu-only, gpu-karat\nbaseline = gpu-only\ngpus = 8\n"
+				"draws = 2\nsamples = 1\n"), 0);
 	cr_assert_eq(shf("cd %s && set -e; "
 			 "\"$K\" sweep one.ini --output ablation.csv 2>/dev/null; cp ablation.csv ablation-ep.csv; "
 			 "cp ablation.csv tbt-batch.csv; \"$K\" sweep sens.ini --output sensitivity.csv 2>/dev/null; "
@@ -581,6 +585,7 @@ Test(robust3, every_figure_draws_the_smallest_csv, .init = setup_dir, .fini = re
 			 "\"$K\" ops --model deepseek-v3.2 --hw h200 --batch 1 --context 1K --roofline roofline-h200.csv >/dev/null; "
 			 "\"$K\" ops --model deepseek-v3.2 --hw karat --batch 1 --context 1K --roofline roofline-karat.csv >/dev/null; "
 			 "\"$K\" run study.ini --out . >/dev/null; cp study.csv headline.csv; cp study.csv training-free.csv; cp study.csv axes.csv; cp study.csv reconcile.csv; "
+			 "\"$K\" run unc.ini --out . >/dev/null; cp unc.csv uncertainty.csv; cp unc-drivers.csv uncertainty-drivers.csv; "
 			 "head -2 %s/validation/deepgemm-h800.csv > t.csv; \"$K\" validate t.csv --out . >/dev/null",
 			 dir, KARAT_DATADIR), 0);
 	cr_expect_eq(runf("plot --from %s", dir), 0, "%s", err);

@@ -81,6 +81,14 @@
 #define STUDY_STEP_SETS 12
 #define STUDY_SET_LEN 160
 
+/* The uncertainty study (study/uncert.c): Latin-hypercube draws (a P10
+ * and P90 want a few dozen; a thousand is a long run's), and figures with
+ * a [range] in the study's device and link files (GPU-only with KARAT
+ * have 37; all eight headline systems about 130).  A point carries only
+ * its own system's, within ARGS_MAX_MANY. */
+#define STUDY_MAX_DRAWS 1024
+#define STUDY_MAX_FIGS 192
+
 /* Command lines: values of one repeatable option (--set, --model, ...),
  * and positional arguments (merge takes a shard per file). */
 #define ARGS_MAX_MANY 64

@@ -184,3 +184,14 @@ void unit_format(double v, enum unit_class c, char *buf, size_t n)
 	}
 	snprintf(buf, n, "%.4g %s", v / best->scale, best->text);
 }
+
+void unit_format_exact(double v, enum unit_class c, char *buf, size_t n)
+{
+	const struct suffix *t = format_table(c);
+	if (c == U_INT || c == U_TOKENS)
+		snprintf(buf, n, "%.0f", v);
+	else if (t)
+		snprintf(buf, n, "%.9g %s", v / t[0].scale, t[0].text);
+	else
+		snprintf(buf, n, "%.9g", v);
+}

@@ -28,4 +28,9 @@ int unit_parse(const char *text, enum unit_class c, double *out, char *why,
 /* Writes v in a readable unit of class c ("4.8 TB/s", "40.0 KB"). */
 void unit_format(double v, enum unit_class c, char *buf, size_t n);
 
+/* Writes v in class c's first unit with nine significant digits, a text
+ * unit_parse reads back to the same value (to one part in 1e9): what a
+ * program hands to an override, not what a reader wants. */
+void unit_format_exact(double v, enum unit_class c, char *buf, size_t n);
+
 #endif

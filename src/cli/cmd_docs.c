@@ -82,12 +82,24 @@ static int help_formats(void)
 	schema_table("Models", "models/*.ini", &model_schema);
 	schema_table("Devices", "hw/*.ini", &device_schema);
 	schema_table("Links", "hw/links/*.ini", &link_schema);
+	printf("A device or link file may add a `[range]` section: for a figure it had to\n"
+	       "assume, `SECTION.KEY = LOW .. HIGH ; reason` (`efficiency.gather_memory =\n"
+	       "0.35 .. 0.8 ; assumed: ...`), in the key's units, with 0 < LOW <= the file's\n"
+	       "value <= HIGH inside the key's limits.  `karat show` prints them; a study\n"
+	       "with `draws` (`studies/uncertainty.ini`) draws every range of its systems'\n"
+	       "files together.\n\n");
 	schema_table("Systems", "hw/systems/*.ini", &system_schema);
 	printf("Workload files also take percentile keys in `[input]` and `[output]` with\n"
 	       "`dist = quantiles` (`p50 = 12000`, ...); `karat quantiles` writes them from a\n"
 	       "trace.\n\n");
 	schema_table("Workloads", "workloads/*.ini", &workload_schema);
 	schema_table("Studies", "studies/*.ini", &study_schema);
+	printf("A study's `[steps]` section names override sets applied one after another\n"
+	       "(`name = key=value & key=value`, or `none`).  With `draws`, a study writes\n"
+	       "`STUDY.csv` with one row per model, algorithm, workload and system (columns\n"
+	       "`nominal`, `p10`, `p50`, `p90`, `min`, `max`, the three figures that drive\n"
+	       "the ratio most with their rank correlation, and `rho_noise`) and\n"
+	       "`STUDY-drivers.csv` with every figure's range and rank correlation per row.\n\n");
 	printf("A sweep file's `[set]` section takes any key `karat show` names, each a list\n"
 	       "of values (one dimension each); `[vary]` takes labels, each a list of\n"
 	       "`key=value` overrides joined by `&`, one point per label.\n\n");

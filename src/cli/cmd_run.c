@@ -16,6 +16,7 @@
 
 #include "cli/pool.h"
 #include "cli/run_summary.h"
+#include "cli/run_unc.h"
 #include "study/study.h"
 
 /* The points of one pool run: a grid's, with the study's names and the
@@ -25,6 +26,7 @@ struct run_points {
 	const struct study_grid *g;
 	const char *const *user_sets; /* --set, applied to every point */
 	int nuser;
+	const struct study_unc *unc;  /* an uncertainty study's draws, or NULL */
 };
 
 static const char *algo_name(const struct study_def *sd, const struct study_point *p)
@@ -59,6 +61,11 @@ static void make(const void *ctx, long idx, struct point_spec *ps,
 	if (g->sd->samples > 0) {
 		snprintf(sets[ARGS_MAX_MANY - 2], POOL_SET_LEN, "%.0f", g->sd->samples);
 		ps->samples = sets[ARGS_MAX_MANY - 2];
+	}
+	if (g->unc && p->step > 0) { /* draw step - 1 (step 0: the files' own figures) */
+		study_unc_sets(g->unc, p->step - 1, p->system, sets[ps->nsets], POOL_SET_LEN);
+		for (int i = 0; i < g->unc->nset[p->system]; i++, ps->nsets++)
+			ps->sets[ps->nsets] = sets[ps->nsets];
 	}
 	for (int k = 0; k <= p->step && k < g->sd->nsteps; k++) /* every step so far */
 		for (int i = 0; i < g->sd->step_nset[k]; i++)
@@ -267,7 +274,8 @@ static void reach(const struct run_points *g, const struct pool *p1, const struc
 			const struct pool *p = k ? p2 : p1;
 			for (int i = 0; p && p->applied && i < gg->n; i++) {
 				int own = 1 + (gg->pt[i].memdevs > 0) + (g->sd->gpu_types.n > 0) +
-					  (g->sd->nsteps ? study_step_sets(g->sd, gg->pt[i].step) : 0);
+					  (g->sd->nsteps ? study_step_sets(g->sd, gg->pt[i].step) : 0) +
+					  (g->unc && gg->pt[i].step > 0 ? g->unc->nset[gg->pt[i].system] : 0);
 				hit += (p->applied[i] >> (own + u)) & 1;
 				all++;
 			}
@@ -379,7 +387,8 @@ static int check_steps(const struct run_points *all)
 	own.nuser = 0; /* the user's --set are checked with every point */
 	const struct study_def *sd = rp->sd;
 	const struct study_grid *g = rp->g;
-	for (int k = 0; k < sd->nsteps; k++)
+	int nk = sd->nsteps ? sd->nsteps : rp->unc ? study_nstep(sd) : 0;
+	for (int k = 0; k < nk; k++)
 		for (int sy = 0; sy < g->nsystem; sy++) {
 			long i = 0;
 			while (i < g->n && (g->pt[i].step != k || g->pt[i].system != sy))
@@ -394,11 +403,13 @@ static int check_steps(const struct run_points *all)
 			struct kerr err;
 			int rc = point_load(&ps, &ld, &err);
 			point_free(&ld);
-			if (rc) {
+			if (rc && sd->nsteps)
 				die_msg("%s:%d: steps.%s on %s: %s", sd->path, sd->step_line[k],
 					sd->step_name[k], sd->systems.v[sy], err.msg);
+			else if (rc)
+				die_msg("%s: draw %d on %s: %s", sd->path, k, sd->systems.v[sy], err.msg);
+			if (rc)
 				return 1;
-			}
 		}
 	return 0;
 }
@@ -412,20 +423,31 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 	snprintf(mdpath, sizeof mdpath, "%s/%s.md", dir, sd->name);
 	if (out_check(path) != 0 || out_check(spath) != 0 || out_check(mdpath) != 0)
 		return 1; /* before the long work */
-	int room = ARGS_MAX_MANY - 3 - (sd->nsteps ? study_step_sets(sd, sd->nsteps - 1) : 0);
+	struct study_unc unc = {0};
+	struct kerr err;
+	if (sd->draws > 0 && study_unc_setup(sd, &unc, &err) != 0) {
+		die_msg("%s", err.msg);
+		return 1;
+	}
+	int most = 0; /* the most overrides a draw puts on one system's points */
+	for (int i = 0; sd->draws > 0 && i < sd->systems.n; i++)
+		most = unc.nset[i] > most ? unc.nset[i] : most;
+	int room = ARGS_MAX_MANY - 3 - (sd->nsteps ? study_step_sets(sd, sd->nsteps - 1) : 0) -
+		   (sd->draws > 0 ? most + 2 : 0);
 	if (a->nmany > room) {
-		die_msg("%s: %d --set options; its [steps] leave room for %d", sd->path, a->nmany,
-			room);
+		die_msg("%s: %d --set options; its [steps] or draws leave room for %d", sd->path,
+			a->nmany, room);
+		study_unc_free(&unc);
 		return EXIT_USAGE;
 	}
 	struct study_grid g = {0}, extra = {0};
 	struct study_pick pk = {0};
-	struct run_points rg = {sd, &g, a->many, a->nmany}, re = {sd, &extra, a->many, a->nmany};
+	struct run_points rg = {sd, &g, a->many, a->nmany, unc.x ? &unc : NULL},
+			  re = {sd, &extra, a->many, a->nmany, NULL};
 	struct pool p1 = {0}, p2 = {0};
 	struct study_row *rows = NULL;
 	struct study_range rng;
 	struct out o;
-	struct kerr err;
 	out_init(&o, sd);
 	int rc = 0, quiet = arg_get(command_find("run"), a, "quiet") != NULL;
 	char what[128], what2[140];
@@ -437,6 +459,13 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 		rc = check_steps(&rg);
 	if (!rc && (rc = run_pool(&rg, &p1, jobs, what, quiet)) != 0)
 		rc = rc == 2 ? EXIT_USAGE : 1;
+	if (!rc && rg.unc) { /* an uncertainty study: its own table, files and figure */
+		rc = write_points(path, &p1, &p2) != 0 ||
+		     run_unc_report(sd, &unc, &g, p1.res, dir, sum) != 0;
+		if (!rc)
+			printf("wrote %s\n\n", path);
+		goto done;
+	}
 	/* each system's best, and the baseline points its views need */
 	if (!rc && study_pick(&g, p1.res, sd->power, &pk, &extra) != 0)
 		rc = (die_msg("out of memory"), 1);
@@ -480,7 +509,9 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 		rc = plot(dir, sd, spath);
 		printf("\n");
 	}
+done:
 	free(rows);
+	study_unc_free(&unc);
 	study_pick_free(&pk);
 	study_grid_free(&g), study_grid_free(&extra);
 	table_free(&o.csv), table_free(&o.shown);

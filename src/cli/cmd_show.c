@@ -73,6 +73,8 @@ static int print_values(const struct ini_doc *doc, const struct schema *s,
 	table_init(&t, 4, head, NULL);
 	for (int i = 0; i < doc->n; i++) {
 		const struct ini_entry *e = &doc->e[i];
+		if (!strcmp(e->section, RANGE_SECTION))
+			continue; /* print_ranges' */
 		const struct field *f = schema_field(s, e->section, e->key);
 		char key[OUT_CELL], val[OUT_CELL], line[16];
 		snprintf(key, sizeof key, "%s.%s", e->section, e->key);
@@ -85,6 +87,34 @@ static int print_values(const struct ini_doc *doc, const struct schema *s,
 		table_add(&t, cells);
 	}
 	printf("%s\n", doc->path);
+	int rc = table_write(&t, stdout, 0) != 0;
+	table_free(&t);
+	return rc;
+}
+
+/* A device's or link's [range] (io/range.h): each assumed figure's low,
+ * value and high, and why. */
+static int print_ranges(const struct ini_doc *doc, const struct schema *s)
+{
+	static struct frange r[RANGE_MAX];
+	struct kerr err;
+	int n = range_read(doc, s, r, RANGE_MAX, &err);
+	if (n <= 0)
+		return n < 0 ? (die_msg("%s", err.msg), 1) : 0;
+	static const char *const head[] = {"figure", "low", "value", "high", "line", "why"};
+	static const int right[] = {0, 1, 1, 1, 1, 0};
+	struct table t;
+	table_init(&t, 6, head, right);
+	for (int i = 0; i < n; i++) {
+		char lo[64], v[64], hi[64], line[16];
+		unit_format(r[i].lo, r[i].unit, lo, sizeof lo);
+		unit_format(r[i].nominal, r[i].unit, v, sizeof v);
+		unit_format(r[i].hi, r[i].unit, hi, sizeof hi);
+		snprintf(line, sizeof line, "%d", r[i].line);
+		const char *cells[6] = {r[i].key, lo, v, hi, line, r[i].why};
+		table_add(&t, cells);
+	}
+	printf("\nranges of the assumed figures (karat run uncertainty draws each in its own):\n");
 	int rc = table_write(&t, stdout, 0) != 0;
 	table_free(&t);
 	return rc;
@@ -280,13 +310,13 @@ int cmd_show(const struct args *a)
 		struct kdevice d;
 		if (zoo_load_device(name, &d, &doc, &err) != 0)
 			return die_msg("%s", err.msg), 1;
-		rc = print_values(doc, &device_schema, &d);
+		rc = print_values(doc, &device_schema, &d) || print_ranges(doc, &device_schema);
 		device_derived(&d);
 	} else if (k == ZOO_LINK) {
 		struct klink l;
 		if (zoo_load_link(name, &l, &doc, &err) != 0)
 			return die_msg("%s", err.msg), 1;
-		rc = print_values(doc, &link_schema, &l);
+		rc = print_values(doc, &link_schema, &l) || print_ranges(doc, &link_schema);
 	} else if (k == ZOO_SYSTEM) {
 		rc = show_system(name, a, &doc);
 	} else {

@@ -41,7 +41,7 @@ void run_summary_add(struct run_summary *s, const struct study_def *sd,
 		     const struct study_grid *g, const struct result *res,
 		     const char (*bound)[POOL_BOUND_LEN])
 {
-	if (sd->nsteps || sd->algos.n > 1)
+	if (sd->nsteps || sd->draws > 0 || sd->algos.n > 1)
 		return; /* per step or per algorithm: the study's own lines say it */
 	const char *focus = sd->systems.v[sd->systems.n - 1];
 	int axes = sd->slos.n || sd->gpu_types.n, x, b;
@@ -103,33 +103,40 @@ void run_summary_print(const struct run_summary *s, FILE *fp)
 {
 	int any = 0;
 	for (int i = 0; i < s->n; i++)
-		any |= s->e[i].have[SM_TDP];
+		any |= s->e[i].have[SM_TDP] || s->e[i].uhave;
 	if (!any)
 		return;
 	fprintf(fp, "summary: each system against its baseline, both at their best "
 		"configuration (best against best), over the studies' workloads\n");
 	for (int i = 0; i < s->n; i++) {
 		const struct run_sum_entry *e = &s->e[i];
-		if (!e->have[SM_TDP])
+		if (!e->have[SM_TDP] && !e->uhave)
 			continue;
-		fprintf(fp, "  %s, %s over %s: ", e->model, e->focus, e->base);
-		range(fp, "throughput per TDP", 1, e->lo[SM_TDP], e->hi[SM_TDP]);
-		if (e->paper_hi > 0)
-			fprintf(fp, " (the paper: %.2f-%.2fx)", e->paper_lo, e->paper_hi);
-		fprintf(fp, "\n    per drawn watt");
-		range(fp, "", e->have[SM_ACTIVITY], e->lo[SM_ACTIVITY], e->hi[SM_ACTIVITY]);
-		fprintf(fp, ", per watt counted whole");
-		range(fp, "", e->have[SM_NODE], e->lo[SM_NODE], e->hi[SM_NODE]);
-		fprintf(fp, ", per USD");
-		range(fp, "", e->have[SM_COST], e->lo[SM_COST], e->hi[SM_COST]);
+		fprintf(fp, "  %s, %s over %s:", e->model, e->focus, e->base);
+		if (e->have[SM_TDP]) {
+			range(fp, " throughput per TDP", 1, e->lo[SM_TDP], e->hi[SM_TDP]);
+			if (e->paper_hi > 0)
+				fprintf(fp, " (the paper: %.2f-%.2fx)", e->paper_lo, e->paper_hi);
+			fprintf(fp, "\n    per drawn watt");
+			range(fp, "", e->have[SM_ACTIVITY], e->lo[SM_ACTIVITY], e->hi[SM_ACTIVITY]);
+			fprintf(fp, ", per watt counted whole");
+			range(fp, "", e->have[SM_NODE], e->lo[SM_NODE], e->hi[SM_NODE]);
+			fprintf(fp, ", per USD");
+			range(fp, "", e->have[SM_COST], e->lo[SM_COST], e->hi[SM_COST]);
+		}
 		fprintf(fp, "\n");
 		if (e->ahave) {
 			fprintf(fp, "    along the axes (%s)", e->axes);
 			range(fp, "", 1, e->alo, e->ahi);
 			fprintf(fp, "\n");
 		}
-		fprintf(fp, "    bound by: %s %s; %s %s\n", e->focus, e->bx[0] ? e->bx : "-",
-			e->base, e->bb[0] ? e->bb : "-");
+		if (e->have[SM_TDP])
+			fprintf(fp, "    bound by: %s %s; %s %s\n", e->focus, e->bx[0] ? e->bx : "-",
+				e->base, e->bb[0] ? e->bb : "-");
+		if (e->uhave)
+			fprintf(fp, "    over %d draws of the assumed figures: P10 %.2fx, P50 %.2fx, "
+				"P90 %.2fx; driven most by %s\n", e->udraws, e->up10, e->up50, e->up90,
+				e->udrive[0] ? e->udrive : "-");
 	}
 }
 
@@ -198,4 +205,29 @@ void run_axes(const struct study_def *sd, const struct study_row *rows, int nrow
 					used = put_range(buf, n, used, "same-gpus", lo, hi);
 				}
 			}
+}
+
+void run_summary_unc(struct run_summary *s, const struct study_def *sd,
+		     const struct study_unc *u, const struct study_unc_row *rows, int nrows)
+{
+	for (int i = 0; i < nrows; i++) {
+		const struct study_unc_row *r = &rows[i];
+		if (r->system != sd->systems.n - 1 || r->n == 0)
+			continue; /* the focus system's, where it served */
+		struct run_sum_entry *e = entry(s, sd->systems.v[r->system], sd->baseline,
+						sd->models.v[r->model]);
+		if (!e)
+			return;
+		if (e->uhave && r->p90 - r->p10 <= e->up90 - e->up10)
+			continue; /* keep the widest workload's */
+		e->uhave = 1, e->udraws = u->ndraw;
+		e->up10 = r->p10, e->up50 = r->p50, e->up90 = r->p90;
+		e->udrive[0] = 0;
+		for (int k = 0; k < 2 && k < u->nfig && isfinite(r->rho[r->order[k]]); k++) {
+			const struct study_fig *f = &u->fig[r->order[k]];
+			size_t n = strlen(e->udrive);
+			snprintf(e->udrive + n, sizeof e->udrive - n, "%s%s %s (rank correlation %+.2f)",
+				 k ? ", " : "", f->file, f->key, r->rho[r->order[k]]);
+		}
+	}
 }

@@ -20,6 +20,9 @@ struct run_sum_entry {
 	int ahave;
 	char axes[160];              /* which axes, in words */
 	char bx[160], bb[160];       /* what bounds the focus and the baseline */
+	double up10, up50, up90;     /* over an uncertainty study's draws */
+	int uhave, udraws;
+	char udrive[200];            /* the figures that drive it most */
 	double paper_lo, paper_hi;
 };
 
@@ -36,6 +39,12 @@ struct run_summary {
 void run_summary_add(struct run_summary *s, const struct study_def *sd,
 		     const struct study_grid *g, const struct result *res,
 		     const char (*bound)[POOL_BOUND_LEN]);
+
+/* Adds an uncertainty study's rows (study_unc_rows): per model the
+ * focus system's P10, P50 and P90 over the draws (the widest over its
+ * workloads) and the figures that drive it. */
+void run_summary_unc(struct run_summary *s, const struct study_def *sd,
+		     const struct study_unc *u, const struct study_unc_row *rows, int nrows);
 
 /* Appends to buf (n bytes) a study's lines along its axes (steps,
  * slos_ms, gpu_types): the focus system over the baseline per step, SLO

@@ -100,8 +100,9 @@ static const struct field device_fields[] = {
 	 0, 0, 0, 0, "operator classes a fixed-function PIM runs"},
 };
 
+/* [range]: the low and high of each assumed figure (io/range.h) */
 const struct schema device_schema = {"device", device_fields,
-				     sizeof device_fields / sizeof device_fields[0], 0, 0};
+				     sizeof device_fields / sizeof device_fields[0], "range", 0};
 
 static int class_mask(const char *list, unsigned *mask, char *bad, size_t n)
 {

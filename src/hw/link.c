@@ -20,5 +20,6 @@ static const struct field link_fields[] = {
 	 "least time of one expert all-to-all (dispatch or combine) over it"},
 };
 
+/* [range]: the low and high of each assumed figure (io/range.h) */
 const struct schema link_schema = {"link", link_fields,
-				   sizeof link_fields / sizeof link_fields[0], 0, 0};
+				   sizeof link_fields / sizeof link_fields[0], "range", 0};

@@ -72,7 +72,7 @@ int study_grid(const struct study_def *sd, struct study_grid *g, struct kerr *er
 			g->per_node = per_node;
 	}
 	int nslo = sd->slos.n ? sd->slos.n : 1, ngpu = sd->gpu_types.n ? sd->gpu_types.n : 1;
-	int nstep = sd->nsteps ? sd->nsteps : 1;
+	int nstep = study_nstep(sd);
 	g->ngroup = sd->models.n * sd->algos.n * sd->workloads.n * nstep * nslo * ngpu;
 	g->start = malloc(sizeof(int) * (size_t)(g->ngroup * ns + 1));
 	if (!g->start)

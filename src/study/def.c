@@ -54,6 +54,12 @@ static const struct field study_fields[] = {
 	 power_names, "the watts each system's best and its ratio are per: tdp "
 	 "(default), activity (drawn) or node (drawn, with each node's hosts, NICs, switches "
 	 "and fans); the summary shows all three and the cost"},
+	{"study", "draws", FK_NUM, U_INT, offsetof(struct study_def, draws), 0, 0, 2,
+	 STUDY_MAX_DRAWS, 1, NULL, "an uncertainty study: this many Latin-hypercube draws of "
+	 "every figure with a [range] in its systems' device and link files; it writes "
+	 "P10, P50 and P90 of the ratio, and what drives it"},
+	{"study", "draw_seed", FK_NUM, U_INT, offsetof(struct study_def, draw_seed), 0, 0, 0,
+	 2147483647, 0, NULL, "the draws' seed (default 1); the same seed, the same draws"},
 	{"study", "paper", FK_STR, U_INT, offsetof(struct study_def, paper), INI_VALUE, 0, 0, 0, 0,
 	 NULL, "the paper's range, LO-HIx (e.g. 2.09-6.13x), printed beside ours"},
 };
@@ -78,6 +84,11 @@ int study_fixed(const struct study_def *s, const char *sys)
 int study_wide(const struct study_def *s, const char *sys)
 {
 	return named(&s->wide, sys);
+}
+
+int study_nstep(const struct study_def *s)
+{
+	return s->nsteps ? s->nsteps : s->draws > 0 ? (int)s->draws + 1 : 1;
 }
 
 int study_step_sets(const struct study_def *s, int k)
@@ -158,6 +169,12 @@ int study_load(const char *path, struct study_def *s, struct kerr *err)
 			if (strcmp(s->step_name[i], s->step_name[j]) == 0)
 				rc = kerr_set(err, doc->path, s->step_line[i], "steps.%s is given twice",
 					      s->step_name[i]) != 0;
+	const struct ini_entry *dr = ini_doc_find(doc, "study", "draws");
+	if (rc == 0 && dr && (s->nsteps || s->slos.n || s->gpu_types.n))
+		rc = kerr_set(err, doc->path, dr->line, "study.draws: an uncertainty study has no "
+			      "[steps], slos_ms or gpu_types (run those as studies of their own)") != 0;
+	if (rc == 0 && !ini_doc_find(doc, "study", "draw_seed"))
+		s->draw_seed = 1;
 	if (rc == 0 && !s->algos.n)
 		s->algos.n = 1, snprintf(s->algos.v[0], INI_VALUE, "native");
 	if (rc == 0 && !s->mgpus.n)

@@ -48,6 +48,10 @@ struct study_def {
 	int no_probe;                /* probe = off: no grow_first (faster) */
 	int power;                   /* enum study_metric (tdp, activity or node):
 					the watts the ratio is per */
+	double draws;                /* > 0: an uncertainty study, this many
+					Latin-hypercube draws of the assumed
+					figures (uncert.c) */
+	double draw_seed;            /* their generator's seed */
 };
 
 /* What a system's best is picked by and its ratio is taken in: tokens per
@@ -92,6 +96,10 @@ struct study_point {
 	int gpus, memdevs;
 	int slo, gpu, step;
 };
+
+/* The steps a group runs: [steps]' count, an uncertainty study's draws
+ * and its nominal point (step 0), else 1. */
+int study_nstep(const struct study_def *s);
 
 /* Overrides a point of step k carries: every one of steps 0..k. */
 int study_step_sets(const struct study_def *s, int k);
@@ -181,5 +189,78 @@ void study_rows(const struct study_grid *g, const struct result *res,
 		const struct study_grid *extra, const struct result *res2,
 		const struct study_pick *pk, enum study_metric m, struct study_row *rows,
 		struct study_range *rng);
+
+/* ---- the uncertainty study (uncert.c) ---- */
+
+/* One assumed figure of a device or link file with a [range] (io/range.h),
+ * and the roles it plays in the study's systems (gpu, memdev, memdev_link,
+ * ...): each draw sets it in every role alike, ROLE[FILE].KEY=VALUE, on
+ * the points of the systems that have it in that role. */
+struct study_fig {
+	char file[64], key[2 * INI_NAME];
+	int link;                      /* a link file, else a device file */
+	char roles[6][16];
+	unsigned role_sys[6];          /* bit s: system s has it in that role */
+	int nrole;
+	double lo, hi, nominal;
+	int unit;                      /* enum unit_class */
+	int line;                      /* of its [range] entry in the file */
+	char why[INI_SOURCE];
+};
+
+/* The figures and their draws: x[d * nfig + k] is figure k in draw d,
+ * log-uniform in [lo, hi] (a Latin hypercube: each figure's draws fall
+ * one in each of draws equal strata of log(hi / lo), in an order of its
+ * own from GSL's MT19937 at the study's seed). */
+struct study_unc {
+	struct study_fig fig[STUDY_MAX_FIGS];
+	int nfig, ndraw;
+	int nset[STUDY_MAX_LIST];      /* overrides per draw on each system */
+	double *x;
+};
+
+/* Collects the figures of the study's systems' devices and links, and
+ * draws them.  0, or -1 with err (a file that does not load, a system
+ * file naming a part by path, more figures or overrides than fit). */
+int study_unc_setup(const struct study_def *s, struct study_unc *u, struct kerr *err);
+void study_unc_free(struct study_unc *u);
+
+/* The overrides of draw d (0-based) on a point of system sy into
+ * sets[0..nset[sy]), each at most len bytes. */
+void study_unc_sets(const struct study_unc *u, int d, int sy, char *sets, size_t len);
+
+/* One row of the uncertainty: a system (not the baseline) in one model,
+ * algorithm and workload, its ratio over the baseline best against best
+ * in the study's metric at the nominal figures and over the draws where
+ * both sides serve (n of them), and each figure's Spearman rank
+ * correlation with that ratio (NaN where it cannot be had).  Under no
+ * correlation, rho over n draws has a standard error of about
+ * 1 / sqrt(n - 1); noise is twice that, about a 95% bound for one figure
+ * (with many figures, a few pass it by chance). */
+struct study_unc_row {
+	int model, algo, workload, system;
+	int n;
+	double nominal, p10, p50, p90, lo, hi;
+	double noise;                  /* 2 / sqrt(n - 1): a rank correlation
+					  below it cannot be told from chance */
+	double rho[STUDY_MAX_FIGS];
+	int order[STUDY_MAX_FIGS];     /* figures by |rho|, largest first */
+};
+
+/* Whether figure f enters metric m at all: an [energy] figure or a
+ * link's energy only where the watts drawn count (activity, node, cost),
+ * a node's share of power only in node and cost, its prices only in cost.
+ * A figure that does not enter gets no rank correlation (NaN): whatever
+ * it showed would be chance. */
+int study_fig_counts(const struct study_fig *f, enum study_metric m);
+
+/* How many rows: per model, algorithm and workload, systems - 1. */
+int study_unc_nrows(const struct study_grid *g, const struct study_def *s);
+
+/* The rows from the solved grid (res), in metric m.  0, or -1 out of
+ * memory. */
+int study_unc_rows(const struct study_def *s, const struct study_unc *u,
+		   const struct study_grid *g, const struct result *res, enum study_metric m,
+		   struct study_unc_row *rows);
 
 #endif

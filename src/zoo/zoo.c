@@ -2,6 +2,8 @@
  * every kind of description file. */
 #include "zoo/zoo.h"
 
+#include "io/range.h"
+
 #include <dirent.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -107,7 +109,15 @@ static int check_model(void *m, const struct ini_doc *d, struct kerr *err)
 
 static int check_device(void *dv, const struct ini_doc *d, struct kerr *err)
 {
-	return device_validate(dv, d, err);
+	if (device_validate(dv, d, err) != 0)
+		return -1;
+	return range_read(d, &device_schema, NULL, 0, err) < 0 ? -1 : 0;
+}
+
+static int check_link(void *l, const struct ini_doc *d, struct kerr *err)
+{
+	(void)l;
+	return range_read(d, &link_schema, NULL, 0, err) < 0 ? -1 : 0;
 }
 
 /* A device or link a system file names by a relative path is relative to
@@ -167,7 +177,7 @@ int zoo_load_device(const char *name, struct kdevice *dv, struct ini_doc **doc,
 int zoo_load_link(const char *name, struct klink *l, struct ini_doc **doc,
 		  struct kerr *err)
 {
-	return load_bound(ZOO_LINK, name, &link_schema, l, sizeof *l, NULL, doc, err);
+	return load_bound(ZOO_LINK, name, &link_schema, l, sizeof *l, check_link, doc, err);
 }
 
 int zoo_load_system(const char *name, struct ksystem *sy, struct ini_doc **doc,

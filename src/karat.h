@@ -18,6 +18,7 @@
 #include "base/units.h"     /* numbers with units */
 #include "cost/attn.h"      /* cache-side storage and slots */
 #include "cost/ops.h"       /* the operator table */
+#include "cost/prefill.h"   /* one request's prefill on its GPUs */
 #include "cost/roofline.h"  /* FLOPs and bytes to time */
 #include "cost/step.h"      /* one decode step, operator by operator */
 #include "hw/device.h"

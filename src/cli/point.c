@@ -21,7 +21,7 @@ const char *const point_head[] = {
 	"tok_s_per_w_activity", "overrides", "algo_params", "evaluation",
 	"scaleup_link", "scaleout_link", "gpu_port", "bound_by", "busiest_resource",
 	"busiest_share", "power_node_w", "tok_s_per_w_node", "capex_usd", "usd_per_mtok",
-	"grow_first", "grow_first_margin"};
+	"grow_first", "grow_first_margin", "prefill_j_per_tok", "prefill_node_j_per_tok"};
 const int point_ncols = sizeof point_head / sizeof point_head[0];
 
 /* What each column holds, for docs/formats.md (karat help formats). */
@@ -78,7 +78,13 @@ const char *const point_help[] = {
 	"memdev.memory.bandwidth, memdev_link.bandwidth, ...; none: no doubling helps); empty "
 	"for a query or an answer bound by the search's limits",
 	"with it doubled, the next batch's worst of P99 / SLO and memory use / capacity: below 1, "
-	"the answer grows"};
+	"the answer grows",
+	"each request's prefill on GPUs like the system's, per output token: its new tokens "
+	"(the workload's mean input less its prefix reuse) through every layer, the weights "
+	"once per 8192-token chunk, the caches written, the all-to-all and the GPUs' static "
+	"power while it computes, J (empty without [energy]); counted in the per-watt views "
+	"and the cost with system.prefill_energy = on",
+	"the same with the GPUs' node share (share_power) while it computes, J"};
 _Static_assert(sizeof point_help / sizeof *point_help == sizeof point_head / sizeof *point_head,
 	       "a description per column");
 
@@ -405,6 +411,8 @@ void point_cells(const struct loaded *ld, const struct result *r,
 	i = finite_cells(cells, out, i, whole, 4);
 	CELL("%s", !r->probed ? "" : r->grow >= 0 ? probe_names[r->grow] : "none");
 	i = finite_cells(cells, out, i, &r->grow_margin, 1);
+	const double pre[2] = {r->prefill_j_tok, r->prefill_node_j_tok};
+	i = finite_cells(cells, out, i, pre, 2);
 #undef CELL
 }
 

@@ -72,6 +72,12 @@ void run_summary_add(struct run_summary *s, const struct study_def *sd,
 			if (study_best_pair(g, res, gi, m, &x, &b))
 				study_widen(&e->lo[m], &e->hi[m], &e->have[m],
 					    study_metric(&res[x], m) / study_metric(&res[b], m));
+		/* per drawn watt, each request's prefill counted: the activity
+		 * view's picks (the prefill per token barely moves with the
+		 * configuration), each side's joules per token with it */
+		if (study_best_pair(g, res, gi, SM_ACTIVITY, &x, &b))
+			study_widen(&e->plo, &e->phi, &e->phave,
+				    study_request_j(&res[b]) / study_request_j(&res[x]));
 		if (study_best_pair(g, res, gi, sd->power, &x, &b)) {
 			add_word(e->bx, sizeof e->bx, bound[x]);
 			add_word(e->bb, sizeof e->bb, bound[b]);
@@ -123,6 +129,8 @@ void run_summary_print(const struct run_summary *s, FILE *fp)
 			range(fp, "", e->have[SM_NODE], e->lo[SM_NODE], e->hi[SM_NODE]);
 			fprintf(fp, ", per USD");
 			range(fp, "", e->have[SM_COST], e->lo[SM_COST], e->hi[SM_COST]);
+			fprintf(fp, "\n    per drawn watt with each request's prefill");
+			range(fp, "", e->phave, e->plo, e->phi);
 		}
 		fprintf(fp, "\n");
 		if (e->ahave) {

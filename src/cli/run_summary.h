@@ -16,6 +16,8 @@ struct run_sum_entry {
 	char focus[64], base[64], model[INI_VALUE];
 	double lo[SM_N], hi[SM_N];   /* best against best, per metric */
 	int have[SM_N];
+	double plo, phi;             /* per drawn watt, the prefill counted */
+	int phave;
 	double alo, ahi;             /* along a study's SLO and GPU axes */
 	int ahave;
 	char axes[160];              /* which axes, in words */

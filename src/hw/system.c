@@ -44,6 +44,10 @@ static const struct field system_fields[] = {
 	 "usd_per_mtok"},
 	{"system", "amortisation_years", FK_NUM, U_REAL, OFF(amortise_years), 0, 0, 0, 100, 1, 0,
 	 "years the hardware's price is spread over: for usd_per_mtok"},
+	{"system", "prefill_energy", FK_ENUM, U_INT, OFF(prefill_energy), 0, 0, 0, 0, 0,
+	 prefill_energy_names, "off (default): the per-watt views and the cost count decode "
+	 "alone; on: each output token also carries its request's prefill (its new tokens "
+	 "after prefix reuse, on GPUs of the system's kind; prefill_j_per_tok)"},
 	{"system", "memdev_in_hbm", FK_ENUM, U_INT, OFF(memdev_in_hbm), 0, 0, 0, 0, 0, in_hbm_names,
 	 "the memory devices are the GPUs' own HBM (one per GPU, sharing its capacity and TDP): "
 	 "no (default) or yes"},
@@ -56,6 +60,8 @@ const char *const memdev_role_names[ROLE_N + 1] = {"all", "gather", 0};
 const char *const kv_shard_names[SHARD_N + 1] = {"on", "off", 0};
 
 const char *const layer_pricing_names[LAYERS_N + 1] = {"per-kind", "average", 0};
+
+const char *const prefill_energy_names[PREFILL_N + 1] = {"off", "on", 0};
 
 const char *const admission_names[ADMIT_N + 1] = {"memory-aware", "round-robin", 0};
 

@@ -37,6 +37,8 @@ struct ksystem {
 	int layers;                   /* enum layer_pricing */
 	double usd_per_kwh;           /* electricity, USD/kWh (0: not given) */
 	double amortise_years;        /* years the price is spread over (0: not given) */
+	int prefill_energy;           /* enum prefill_energy: the per-watt
+					 views count each request's prefill */
 };
 
 /* What the memory devices run: every cache-side stage they support (the
@@ -57,6 +59,12 @@ extern const char *const kv_shard_names[SHARD_N + 1];
  * (average: the smoothing a simpler model makes; for comparisons). */
 enum layer_pricing { LAYERS_PER_KIND, LAYERS_AVERAGE, LAYERS_N };
 extern const char *const layer_pricing_names[LAYERS_N + 1];
+
+/* Whether the drawn-power and node views (and the cost's electricity and
+ * GPU time) count each request's prefill on GPUs of the same kind, beside
+ * its decode: off (default: decode alone, the paper's metric) or on. */
+enum prefill_energy { PREFILL_OFF, PREFILL_ON, PREFILL_N };
+extern const char *const prefill_energy_names[PREFILL_N + 1];
 
 /* How a sampled batch's requests are placed on GPUs and memory devices:
  * memory-aware (longest first onto the unit with the most free room, ties

@@ -113,7 +113,9 @@ int plan_check_work(struct plan *p, double batch, int m, struct kerr *err)
  * share and not counted twice.  The cost spreads every device's price and
  * share of its node's over system.amortisation_years and adds the node
  * view's electricity.  NaN where a file gives no [node] or [energy], or
- * the system no prices. */
+ * the system no prices.  With system.prefill_energy = on, each output
+ * token also carries its request's prefill: its energy with the nodes'
+ * share, and its electricity and GPU time in the cost. */
 static void account(const struct plan *p, struct result *r)
 {
 	const struct design *d = &p->d;
@@ -129,11 +131,17 @@ static void account(const struct plan *p, struct result *r)
 			(v ? p->devs * (v->node_power - (v->kind == DEV_CPU ? v->e_static : 0)) : 0);
 	r->tok_per_w_node = r->throughput / r->power_node;
 	const struct ksystem *sy = d->sys;
+	int pre = sy->prefill_energy == PREFILL_ON;
+	if (pre) /* each token's prefill with its nodes' share */
+		r->tok_per_w_node = 1 / (r->power_node / r->throughput + p->pre_j_node);
 	if (!(sy->usd_per_kwh > 0 && sy->amortise_years > 0))
 		return;
-	double usd_s = r->capex / (sy->amortise_years * 365.25 * 86400) +
-		       r->power_node * sy->usd_per_kwh / 3.6e6;
+	double life = sy->amortise_years * 365.25 * 86400;
+	double usd_s = r->capex / life + r->power_node * sy->usd_per_kwh / 3.6e6;
 	r->usd_per_mtok = usd_s / r->throughput * 1e6;
+	if (pre) /* and its electricity and GPU time, on GPUs like these */
+		r->usd_per_mtok += 1e6 * (p->pre_j_node * sy->usd_per_kwh / 3.6e6 +
+					  p->pre_gpu_s * (g->price + g->node_price) / life);
 }
 
 int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
@@ -283,6 +291,12 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 	r->power_act = r->energy_act / r->tbt_mean;
 	r->j_per_tok_act = r->energy_act / tokens;
 	r->tok_per_w_act = r->throughput / r->power_act;
+	r->prefill_j_tok = p->pre_j, r->prefill_node_j_tok = p->pre_j_node;
+	r->prefill_on = d->sys->prefill_energy == PREFILL_ON;
+	if (r->prefill_on) { /* the whole request's energy */
+		r->j_per_tok_act += p->pre_j;
+		r->tok_per_w_act = 1 / r->j_per_tok_act;
+	}
 	account(p, r);
 	if (isnan(r->tbt_mean) || isnan(r->tbt_p99) || isnan(r->throughput) ||
 	    isnan(r->tok_per_w) || isnan(r->j_per_tok) || isnan(r->gpu_use) ||

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost/prefill.h"
 #include "cost/roofline.h"
 
 static void slot_rates(const struct kdevice *dv, const struct attn_slot *s,
@@ -258,6 +259,33 @@ static int check_design(const struct design *d, struct kerr *err)
 	return system_validate(d->sys, NULL, err);
 }
 
+double plan_a2a_energy(const struct plan *p)
+{
+	const struct design *d = &p->d;
+	int G = p->gpus;
+	double gpn = d->sys->gpus_per_node, inside = G > 1 ? fmin(gpn - 1, G - 1) / (G - 1) : 1;
+	return 8 * (inside * d->up->energy_bit + (1 - inside) * d->out->energy_bit);
+}
+
+/* Each admission's prefill per output token (plan.h pre_j ...): the
+ * workload's mean input, its reused share already cached, at the mean
+ * output, as the cache ingest takes them. */
+static void plan_prefill(struct plan *p, double in, double out)
+{
+	const struct design *d = &p->d;
+	double c0 = round(in * d->wl->prefix_reuse), n = round(in) - c0;
+	struct prefill pf;
+	struct kerr ignore; /* the window was checked with the contexts */
+	p->pre_j = p->pre_j_node = p->pre_gpu_s = NAN;
+	if (!(out > 0) || prefill_cost(d->m, d->sp, d->gpu, p->gpus, c0, n, &pf, &ignore) != 0)
+		return;
+	const struct kdevice *g = d->gpu;
+	double j = pf.joules + pf.a2a_bytes * plan_a2a_energy(p) + pf.gpu_s * g->e_static;
+	p->pre_j = j / out;
+	p->pre_j_node = (j + pf.gpu_s * (g->has_node ? g->node_power : NAN)) / out;
+	p->pre_gpu_s = pf.gpu_s / out;
+}
+
 struct plan *plan_new(const struct design *d, struct kerr *err)
 {
 	if (check_design(d, err) != 0)
@@ -322,6 +350,7 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 		attn_storage(d->m, d->sp, in > d->m->max_context ? d->m->max_context : in, &kv, &idx);
 		p->adm_rate = out > 0 ? (1 + d->accept * d->mtp) / out : 0;
 		p->ingest_req = (1 - d->wl->prefix_reuse) * (kv + idx);
+		plan_prefill(p, fmin(in, d->m->max_context), out);
 	}
 	int filled = fail ? -1 : plan_pool_fill(p, f, b);
 	free(f), free(b); /* the pool's costs are packed into p by now */

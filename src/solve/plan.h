@@ -220,6 +220,11 @@ struct plan {
 	 * device that will hold them */
 	double adm_rate;    /* admissions per request in the batch per step */
 	double ingest_req;  /* bytes moved per admission */
+	/* each admission's prefill on the GPUs (cost/prefill.h), per output
+	 * token: drawn joules (its FLOPs, bytes, all-to-all and the GPUs'
+	 * static power while it computes), the same with the nodes' share,
+	 * and GPU-seconds (NaN without the GPU's [energy]) */
+	double pre_j, pre_j_node, pre_gpu_s;
 	int *dev_gpu;       /* the GPU of each device (the first, where GPUs
 			       share one; without memory devices the unit is
 			       the GPU) */
@@ -338,6 +343,8 @@ struct plan_ws *plan_ws_new(const struct plan *p);
 void plan_ws_free(struct plan_ws *w);
 /* Room for a batch of B requests and GPU phases up to n per GPU. */
 int plan_ensure_batch(const struct plan *p, struct plan_ws *w, long B);
+/* J per all-to-all byte: the share inside a node on the scale-up link. */
+double plan_a2a_energy(const struct plan *p);
 
 /* price.c: the GPU side's costs, memoised per count, and the cache
  * side's roofline per bucket. */
@@ -357,8 +364,6 @@ double plan_gpu_work(const struct plan *p, struct plan_ws *w, long n);
  * micro-batch (every kind of layer, the tail, its all-to-all bytes at
  * e_a2a J/byte); NaN when the step cannot be built (w->fail says why). */
 double plan_gpu_energy(const struct plan *p, struct plan_ws *w, long n, double e_a2a);
-/* J per all-to-all byte: the share inside a node on the scale-up link. */
-double plan_a2a_energy(const struct plan *p);
 /* Seconds of cache-side slot s for FLOPs f and bytes b per layer on the
  * device of sd (the roofline of cost/roofline.c, over s->layers). */
 double plan_slot_time(const struct plan_slot_rate *sd, const struct attn_slot *s, double f, double b);

@@ -119,14 +119,6 @@ double plan_gpu_work(const struct plan *p, struct plan_ws *w, long n)
 	return t;
 }
 
-double plan_a2a_energy(const struct plan *p)
-{
-	const struct design *d = &p->d;
-	int G = p->gpus;
-	double gpn = d->sys->gpus_per_node, inside = G > 1 ? fmin(gpn - 1, G - 1) / (G - 1) : 1;
-	return 8 * (inside * d->up->energy_bit + (1 - inside) * d->out->energy_bit);
-}
-
 double plan_gpu_energy(const struct plan *p, struct plan_ws *w, long n, double e_a2a)
 {
 	const double *ph = plan_gpu_phases(p, w, n);

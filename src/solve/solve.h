@@ -92,6 +92,12 @@ struct result {
 	 * usd_per_mtok: capex spread over the amortisation and the node
 	 * view's electricity, per million output tokens (NaN without prices) */
 	double power_node, tok_per_w_node, capex, usd_per_mtok;
+	/* each request's prefill on the GPUs per output token (cost/prefill.h):
+	 * drawn J, and J with the nodes' share (NaN without [energy] or
+	 * [node]); with system.prefill_energy = on, j_per_tok_act,
+	 * tok_per_w_act, tok_per_w_node and usd_per_mtok count it too */
+	double prefill_j_tok, prefill_node_j_tok;
+	int prefill_on;                /* system.prefill_energy = on */
 	/* filled by the caller from plan_probe, for a solved answer: probed
 	 * 1 once probed; grow the resource to double first (enum probe_res,
 	 * -1: none helps) and the next batch's margin with it doubled */

@@ -119,6 +119,11 @@ double study_metric(const struct result *r, enum study_metric m)
 	}
 }
 
+double study_request_j(const struct result *r)
+{
+	return r->j_per_tok_act + (r->prefill_on ? 0 : r->prefill_j_tok);
+}
+
 int study_best_of(const struct result *res, int lo, int hi, enum study_metric m)
 {
 	int b = -1;

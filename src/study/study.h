@@ -65,6 +65,11 @@ extern const char *const study_metric_names[SM_N + 1];
  * such figure (a device without [energy] or [node]). */
 double study_metric(const struct result *r, enum study_metric m);
 
+/* Drawn joules per output token of the whole request: decode and, unless
+ * the point counts it already (system.prefill_energy = on), its prefill
+ * (NaN without the figures). */
+double study_request_j(const struct result *r);
+
 /* Loads and checks a study file: unknown sections or keys, empty lists,
  * a baseline not among the systems, counts out of range are errors with
  * FILE:LINE.  0, or -1 with err. */

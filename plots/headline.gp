@@ -5,7 +5,9 @@
 # Reads a study CSV of `karat run` (results/headline.csv) by column name:
 # model, algo, workload, system, view, tok_s_per_w, vs_gpu_only,
 # baseline_tok_s_per_w, paper_lo, paper_hi (the paper's range, drawn as a
-# grey bar at the focus system's bar: the baseline's best times it).
+# grey bar at the focus system's bar: the baseline's best times it); the
+# focus system's bar also carries, written inside, its ratio in the
+# same-gpus and iso-tdp views, where the bar is tall enough to hold it.
 #   gnuplot -e "datafile='results/headline.csv'; outfile='h.png'" plots/headline.gp
 # format='svg' or 'pdf' for those terminals (karat plot --format).
 if (!exists("datafile")) datafile = "results/headline.csv"
@@ -69,6 +71,15 @@ stats datafile using (has_paper(0) ? 1 : 0) name "NP" nooutput
 npaper = NP_sum
 paper_y(r, c) = column("baseline_tok_s_per_w") * column(c)
 paper(r) = has_paper(r) ? paper_y(r, "paper_lo") : 1/0
+# the focus system's other two views, written inside its bar: the ratio
+# with the baseline at the system's GPU count and at its TDP
+isfocus(v) = strcol("system") eq focus && strcol("view") eq v
+stats datafile using (isfocus("iso-tdp") && strcol("vs_gpu_only") ne "" ? 1 : 0) name "NV" nooutput
+nviews = NV_sum
+vtxt(s) = s eq "" ? "-" : sprintf("%.2fx", real(s))
+sg = ""; xf = NaN; yf = NaN
+# a bar tall enough to hold the text (about 60% of the panel's height)
+tall(y) = log(y / 1.25 / 0.004) > 0.6 * log(ytop / 0.004)
 if (!exists("title1")) title1 = "Each system at its best configuration under the P99 TBT SLO (karat run)"
 title = title1
 W = 900; H = 70 + 290 * rows
@@ -100,6 +111,10 @@ do for [p = 1:rows] {
           ("infeasible") with labels rotate by 90 left font ",6" notitle, \
        datafile using (best(0) ? xat(p) - 0.45 : 1/0):(ytop / 1.6): \
           (first ? group(0) : "") with labels left font ",8" noenhanced notitle, \
+       for [k=1:(nviews > 0 ? 1 : 0)] datafile using (best(0) ? (xf = xat(p), yf = tpw(0), 1/0) : \
+          isfocus("same-gpus") ? (sg = strcol("vs_gpu_only"), 1/0) : isfocus("iso-tdp") && tall(yf) ? xf : 1/0): \
+          (yf / 1.25):("same GPUs ".vtxt(sg).", same TDP ".vtxt(strcol("vs_gpu_only"))) \
+          with labels rotate by 90 right font ",6" tc rgb "#ffffff" notitle, \
        for [k=1:(npaper > 0 ? 1 : 0)] datafile using (best(0) ? xat(p) + 0.6 : 1/0):(paper(0)): \
           (0):(has_paper(0) ? paper_y(0, "paper_hi") - paper_y(0, "paper_lo") : 1/0) \
           with vectors nohead lw 5 dt 1 lc rgb "#808080" title (p == 1 ? "paper's range" : "")

@@ -80,7 +80,7 @@ vtxt(s) = s eq "" ? "-" : sprintf("%.2fx", real(s))
 sg = ""; xf = NaN; yf = NaN
 # a bar tall enough to hold the text (about 60% of the panel's height)
 tall(y) = log(y / 1.25 / 0.004) > 0.6 * log(ytop / 0.004)
-if (!exists("title1")) title1 = "Each system at its best configuration under the P99 TBT SLO (karat run)"
+if (!exists("title1")) title1 = "karat run: each system at its best under the P99 TBT SLO; labels: per TDP over the baseline; grey: the paper's range"
 title = title1
 W = 900; H = 70 + 290 * rows
 if (format eq "svg") { set terminal svg size W, H dynamic enhanced font ",9" } \

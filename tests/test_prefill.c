@@ -66,7 +66,7 @@ Test(prefill, the_sum_over_the_new_tokens_is_exact_where_linear)
 
 /* Bytes at no FLOP energy: the weights once per 8192-token chunk per GPU,
  * and the new tokens' K and V written once (94 layers x 4 heads x 128
- * dimensions x 2 x 2 bytes of BF16 = 192,512 B per token). */
+ * dimensions x 2 x 1 byte of FP8 = 96,256 B per token). */
 Test(prefill, bytes_are_the_weights_per_chunk_and_the_caches_written)
 {
 	load("qwen3-235b-a22b");
@@ -74,7 +74,7 @@ Test(prefill, bytes_are_the_weights_per_chunk_and_the_caches_written)
 		H.e_flop[t] = 0;
 	double n = 16384;
 	struct prefill p = pre(1000, n, 8);
-	double bytes = n / 8192 * model_weight_bytes(&M, 8) + n * 94 * 4 * 128 * 2 * 2;
+	double bytes = n / 8192 * model_weight_bytes(&M, 8) + n * 94 * 4 * 128 * 2 * 1;
 	cr_expect(near(p.joules, bytes * 8 * H.e_bit, 1e-9), "%.6g J vs %.6g", p.joules,
 		  bytes * 8 * H.e_bit);
 	cr_expect_gt(p.gpu_s, 0);

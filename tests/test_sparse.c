@@ -80,13 +80,21 @@ Test(sparse, windows_and_budgets_by_hand)
 		struct totals w2 = {0, 0, 0, 0, 0, LL * FTOK * 2048, LL * (2048 * ROW + ACT)};
 		expect("snapkv", &t, &w2);
 	}
-	/* H2O keeps ceil(0.2 L): 820 of 4096, 13108 of 65536 */
+	/* H2O keeps ceil(0.2 L): 820 of 4096, 13108 of 65536; it updates each
+	 * kept token's score per query head (C adds, the fp32 score read and
+	 * written) and finds the one to evict by an argmin in the same pass (C
+	 * more compares), or with evict_topk = 1 by a top-k kernel that ranks
+	 * the C scores again (C FLOPs, C x 4 B per head) */
 	double C[2] = {820, 13108};
 	for (int i = 0; i < 2; i++) {
 		run_algo("llama-3.1-70b", "h2o", L[i], &t);
-		struct totals w = {LL * 64 * C[i], LL * 2 * 64 * C[i] * 4, LL * 64 * C[i], 0, 0,
+		struct totals w = {LL * 2 * 64 * C[i], LL * 2 * 64 * C[i] * 4, 0, 0, 0,
 				   LL * FTOK * C[i], LL * (C[i] * ROW + ACT)};
 		expect("h2o", &t, &w);
+		run_algo("llama-3.1-70b", "h2o:evict_topk=1", L[i], &t);
+		struct totals w2 = {LL * 64 * C[i], LL * 2 * 64 * C[i] * 4, LL * 64 * C[i],
+				    LL * 64 * C[i] * 4, 0, LL * FTOK * C[i], LL * (C[i] * ROW + ACT)};
+		expect("h2o:evict_topk=1", &t, &w2);
 	}
 }
 
@@ -95,14 +103,22 @@ Test(sparse, sparq_and_magicpig_by_hand)
 	struct totals t;
 	double L[2] = {4096, 65536};
 	for (int i = 0; i < 2; i++) {
-		/* r = 128/8 = 16 channels; k = L/16; per query head: a KV group of 8
-		 * heads reads min(8*16, 128) = all 128 key channels */
+		/* r = 128/8 = 16 channels; k = L/16.  Per query head (per_group =
+		 * 0, gpt-fast's form): a KV group of 8 heads reads min(8*16, 128) =
+		 * all 128 key channels, 64 selections, up to 8k rows gathered */
 		double k = L[i] / 16;
-		run_algo("llama-3.1-70b", "sparq", L[i], &t);
+		run_algo("llama-3.1-70b", "sparq:per_group=0", L[i], &t);
 		struct totals w = {LL * 2 * 16 * L[i] * 64, LL * L[i] * 2048, LL * 64 * L[i],
 				   LL * 64 * (L[i] * 4 + k * 4), LL * fmin(L[i], 8 * k) * ROW,
 				   LL * FTOK * k, LL * ACT};
-		expect("sparq", &t, &w);
+		expect("sparq:per_group=0", &t, &w);
+		/* per KV group (the default): each head still scores its 16
+		 * channels, but a group shares them: 16 of 128 channels of K read
+		 * (256 B of a 2048-B K row), 8 selections, k rows gathered */
+		run_algo("llama-3.1-70b", "sparq", L[i], &t);
+		struct totals w2 = {LL * 2 * 16 * L[i] * 64, LL * L[i] * 256, LL * 8 * L[i],
+				    LL * 8 * (L[i] * 4 + k * 4), LL * k * ROW, LL * FTOK * k, LL * ACT};
+		expect("sparq", &t, &w2);
 	}
 	/* 10 bits, 150 tables: walk 150 L / 1024 bucket members per query head;
 	 * ceil(0.02 L) sampled (82, 1311), 4 sinks + 64 local */
@@ -409,6 +425,77 @@ Test(sparse, bad_names_and_parameters)
 /* Issue 12: GLM-5.2's MTP pass reuses the indexer's selection
  * (index_share_for_mtp_iteration): its layer scans nothing, unless the
  * model says otherwise. */
+/* With one query head per KV head (MHA), selecting per KV group is
+ * selecting per head: every operator of the step is the same. */
+Test(sparse, sparq_per_group_at_group_size_one_is_per_head)
+{
+	struct kmodel m;
+	struct kerr err;
+	cr_assert_eq(zoo_load_model("qwen3-235b-a22b", &m, NULL, &err), 0, "%s", err.msg);
+	m.kv_heads = m.heads; /* G = 1 */
+	static struct step s[2];
+	for (int g = 0; g < 2; g++) {
+		static struct sparse_cfg sp;
+		cr_assert_eq(sparse_parse_spec(g ? "sparq:per_group=1" : "sparq:per_group=0", &m.sp,
+					       &sp, &err), 0, "%s", err.msg);
+		struct kbatch b = {.requests = 4, .gpus = 1, .context = 32768, .sp = &sp};
+		cr_assert_eq(step_build(&m, &b, &s[g], &err), 0, "%s", err.msg);
+	}
+	cr_assert_eq(s[0].n, s[1].n);
+	for (int i = 0; i < s[0].n; i++)
+		cr_expect(s[0].op[i].kind == s[1].op[i].kind && s[0].op[i].flops == s[1].op[i].flops &&
+				  s[0].op[i].bytes == s[1].op[i].bytes && s[0].op[i].count == s[1].op[i].count,
+			  "op %d differs", i);
+	/* with Qwen3's own 16 heads per KV head, per group selects 16 times fewer */
+	cr_assert_eq(zoo_load_model("qwen3-235b-a22b", &m, NULL, &err), 0, "%s", err.msg);
+	double topk[2];
+	for (int g = 0; g < 2; g++) {
+		static struct sparse_cfg sp;
+		cr_assert_eq(sparse_parse_spec(g ? "sparq" : "sparq:per_group=0", &m.sp, &sp, &err), 0);
+		struct kbatch b = {.requests = 1, .gpus = 1, .context = 32768, .sp = &sp};
+		cr_assert_eq(step_build(&m, &b, &s[g], &err), 0, "%s", err.msg);
+		struct op_row r[OP_N], tot;
+		step_rows(&s[g], r, &tot);
+		topk[g] = r[OP_TOPK].flops;
+	}
+	cr_expect(near(topk[0], 16 * topk[1], 1e-12), "%g vs %g", topk[0], topk[1]);
+}
+
+/* H2O's argmin keeps the same set as ranking it, and is never slower: on
+ * a GPU and on KARAT, the step with evict_topk = 1 takes at least as
+ * long.  Qwen3-235B's KV is FP8 (one byte per element): 94 layers x 4 KV
+ * heads x 128 x 2 = 96,256 B per token. */
+Test(sparse, h2o_argmin_never_costs_more_and_qwen3_kv_is_fp8)
+{
+	struct kmodel m;
+	struct kdevice d[2];
+	struct kerr err;
+	cr_assert_eq(zoo_load_model("qwen3-235b-a22b", &m, NULL, &err), 0, "%s", err.msg);
+	cr_expect(near(model_kv_bytes_token(&m), 94.0 * 4 * 128 * 2, 1e-12), "%g",
+		  model_kv_bytes_token(&m));
+	cr_assert_eq(zoo_load_device("h200", &d[0], NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(zoo_load_device("karat", &d[1], NULL, &err), 0, "%s", err.msg);
+	static struct step s;
+	for (int k = 0; k < 2; k++) {
+		double t[2];
+		for (int e = 0; e < 2; e++) {
+			static struct sparse_cfg sp;
+			cr_assert_eq(sparse_parse_spec(e ? "h2o:evict_topk=1" : "h2o", &m.sp, &sp, &err),
+				     0);
+			struct kbatch b = {.requests = 16, .gpus = 1, .context = 65536, .sp = &sp};
+			cr_assert_eq(step_build(&m, &b, &s, &err), 0, "%s", err.msg);
+			double tt = 0;
+			for (int i = 0; i < s.n; i++)
+				if (s.op[i].side == SIDE_CACHE) {
+					roofline_op(&s.op[i], &d[k], NULL);
+					tt += s.op[i].count * s.op[i].time;
+				}
+			t[e] = tt;
+		}
+		cr_expect_lt(t[0], t[1], "%s: argmin %g s, top-k %g s", d[k].name, t[0], t[1]);
+	}
+}
+
 Test(sparse, glm52_mtp_layer_reuses_the_index)
 {
 	struct kmodel m;

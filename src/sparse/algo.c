@@ -37,6 +37,7 @@ const struct sp_param_info sp_params[SP_N] = {
 	[SP_FULL_SHARE] = {"full_share", U_REAL, 0, 1, 0, "share of layers scanning the whole context"},
 	[SP_REINDEX_SHARE] = {"reindex_share", U_REAL, 0, 1, 0, "share of layers re-scoring the candidates"},
 	[SP_MTP_SHARE] = {"mtp_share", U_INT, 0, 1, 0, "1: the MTP layer reuses the last indexer layer's selection"},
+	[SP_EVICT_TOPK] = {"evict_topk", U_INT, 0, 1, 0, "1: a full top-k over the kept set finds the token to evict; 0: an argmin fused into the score update"},
 };
 
 const struct algo_info algo_table[ALGO_N] = {

@@ -45,7 +45,9 @@ enum sp_param {
 	SP_PER_GROUP,      /* 1: one selection per KV group, 0: per query head */
 	SP_HASH_BITS, SP_HASH_TABLES, SP_SAMPLE,
 	SP_CAND_BLOCKS, SP_CAND_BLOCK, SP_FULL_SHARE, SP_REINDEX_SHARE,
-	SP_MTP_SHARE,      /* 1: the MTP layer reuses a selection, no index scan */
+	SP_MTP_SHARE,
+	SP_EVICT_TOPK,     /* 1: the evicted token found by a full top-k over
+			      the kept set; 0: by a running argmin */      /* 1: the MTP layer reuses a selection, no index scan */
 	SP_N
 };
 

@@ -16,7 +16,11 @@ static double h2o_kept(const struct sparse_cfg *sp, double L)
 	return fmin(L, ceil(sp->p[SP_KEEP] * L));
 }
 
-/* h2o keeps C tokens, updates their accumulated scores, evicts one. */
+/* h2o keeps C tokens, updates their accumulated scores, evicts one: the
+ * least score, found by an argmin in the same pass as the update (C more
+ * compares per head, no bytes of its own: the set a heap keeps), or with
+ * evict_topk by ranking the kept set with a top-k kernel each step, as
+ * the reference code does (reading the scores again). */
 static void h2o_stages(const struct attn_geo *g, const struct sparse_cfg *sp,
 		       enum lclass cls, double L, double q, struct attn_stage *s)
 {
@@ -24,7 +28,11 @@ static void h2o_stages(const struct attn_geo *g, const struct sparse_cfg *sp,
 	double C = h2o_kept(sp, L);
 	s->scan_f = g->H * C * q;
 	s->scan_b = 2 * g->H * C * 4;
-	s->topk_f = g->H * C;
+	if (sp->p[SP_EVICT_TOPK] > 0) { /* a kernel of its own reads the scores again */
+		s->topk_f = g->H * C;
+		s->topk_b = 4 * g->H * C;
+	} else
+		s->scan_f += g->H * C;
 	stage_dense(g, C, q, s);
 }
 
@@ -50,7 +58,11 @@ const struct algo_row algo_row_h2o = {
 	.layout = LAYOUT_ANY, .has_index = 1, .training_free = 1, .granularity = "none",
 	.desc = "H2O: keeps heavy-hitter and recent tokens, evicts the rest (evicted tokens are gone)",
 	.source = "FMInference/H2O",
-	PARAMS({SP_KEEP, 0.2, 1, H2O " (10% heavy + 10% recent)"}),
+	PARAMS({SP_KEEP, 0.2, 1, H2O " (10% heavy + 10% recent)"},
+	       {SP_EVICT_TOPK, 0, 1, "assumed: an argmin in the score update keeps the same set as "
+				      "FMInference/H2O's top-k over the accumulated scores, at the cost "
+				      "of a reduction; every system alike (evict_topk = 1: the "
+				      "reference code's ranking)"}),
 	.stages = h2o_stages, .writes = h2o_writes, .keeps = h2o_keeps,
 };
 

@@ -11,7 +11,10 @@
 #define MPIG "Infini-AI-Lab/MagicPIG README and attnserver_dist.py"
 
 /* sparq: r of the dk key channels approximate the scores, then exact
- * attention on the top-k tokens. */
+ * attention on the top-k tokens.  Per group (the default), a KV group's
+ * query heads sum their approximate scores and select once: r channels
+ * and k rows per KV head; per query head, up to G x r channels and G x k
+ * rows. */
 static void sparq_stages(const struct attn_geo *g, const struct sparse_cfg *sp,
 			 enum lclass cls, double L, double q, struct attn_stage *s)
 {
@@ -48,7 +51,12 @@ const struct algo_row algo_row_sparq = {
 	.layout = LAYOUT_ANY, .has_index = 1, .training_free = 1, .granularity = "token",
 	.desc = "SparQ: top-r query channels approximate scores, exact attention on the top-k tokens",
 	.source = "arXiv 2312.04985; Graphcore gpt-fast sparq_attn",
-	PARAMS({SP_RATIO, 8, -1, SPARQ}, {SP_PER_GROUP, 0, -1, SPARQ " (K/V repeated per query head)"},
+	PARAMS({SP_RATIO, 8, -1, SPARQ},
+	       {SP_PER_GROUP, 1, -1, "assumed: GQA-aware, as a careful port would run it: each KV "
+				     "group's approximate scores summed over its query heads, one "
+				     "selection and one gather per KV head (the same as per head on "
+				     "a multi-head model); per_group = 0 is " SPARQ "'s form, which "
+				     "repeats K and V per query head"},
 	       {SP_SCORE_BYTES, 4, 1, "assumed: fp32 approximate scores"}),
 	.stages = sparq_stages, .writes = sparq_writes, .check = sparq_check,
 };

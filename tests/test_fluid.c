@@ -2,7 +2,9 @@
  * one, which draws and places every request: equal where every request is
  * alike, within 1% of P99 TBT over the zoo where both place every request
  * whole and over a range of batches across GEMM tile edges, and the
- * solver's batch within 1%. */
+ * solver's batch within 1%.  The fluid path stands for the offline
+ * longest-first packer (system.placement = offline-lpt), so every design
+ * here places that way; online placement always runs the exact path. */
 #include <criterion/criterion.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
@@ -21,8 +23,13 @@ static int rel_near(double a, double b, double tol)
 
 /* The plans of s's design as it is and with every request placed
  * (design.per_request, the exact path), into *pf and *pe. */
+static int keep_placement; /* both_plans leaves the design's placement */
+
 static void both_plans(struct setup *s, struct plan **pf, struct plan **pe)
 {
+	s->d.sys = &s->sys;
+	if (!keep_placement)
+		s->sys.placement = PLACE_OFFLINE_LPT; /* the placement the fluid path models */
 	struct design exact = s->d;
 	exact.per_request = 1;
 	struct kerr err;
@@ -33,30 +40,35 @@ static void both_plans(struct setup *s, struct plan **pf, struct plan **pe)
 
 /* With every request alike, the exact placement and CMR split the batch
  * evenly, and the fluid path's sums are exact: the two agree to rounding
- * (the batch divides over every GPU, device and micro-batch). */
+ * (the batch divides over every GPU, device and micro-batch), placed
+ * online (in turn as they arrive) or longest first alike. */
 Test(fluid, equals_exact_when_every_request_is_alike)
 {
 	static struct setup s;
 	const char *systems[] = {"gpu-only", "gpu-karat", "gpu-attacc"};
-	for (int k = 0; k < 3; k++) {
-		load(&s, "deepseek-v3.2", systems[k], 256, NULL);
+	for (int k = 0; k < 6; k++) {
+		load(&s, "deepseek-v3.2", systems[k % 3], 256, NULL);
+		s.d.sys = &s.sys;
+		s.sys.placement = k < 3 ? PLACE_ONLINE : PLACE_OFFLINE_LPT;
+		keep_placement = 1;
 		struct plan *pf, *pe;
 		both_plans(&s, &pf, &pe);
+		keep_placement = 0;
 		for (int m = 1; m <= 4; m *= 4) {
 			long B = (long)PLAN_FLUID_MIN * m * pf->devs;
 			while (B < (long)PLAN_FLUID_PER_STRATUM * PLAN_FLUID_STRATA)
 				B *= 2;
 			cr_assert(plan_fluid_ok(pf, pf->ws, B, m), "%s m=%d B=%ld takes the exact path",
-				  systems[k], m, B);
+				  systems[k % 3], m, B);
 			cr_assert(!plan_fluid_ok(pe, pe->ws, B, m), "per_request still took the fluid path");
 			struct result f = eval(pf, (double)B, m), e = eval(pe, (double)B, m);
 			cr_expect(rel_near(f.tbt_p99, e.tbt_p99, 1e-9) && rel_near(f.tbt_mean, e.tbt_mean, 1e-9),
-				  "%s m=%d: fluid %.12g, exact %.12g", systems[k], m, f.tbt_p99, e.tbt_p99);
+				  "%s m=%d: fluid %.12g, exact %.12g", systems[k % 3], m, f.tbt_p99, e.tbt_p99);
 			cr_expect(rel_near(f.gpu_use, e.gpu_use, 1e-9) && rel_near(f.mem_use, e.mem_use, 1e-9),
-				  "%s m=%d: use %.9g/%.9g, exact %.9g/%.9g", systems[k], m, f.gpu_use,
+				  "%s m=%d: use %.9g/%.9g, exact %.9g/%.9g", systems[k % 3], m, f.gpu_use,
 				  f.mem_use, e.gpu_use, e.mem_use);
 			cr_expect(rel_near(f.energy_act, e.energy_act, 1e-9), "%s m=%d: energy %.9g, exact %.9g",
-				  systems[k], m, f.energy_act, e.energy_act);
+				  systems[k % 3], m, f.energy_act, e.energy_act);
 			cr_expect(rel_near(f.ctx_mean, 256, 1e-12), "ctx_mean %.9g", f.ctx_mean);
 		}
 		plan_free(pf), plan_free(pe);
@@ -69,6 +81,8 @@ Test(fluid, is_not_taken_below_its_thresholds)
 {
 	static struct setup s;
 	load(&s, "deepseek-v3.2", "gpu-karat", 0, "agentic");
+	s.d.sys = &s.sys;
+	s.sys.placement = PLACE_OFFLINE_LPT;
 	struct plan *p = plan(&s);
 	long per = (long)PLAN_FLUID_MIN * p->devs;
 	cr_expect(!plan_fluid_ok(p, p->ws, 64, 1));
@@ -82,6 +96,11 @@ Test(fluid, is_not_taken_below_its_thresholds)
 	s.sys.admission = ADMIT_ROUND_ROBIN;
 	p = plan(&s);
 	cr_expect(!plan_fluid_ok(p, p->ws, 4 * per, 1), "round-robin placement is not modelled");
+	plan_free(p);
+	s.sys.admission = ADMIT_MEMORY;
+	s.sys.placement = PLACE_ONLINE;
+	p = plan(&s);
+	cr_expect(!plan_fluid_ok(p, p->ws, B, 1), "online placement is placed request by request");
 	plan_free(p);
 }
 
@@ -293,6 +312,7 @@ Test(fluid, a_tile_edge_past_the_work_limit_says_why)
 	s.d.samples = 256;
 	s.d.sys = &s.sys;
 	s.sys.gpus = 128;
+	s.sys.placement = PLACE_OFFLINE_LPT;
 	struct plan *p = plan(&s);
 	long B = 1048576, below = B - 2L * 128 * 8; /* 4,096 and 4,088 per GPU and micro-batch */
 	cr_assert(plan_fluid_edge(p, p->ws, B, 2) && !plan_fluid_ok(p, p->ws, B, 2));

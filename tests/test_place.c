@@ -12,15 +12,17 @@
 #include "solve_helpers.h"
 
 /* Issue 11: memory-aware admission.  A slow reference replays the rule on
- * a sampled batch: longest first, each request on the device with the most
- * free room that holds it, ties to the lowest summed context. */
-Test(place, memory_aware_places_longest_first_on_the_roomiest_device)
+ * a sampled batch: in arrival order (online, the default; issue 29 item
+ * 3) or longest first (offline-lpt), each request on the device with the
+ * most free room that holds it, ties to the lowest summed context. */
+Test(place, memory_aware_places_on_the_roomiest_device_in_its_order)
 {
 	static struct setup s;
-	const char *systems[] = {"gpu-only", "gpu-karat"};
-	for (int k = 0; k < 2; k++) {
+	const char *systems[] = {"gpu-only", "gpu-karat", "gpu-only", "gpu-karat"};
+	for (int k = 0; k < 4; k++) {
 		load(&s, "deepseek-v3.2", systems[k], 0, "agentic");
 		s.sys.kv_shard = SHARD_OFF; /* whole requests: the rule replayed here */
+		s.sys.placement = k < 2 ? PLACE_ONLINE : PLACE_OFFLINE_LPT;
 		struct plan *p = plan(&s);
 		struct sample_view v;
 		struct kerr err;
@@ -31,10 +33,17 @@ Test(place, memory_aware_places_longest_first_on_the_roomiest_device)
 				     ? s.gpu.mem_capacity - model_weight_bytes(&s.m, G)
 				     : s.mem.mem_capacity;
 		double used[64] = {0}, ctxsum[64] = {0};
-		/* the order it placed them in: longest first */
-		cr_assert_not_null(v.order, "%s: memory-aware placement kept", systems[k]);
-		const int *order = v.order;
-		for (long t = 1; t < B; t++)
+		/* the order it placed them in: as they arrived (NULL says so), or
+		 * longest first */
+		static int arrival[64];
+		for (int t = 0; t < 64; t++)
+			arrival[t] = t;
+		if (k < 2)
+			cr_assert_null(v.order, "%s: online placement is in arrival order", systems[k]);
+		else
+			cr_assert_not_null(v.order, "%s: memory-aware placement kept", systems[k]);
+		const int *order = v.order ? v.order : arrival;
+		for (long t = 1; t < B && k >= 2; t++)
 			cr_expect_geq(v.ctx[order[t - 1]], v.ctx[order[t]], "longest first");
 		for (long t = 0; t < B; t++) {
 			long j = order[t];
@@ -88,6 +97,40 @@ Test(place, memory_aware_never_admits_fewer_than_round_robin)
 		if (i == 0)
 			cr_expect_geq(b[0], 2 * b[1], "GLM-5.2 on 16 GPUs: %g vs %g", b[0], b[1]);
 	}
+}
+
+/* Issue 29 item 3: placing requests as they arrive never admits more
+ * than the offline longest-first packer, where capacity is the only
+ * limit (one micro-batch, an SLO no step misses). */
+Test(place, online_never_admits_more_than_the_packer)
+{
+	static struct setup s;
+	const struct {
+		const char *model, *system;
+	} pts[] = {{"glm-5.2", "gpu-only"},       {"minimax-m3", "gpu-only"},
+		   {"deepseek-v3.2", "gpu-only"}, {"glm-5.2", "gpu-attacc"},
+		   {"glm-5.2", "gpu-duplex"},     {"deepseek-v3.2", "gpu-duplex-hbm"},
+		   {"glm-5.2", "gpu-host-gather"}};
+	int fewer = 0;
+	for (size_t i = 0; i < sizeof pts / sizeof *pts; i++) {
+		double b[2];
+		for (int a = 0; a < 2; a++) {
+			load(&s, pts[i].model, pts[i].system, 0, "agentic");
+			s.d.slo = 100;
+			s.d.samples = 64;
+			s.sys.placement = a ? PLACE_OFFLINE_LPT : PLACE_ONLINE;
+			struct plan *p = plan(&s);
+			struct result r;
+			struct kerr err;
+			cr_assert_eq(plan_solve(p, 1, &r, &err), 0, "%s", err.msg);
+			b[a] = r.batch;
+			plan_free(p);
+		}
+		cr_expect_leq(b[0], b[1], "%s on %s: online %g > offline-lpt %g", pts[i].model,
+			      pts[i].system, b[0], b[1]);
+		fewer += b[0] < b[1];
+	}
+	cr_expect_gt(fewer, 0, "the packer fits more somewhere: else the test shows nothing");
 }
 
 /* Issue 11: the HBM reserve is taken off before anything is placed: with a

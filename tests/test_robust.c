@@ -232,15 +232,22 @@ Test(robust, run_refuses_overrides_it_would_drop)
 }
 
 /* Finding 9: work over the limit is refused with the limit named, fast.
- * A batch placed request by request (round-robin placement has no fluid
- * path) counts; the same batch from its sums does not grow with it. */
+ * A batch placed request by request (round-robin and online placement
+ * have no fluid path where requests differ) counts; the same batch from
+ * its sums (the longest-first packer's) does not grow with it. */
 Test(robust, huge_work_is_refused_with_the_limit)
 {
 	cr_expect_eq(run("query --model deepseek-v3.2 --system gpu-karat --workload agentic "
 			 "--batch 1048576 --microbatches 1 --set system.admission=round-robin"), 1);
 	cr_expect(strstr(err, "over the limit of"), "%s", err);
 	cr_expect_eq(run("query --model deepseek-v3.2 --system gpu-karat --workload agentic "
-			 "--batch 1048576 --microbatches 1"), 0, "%s", err);
+			 "--batch 1048576 --microbatches 1"), 1);
+	cr_expect(strstr(err, "over the limit of") &&
+			  strstr(err, "--set system.placement=offline-lpt evaluates a batch"),
+		  "%s", err);
+	cr_expect_eq(run("query --model deepseek-v3.2 --system gpu-karat --workload agentic "
+			 "--batch 1048576 --microbatches 1 --set system.placement=offline-lpt"), 0,
+		     "%s", err);
 	cr_expect_eq(run("solve --model deepseek-v3.2 --system gpu-only --workload agentic "
 			 "--set system.gpus=1000000"), 1);
 	cr_expect(strstr(err, "1000000 GPUs"), "%s", err);

@@ -30,6 +30,10 @@ static const struct field system_fields[] = {
 	    "device.port)"),
 	{"system", "admission", FK_ENUM, U_INT, OFF(admission), 0, 0, 0, 0, 0, admission_names,
 	 "placement of requests: memory-aware (default) or round-robin"},
+	{"system", "placement", FK_ENUM, U_INT, OFF(placement), 0, 0, 0, 0, 0, placement_names,
+	 "the order memory-aware admission places requests in: online (default: by arrival, "
+	 "each onto the unit with the most room, as a serving engine does) or offline-lpt "
+	 "(longest first, an offline packer)"},
 	{"system", "kv_shard", FK_ENUM, U_INT, OFF(kv_shard), 0, 0, 0, 0, 0, kv_shard_names,
 	 "split a request no one device holds over its node's devices: on (default) or off"},
 	{"system", "memdev_role", FK_ENUM, U_INT, OFF(memdev_role), 0, 0, 0, 0, 0, memdev_role_names,
@@ -64,6 +68,8 @@ const char *const layer_pricing_names[LAYERS_N + 1] = {"per-kind", "average", 0}
 const char *const prefill_energy_names[PREFILL_N + 1] = {"off", "on", 0};
 
 const char *const admission_names[ADMIT_N + 1] = {"memory-aware", "round-robin", 0};
+
+const char *const placement_names[PLACE_N + 1] = {"online", "offline-lpt", 0};
 
 const struct schema system_schema = {"system", system_fields,
 				     sizeof system_fields / sizeof system_fields[0], 0, 0};

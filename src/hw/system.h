@@ -26,6 +26,8 @@ struct ksystem {
 					 devices through, shared by them; "" or
 					 "none": each device link is private */
 	int admission;                /* enum admission: how requests are placed */
+	int placement;                /* enum placement: in which order
+					 (memory-aware admission) */
 	int kv_shard;                 /* enum kv_shard: split a request no one
 					 device can hold over its node's devices */
 	int memdev_role;              /* enum memdev_role */
@@ -72,6 +74,13 @@ extern const char *const prefill_energy_names[PREFILL_N + 1];
  * does) or round-robin (by arrival; kept for comparison). */
 enum admission { ADMIT_MEMORY, ADMIT_ROUND_ROBIN, ADMIT_N };
 extern const char *const admission_names[ADMIT_N + 1];
+
+/* The order memory-aware admission places a sampled batch in: online (by
+ * arrival, each request onto the unit with the most room as it comes, as
+ * a serving engine's router does) or offline-lpt (longest first, an
+ * offline packer no engine has: it balances and fits better). */
+enum placement { PLACE_ONLINE, PLACE_OFFLINE_LPT, PLACE_N };
+extern const char *const placement_names[PLACE_N + 1];
 
 extern const struct schema system_schema;
 

@@ -98,6 +98,10 @@ static int check_work(const struct plan *p, struct plan_ws *w, double batch, int
 				? " (it is placed request by request because a GEMM tile "
 				  "edge lies just above a GPU's share; a batch a few "
 				  "requests per GPU away from it is evaluated from its sums)"
+			: p->d.sys->admission == ADMIT_MEMORY && p->d.sys->placement == PLACE_ONLINE
+				? " (online placement places every request; "
+				  "--set system.placement=offline-lpt evaluates a batch "
+				  "this large from its sums)"
 				: "");
 }
 

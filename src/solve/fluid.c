@@ -137,6 +137,12 @@ static int fluid_fits(const struct plan *p, struct plan_ws *w, long B, int m)
 	const struct plan_fluid *f = &w->fl;
 	if (f->state != 1)
 		return 0;
+	/* the sums stand for the longest-first packer's near-even placement;
+	 * online placement is as even only where every request stores the
+	 * same bytes (it then deals them out in turn), else it is uneven by
+	 * up to a request per unit and is placed request by request */
+	if (d->sys->placement != PLACE_OFFLINE_LPT && !f->alike)
+		return 0;
 	/* every request small against a device's share of the batch, so the
 	 * placement can even the devices out (and none needs splitting) */
 	double n = (double)B / p->devs;

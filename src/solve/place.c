@@ -1,8 +1,8 @@
 /* place.c: placing a sampled batch's requests on GPUs and memory devices:
- * memory-aware (longest first onto the device with the most free room,
- * split over a node's devices when no one device holds a request) or
- * round-robin, and grouping each GPU's requests in the order it received
- * them.  Part of solve/ (plan.h). */
+ * memory-aware (in arrival order, or longest first, onto the device with
+ * the most free room, split over a node's devices when no one device
+ * holds a request) or round-robin, and grouping each GPU's requests in the
+ * order it received them.  Part of solve/ (plan.h). */
 #include "solve/plan.h"
 
 #include <math.h>
@@ -256,9 +256,9 @@ static int shard(const struct plan *p, struct plan_ws *w, long j, int r, int *cn
 	return 1;
 }
 
-/* Longest first onto the device (the GPU itself without memory devices)
- * with the most free room that can hold the request, ties to the lowest
- * summed context.  A request no device can hold goes to the roomiest one,
+/* In arrival order (online), or longest first (offline-lpt), onto the
+ * device (the GPU itself without memory devices) with the most free room
+ * that can hold the request, ties to the lowest summed context.  A request no device can hold goes to the roomiest one,
  * which it overfills: the capacity check then fails this sample.  Returns
  * whether every request fitted.  Devices are kept in a tournament tree by
  * room (a placement only shrinks its device's room); where index keys also take
@@ -267,7 +267,11 @@ static int shard(const struct plan *p, struct plan_ws *w, long j, int r, int *cn
 static int place_memory(const struct plan *p, struct plan_ws *w, long B)
 {
 	place_reset(p, w, B);
-	plan_order_longest(w, B, w->req_order);
+	if (p->d.sys->placement == PLACE_OFFLINE_LPT)
+		plan_order_longest(w, B, w->req_order);
+	else /* online: as the requests arrive */
+		for (long j = 0; j < B; j++)
+			w->req_order[j] = (int)j;
 	int D = p->devs, ok = 1;
 	int scan = p->has_mem && D < p->gpus;
 	int *cnt = w->gpu_placed; /* requests per GPU so far */
@@ -349,11 +353,14 @@ const int *plan_place(const struct plan *p, struct plan_ws *w, long B)
 		place_round_robin(p, w, B);
 		return NULL;
 	}
+	/* online placement is in arrival order: NULL says so (req_order is
+	 * then the identity, and CMR sorts the batch itself) */
+	const int *order = p->d.sys->placement == PLACE_OFFLINE_LPT ? w->req_order : NULL;
 	if (place_memory(p, w, B))
-		return w->req_order;
+		return order;
 	round_robin(p, w, B, w->rr_load, w->rr_store, w->rr_gstore, NULL, NULL);
 	if (!placement_fits(p, w->rr_store, w->rr_gstore))
-		return w->req_order;
+		return order;
 	place_round_robin(p, w, B);
 	return NULL;
 }

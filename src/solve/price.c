@@ -121,6 +121,12 @@ double plan_gpu_work(const struct plan *p, struct plan_ws *w, long n)
 
 double plan_gpu_energy(const struct plan *p, struct plan_ws *w, long n, double e_a2a)
 {
+	/* a GPU may hold more than the even share the evaluation sized the
+	 * memo for (online placement fills the roomiest unit first) */
+	if (plan_ensure_memo(p, w, n + 1) != 0) {
+		kerr_set(&w->fail, 0, 0, "out of memory pricing %ld requests on a GPU", n);
+		return NAN;
+	}
 	const double *ph = plan_gpu_phases(p, w, n);
 	if (!ph)
 		return NAN;

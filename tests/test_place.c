@@ -67,6 +67,27 @@ Test(place, memory_aware_places_on_the_roomiest_device_in_its_order)
 	}
 }
 
+/* The largest batch at one micro-batch where capacity is the only limit
+ * (an SLO of 100 s), on gpus GPUs (0: the file's), with an admission rule
+ * and placement order, at samples sampled batches (0: the default). */
+static double capacity_answer(struct setup *s, const char *model, const char *system,
+			      double gpus, int admission, int placement, int samples)
+{
+	load(s, model, system, 0, "agentic");
+	if (gpus > 0)
+		s->sys.gpus = gpus;
+	if (samples > 0)
+		s->d.samples = samples;
+	s->d.slo = 100;
+	s->sys.admission = admission, s->sys.placement = placement;
+	struct plan *p = plan(s);
+	struct result r;
+	struct kerr err;
+	cr_assert_eq(plan_solve(p, 1, &r, &err), 0, "%s", err.msg);
+	plan_free(p);
+	return r.batch;
+}
+
 /* Memory-aware placement never admits fewer than round-robin, and it lets
  * GPU-only use the HBM that round-robin leaves free (issue 11: 24 vs about
  * 83 requests for GLM-5.2 on 16 H200s). */
@@ -80,18 +101,9 @@ Test(place, memory_aware_never_admits_fewer_than_round_robin)
 		   {"deepseek-v3.2", "gpu-only", 8}, {"deepseek-v3.2", "gpu-karat", 8}};
 	for (size_t i = 0; i < sizeof pts / sizeof *pts; i++) {
 		double b[2];
-		for (int a = 0; a < 2; a++) {
-			load(&s, pts[i].model, pts[i].system, 0, "agentic");
-			s.sys.gpus = pts[i].gpus;
-			s.d.slo = 100; /* capacity is the only limit */
-			s.sys.admission = a ? ADMIT_ROUND_ROBIN : ADMIT_MEMORY;
-			struct plan *p = plan(&s);
-			struct result r;
-			struct kerr err;
-			cr_assert_eq(plan_solve(p, 1, &r, &err), 0, "%s", err.msg);
-			b[a] = r.batch;
-			plan_free(p);
-		}
+		for (int a = 0; a < 2; a++)
+			b[a] = capacity_answer(&s, pts[i].model, pts[i].system, pts[i].gpus,
+					       a ? ADMIT_ROUND_ROBIN : ADMIT_MEMORY, PLACE_ONLINE, 0);
 		cr_expect_geq(b[0], b[1], "%s on %s: memory-aware %g < round-robin %g",
 			      pts[i].model, pts[i].system, b[0], b[1]);
 		if (i == 0)
@@ -114,18 +126,9 @@ Test(place, online_never_admits_more_than_the_packer)
 	int fewer = 0;
 	for (size_t i = 0; i < sizeof pts / sizeof *pts; i++) {
 		double b[2];
-		for (int a = 0; a < 2; a++) {
-			load(&s, pts[i].model, pts[i].system, 0, "agentic");
-			s.d.slo = 100;
-			s.d.samples = 64;
-			s.sys.placement = a ? PLACE_OFFLINE_LPT : PLACE_ONLINE;
-			struct plan *p = plan(&s);
-			struct result r;
-			struct kerr err;
-			cr_assert_eq(plan_solve(p, 1, &r, &err), 0, "%s", err.msg);
-			b[a] = r.batch;
-			plan_free(p);
-		}
+		for (int a = 0; a < 2; a++)
+			b[a] = capacity_answer(&s, pts[i].model, pts[i].system, 0, ADMIT_MEMORY,
+					       a ? PLACE_OFFLINE_LPT : PLACE_ONLINE, 64);
 		cr_expect_leq(b[0], b[1], "%s on %s: online %g > offline-lpt %g", pts[i].model,
 			      pts[i].system, b[0], b[1]);
 		fewer += b[0] < b[1];

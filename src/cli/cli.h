@@ -95,6 +95,9 @@ void table_free(struct table *t);
 int table_write(const struct table *t, FILE *fp, int csv);
 /* The same as a Markdown table (numbers right-aligned). */
 int table_write_md(const struct table *t, FILE *fp);
+/* path (written atomically): head, the table as Markdown, then tail (NULL:
+ * none) and a newline.  0, or 1 said. */
+int write_md_table(const char *path, const char *head, const struct table *t, const char *tail);
 
 /* Safe output files (cli/outfile.c): a temporary file in the target's
  * folder (exclusive creation, never through a link), flushed to disk, given

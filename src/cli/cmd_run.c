@@ -339,24 +339,13 @@ static void clip_notes(const struct study_def *sd, const struct study_grid *g,
 static int write_md(const char *path, const struct study_def *sd, const struct table *shown,
 		    const char *range)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&text, &len);
-	if (!fp)
-		return die_msg("out of memory"), 1;
-	fprintf(fp, "## %s: %s\n\nEach system at its best configuration over the study's GPU "
-		"counts and memory devices per GPU, against %s at its best GPU count, at the "
-		"same GPUs and at the same TDP (`studies/%s.ini`; `karat run %s`).  "
-		"`tok_s_per_w` is throughput per TDP.\n\n", sd->name, sd->title, sd->baseline,
-		sd->name, sd->name);
-	int rc = table_write_md(shown, fp) != 0;
-	fprintf(fp, "\n%s\n", range);
-	if (fclose(fp) != 0 || rc || !text)
-		rc = (die_msg("out of memory writing %s", path), 1);
-	else
-		rc = write_text_atomic(path, text) != 0;
-	free(text);
-	return rc;
+	char head[2048];
+	snprintf(head, sizeof head, "## %s: %s\n\nEach system at its best configuration over the "
+		 "study's GPU counts and memory devices per GPU, against %s at its best GPU count, "
+		 "at the same GPUs and at the same TDP (`studies/%s.ini`; `karat run %s`).  "
+		 "`tok_s_per_w` is throughput per TDP.\n\n", sd->name, sd->title, sd->baseline,
+		 sd->name, sd->name);
+	return write_md_table(path, head, shown, range);
 }
 
 static int write_points(const char *path, const struct pool *p1, const struct pool *p2)

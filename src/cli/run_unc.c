@@ -108,28 +108,17 @@ static void add_rows(const struct study_def *sd, const struct study_unc *u,
 static int write_md(const char *path, const struct study_def *sd, const struct study_unc *u,
 		    const struct table *shown)
 {
-	char *text = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&text, &len);
-	if (!fp)
-		return die_msg("out of memory"), 1;
-	fprintf(fp, "## %s: %s\n\nEach system's ratio over %s, both at their best configuration "
-		"in throughput per %s watt, at the files' own figures (nominal) and over %d "
-		"Latin-hypercube draws of the %d figures with a stated range (seed %.0f; "
-		"`studies/%s.ini`; `karat run %s`).  The drivers are the figures whose draws rank "
-		"most closely with the ratio (Spearman), named only where that correlation is "
-		"above 2 / sqrt(draws - 1), about what chance gives one figure at 95%%; with many "
-		"figures a few pass it by chance, so more draws (the study's draws key) sharpen "
-		"them.\n\n", sd->name, sd->title, sd->baseline,
-		study_metric_names[sd->power], u->ndraw, u->nfig, sd->draw_seed, sd->name,
-		sd->name);
-	int rc = table_write_md(shown, fp) != 0;
-	if (fclose(fp) != 0 || rc || !text)
-		rc = (die_msg("out of memory writing %s", path), 1);
-	else
-		rc = write_text_atomic(path, text) != 0;
-	free(text);
-	return rc;
+	char head[2048];
+	snprintf(head, sizeof head, "## %s: %s\n\nEach system's ratio over %s, both at their best "
+		 "configuration in throughput per %s watt, at the files' own figures (nominal) and "
+		 "over %d Latin-hypercube draws of the %d figures with a stated range (seed %.0f; "
+		 "`studies/%s.ini`; `karat run %s`).  The drivers are the figures whose draws rank "
+		 "most closely with the ratio (Spearman), named only where that correlation is "
+		 "above 2 / sqrt(draws - 1), about what chance gives one figure at 95%%; with many "
+		 "figures a few pass it by chance, so more draws (the study's draws key) sharpen "
+		 "them.\n\n", sd->name, sd->title, sd->baseline, study_metric_names[sd->power],
+		 u->ndraw, u->nfig, sd->draw_seed, sd->name, sd->name);
+	return write_md_table(path, head, shown, NULL);
 }
 
 /* DIR/STUDY.png from both CSVs. */

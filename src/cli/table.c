@@ -126,3 +126,23 @@ int table_write_md(const struct table *t, FILE *fp)
 	}
 	return ferror(fp) ? -1 : 0;
 }
+
+int write_md_table(const char *path, const char *head, const struct table *t, const char *tail)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&text, &len);
+	if (!fp)
+		return die_msg("out of memory"), 1;
+	fputs(head, fp);
+	int rc = table_write_md(t, fp) != 0;
+	if (tail)
+		fprintf(fp, "\n%s\n", tail);
+	if (fclose(fp) != 0 || rc || !text)
+		rc = (die_msg("out of memory writing %s", path), 1);
+	else
+		rc = write_text_atomic(path, text) != 0;
+	free(text);
+	return rc;
+}
+

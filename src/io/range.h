@@ -12,12 +12,12 @@
 #define KARAT_IO_RANGE_H
 
 #include "base/err.h"
+#include "base/limits.h"
 #include "base/units.h"
 #include "io/ini_doc.h"
 #include "io/schema.h"
 
 #define RANGE_SECTION "range"
-#define RANGE_MAX 64 /* ranges in one file (a device file has about 60 keys) */
 
 struct frange {
 	char key[2 * INI_NAME];  /* SECTION.KEY */

@@ -144,10 +144,11 @@ int gnuplot_found(void);
  * written to out atomically; otherwise out is untouched.  Prints "wrote
  * OUT", or the error; 0 or -1. */
 int gnuplot_render(const char *vars, const char *script, const char *out);
-/* A command's own figure: plots/SCRIPT on one CSV (datafile) into out, or
- * "gnuplot not found: skipped" where it is not installed.  0, or 1 when
- * the figure failed (said why). */
-int gnuplot_figure(const char *script, const char *csv, const char *out);
+/* A command's own figure: plots/SCRIPT on one CSV (datafile) and, unless
+ * csv2 is NULL, a second (datafile2) into out, or "gnuplot not found:
+ * skipped" where it is not installed.  0, or 1 when the figure failed
+ * (said why). */
+int gnuplot_figure(const char *script, const char *csv, const char *csv2, const char *out);
 
 /* One CSV row (libcsv quoting where needed); 0 or -1 on a write error. */
 int csv_write_row(FILE *fp, int n, const char *const *cells);

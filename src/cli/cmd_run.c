@@ -258,7 +258,7 @@ static int plot(const char *dir, const struct study_def *sd, const char *csv)
 	snprintf(png, sizeof png, "%s/%s.png", dir, sd->name);
 	const char *script = sd->nsteps ? "reconcile.gp"
 			     : sd->slos.n || sd->gpu_types.n ? "axes.gp" : "headline.gp";
-	return gnuplot_figure(script, csv, png);
+	return gnuplot_figure(script, csv, NULL, png);
 }
 
 /* Says how many points each --set reached (it may name a device, ROLE[NAME],

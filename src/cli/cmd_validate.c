@@ -58,7 +58,7 @@ static int plot(const char *dir, const char *csv)
 {
 	char png[1200];
 	snprintf(png, sizeof png, "%s/validation.png", dir);
-	return gnuplot_figure("validation.gp", csv, png);
+	return gnuplot_figure("validation.gp", csv, NULL, png);
 }
 
 static int report(const struct command *c, const struct args *a, struct vtable *t, int nt)

@@ -247,17 +247,19 @@ done:
 	return rc;
 }
 
-int gnuplot_figure(const char *script, const char *csv, const char *out)
+int gnuplot_figure(const char *script, const char *csv, const char *csv2, const char *out)
 {
 	if (!gnuplot_found()) {
 		printf("gnuplot not found: skipped %s (apt-get install gnuplot-nox)\n", out);
 		return 0;
 	}
-	char vars[2600], q[2500], why[300];
-	if (gp_quote(csv, q, sizeof q, why, sizeof why) != 0) {
+	char vars[5200], q[2500], q2[2500] = "", why[300];
+	if (gp_quote(csv, q, sizeof q, why, sizeof why) != 0 ||
+	    (csv2 && gp_quote(csv2, q2, sizeof q2, why, sizeof why) != 0)) {
 		die_msg("%s", why);
 		return 1;
 	}
-	snprintf(vars, sizeof vars, "datafile=%s;", q);
+	snprintf(vars, sizeof vars, "datafile=%s;%s%s%s", q, csv2 ? " datafile2=" : "", q2,
+		 csv2 ? ";" : "");
 	return gnuplot_render(vars, script, out) != 0; /* prints what it did */
 }

@@ -121,25 +121,6 @@ static int write_md(const char *path, const struct study_def *sd, const struct s
 	return write_md_table(path, head, shown, NULL);
 }
 
-/* DIR/STUDY.png from both CSVs. */
-static int plot(const char *dir, const struct study_def *sd, const char *csv, const char *drv)
-{
-	char png[1200];
-	snprintf(png, sizeof png, "%s/%s.png", dir, sd->name);
-	if (!gnuplot_found()) {
-		printf("gnuplot not found: skipped %s (apt-get install gnuplot-nox)\n", png);
-		return 0;
-	}
-	char q1[2500], q2[2500], why[300], vars[5200];
-	if (gp_quote(csv, q1, sizeof q1, why, sizeof why) != 0 ||
-	    gp_quote(drv, q2, sizeof q2, why, sizeof why) != 0) {
-		die_msg("%s", why);
-		return 1;
-	}
-	snprintf(vars, sizeof vars, "datafile=%s; datafile2=%s;", q1, q2);
-	return gnuplot_render(vars, "uncertainty.gp", png) != 0;
-}
-
 int run_unc_report(const struct study_def *sd, const struct study_unc *u,
 		   const struct study_grid *g, const struct result *res, const char *dir,
 		   struct run_summary *sum)
@@ -184,7 +165,9 @@ int run_unc_report(const struct study_def *sd, const struct study_unc *u,
 		 write_md(mdpath, sd, u, &shown) != 0;
 	if (!rc) {
 		printf("wrote %s, %s and %s\n", spath, dpath, mdpath);
-		rc = plot(dir, sd, spath, dpath);
+		char png[1200];
+		snprintf(png, sizeof png, "%s/%s.png", dir, sd->name);
+		rc = gnuplot_figure("uncertainty.gp", spath, dpath, png);
 	}
 	table_free(&csv), table_free(&shown), table_free(&drv);
 	free(rows);

@@ -8,34 +8,29 @@
 #include "cost/roofline.h"
 #include "cost/step.h"
 
-/* Per token at context L (one token per GPU, on G GPUs): FLOPs, their
- * energy, the compute seconds of one GPU and all-to-all bytes, of the
- * decoder layers (tail = 0) or of the tail alone (tail = 1). */
+/* One token per GPU (on G GPUs) at context L, the whole step or its tail
+ * alone (part): FLOPs, their energy, the compute seconds of one GPU and
+ * the all-to-all bytes into v. */
 static int per_token(const struct kmodel *m, const struct sparse_cfg *sp,
-		     const struct kdevice *gpu, double G, double L, int tail, double v[4],
+		     const struct kdevice *gpu, double G, double L, enum step_part part, double v[4],
 		     struct kerr *err)
 {
 	static _Thread_local struct step s;
-	struct kbatch kb = {.requests = G, .gpus = G, .context = L, .sp = sp,
-			    .part = tail ? STEP_TAIL : STEP_WHOLE};
+	struct kbatch kb = {.requests = G, .gpus = G, .context = L, .sp = sp, .part = part};
 	memset(v, 0, 4 * sizeof *v);
-	for (int pass = 0; pass < 2 - tail; pass++) { /* the whole step, less its tail */
-		if (step_build(m, &kb, &s, err) != 0)
-			return -1;
-		double sign = pass ? -1 : 1;
-		for (int i = 0; i < s.n; i++) {
-			const struct op_cost *o = &s.op[i];
-			if (o->side == SIDE_LINK) {
-				v[3] += sign * o->count * o->bytes;
-				continue;
-			}
-			double spf, spb;
-			roofline_op_rates(gpu, o->kind, o->cls, o->dt, &spf, &spb);
-			v[0] += sign * o->count * o->flops;
-			v[1] += sign * o->count * o->flops * device_energy_flop(gpu, o->dt);
-			v[2] += sign * o->count * o->flops * spf;
+	if (step_build(m, &kb, &s, err) != 0)
+		return -1;
+	for (int i = 0; i < s.n; i++) {
+		const struct op_cost *o = &s.op[i];
+		if (o->side == SIDE_LINK) {
+			v[3] += o->count * o->bytes;
+			continue;
 		}
-		kb.part = STEP_TAIL;
+		double spf, spb;
+		roofline_op_rates(gpu, o->kind, o->cls, o->dt, &spf, &spb);
+		v[0] += o->count * o->flops;
+		v[1] += o->count * o->flops * device_energy_flop(gpu, o->dt);
+		v[2] += o->count * o->flops * spf;
 	}
 	return 0;
 }
@@ -51,24 +46,26 @@ int prefill_cost(const struct kmodel *m, const struct sparse_cfg *sp, const stru
 				m->name, m->max_context);
 	if (n < 1)
 		return 0;
-	/* the layers: each token at its context where there are few, else
+	/* whole steps: each token at its context where there are few, else
 	 * the trapezoid over the contexts the new tokens see (n points' sum
-	 * is n times their mean, the mean of a linear function its ends') */
+	 * is n times their mean, the mean of a linear function its ends');
+	 * the weights sum to n */
 	double sum[4] = {0}, v[4];
 	int exact = n <= PREFILL_POINTS, K = exact ? (int)n - 1 : PREFILL_POINTS;
 	for (int k = 0; k <= K; k++) {
 		double L = exact ? c0 + 1 + k : round(c0 + 1 + (n - 1) * k / K);
-		if (per_token(m, sp, gpu, gpus, L, 0, v, err) != 0)
+		if (per_token(m, sp, gpu, gpus, L, STEP_WHOLE, v, err) != 0)
 			return -1;
 		double w = exact ? 1 : (k == 0 || k == K ? 0.5 : 1) * n / K;
 		for (int j = 0; j < 4; j++)
 			sum[j] += w * v[j];
 	}
-	/* the tail once, at the last token */
-	if (per_token(m, sp, gpu, gpus, c0 + n, 1, v, err) != 0)
+	/* the tail (final norm, LM head, sampling: the same at any context)
+	 * runs once, for the last token, not n times */
+	if (per_token(m, sp, gpu, gpus, c0 + n, STEP_TAIL, v, err) != 0)
 		return -1;
 	for (int j = 0; j < 4; j++)
-		sum[j] += v[j];
+		sum[j] -= (n - 1) * v[j];
 	/* per GPU the step priced one token: the sums are per token on one
 	 * GPU, which is the request's own (its tokens go one per GPU) */
 	double kv0, idx0, kv1, idx1;

@@ -267,11 +267,9 @@ static int shard(const struct plan *p, struct plan_ws *w, long j, int r, int *cn
 static int place_memory(const struct plan *p, struct plan_ws *w, long B)
 {
 	place_reset(p, w, B);
-	if (p->d.sys->placement == PLACE_OFFLINE_LPT)
+	int lpt = p->d.sys->placement == PLACE_OFFLINE_LPT; /* else as they arrive */
+	if (lpt)
 		plan_order_longest(w, B, w->req_order);
-	else /* online: as the requests arrive */
-		for (long j = 0; j < B; j++)
-			w->req_order[j] = (int)j;
 	int D = p->devs, ok = 1;
 	int scan = p->has_mem && D < p->gpus;
 	int *cnt = w->gpu_placed; /* requests per GPU so far */
@@ -284,7 +282,7 @@ static int place_memory(const struct plan *p, struct plan_ws *w, long B)
 	 * tree's root (w->tour[1]) is the device with the most room. */
 	double fail_s = INFINITY, fail_sg = INFINITY;
 	for (long t = 0; t < B; t++) {
-		long j = w->req_order[t];
+		long j = lpt ? w->req_order[t] : t;
 		/* its context and cache bytes, read in key order (p->by_key) */
 		const double *e = p->by_key + PLAN_BK_N * w->req_key[j];
 		double need = e[PLAN_BK_STORE], need_g = e[PLAN_BK_GSTORE];
@@ -353,8 +351,8 @@ const int *plan_place(const struct plan *p, struct plan_ws *w, long B)
 		place_round_robin(p, w, B);
 		return NULL;
 	}
-	/* online placement is in arrival order: NULL says so (req_order is
-	 * then the identity, and CMR sorts the batch itself) */
+	/* online placement is in arrival order: NULL says so (CMR then sorts
+	 * the batch itself) */
 	const int *order = p->d.sys->placement == PLACE_OFFLINE_LPT ? w->req_order : NULL;
 	if (place_memory(p, w, B))
 		return order;

@@ -351,10 +351,11 @@ double plan_a2a_energy(const struct plan *p);
 /* Where each operator sits in a layer's chain (sched/pipeline.h). */
 extern const unsigned char phase_of[OP_N];
 int plan_ensure_memo(const struct plan *p, struct plan_ws *w, long n);
-/* GPU-side seconds per phase for n requests per GPU (memoised):
+/* GPU-side seconds per phase for n requests per GPU (memoised; the memo
+ * grows to hold n, so a pointer it returned holds until the next call):
  * PLAN_PH_STRIDE values (the phases, the energy, the all-to-all bytes) for
  * one layer of each kind in turn, then for the tail; NULL when a step
- * cannot be built, with the reason in w->fail. */
+ * cannot be built or memory runs out, with the reason in w->fail. */
 const double *plan_gpu_phases(const struct plan *p, struct plan_ws *w, long n);
 /* One micro-batch's GPU work (s) at n requests per GPU: every layer's
  * tasks on the GPU (before and after attention, the experts) and the

@@ -70,6 +70,12 @@ int plan_ensure_memo(const struct plan *p, struct plan_ws *w, long n)
  * requests are priced as a step of n G requests over G GPUs. */
 const double *plan_gpu_phases(const struct plan *p, struct plan_ws *w, long n)
 {
+	/* a GPU may hold more than the even share an evaluation sized the
+	 * memo for (online placement fills the roomiest unit first) */
+	if (plan_ensure_memo(p, w, n + 1) != 0) {
+		kerr_set(&w->fail, 0, 0, "out of memory pricing %ld requests on a GPU", n);
+		return NULL;
+	}
 	size_t per = (size_t)(p->nkinds + 1) * PLAN_PH_STRIDE;
 	const struct kdevice *gpu = p->d.gpu;
 	double *ph = w->memo + (size_t)n * per;
@@ -106,8 +112,6 @@ const double *plan_gpu_phases(const struct plan *p, struct plan_ws *w, long n)
 
 double plan_gpu_work(const struct plan *p, struct plan_ws *w, long n)
 {
-	if (plan_ensure_memo(p, w, n + 1) != 0)
-		return NAN;
 	const double *ph = plan_gpu_phases(p, w, n);
 	if (!ph)
 		return NAN;
@@ -121,12 +125,6 @@ double plan_gpu_work(const struct plan *p, struct plan_ws *w, long n)
 
 double plan_gpu_energy(const struct plan *p, struct plan_ws *w, long n, double e_a2a)
 {
-	/* a GPU may hold more than the even share the evaluation sized the
-	 * memo for (online placement fills the roomiest unit first) */
-	if (plan_ensure_memo(p, w, n + 1) != 0) {
-		kerr_set(&w->fail, 0, 0, "out of memory pricing %ld requests on a GPU", n);
-		return NAN;
-	}
 	const double *ph = plan_gpu_phases(p, w, n);
 	if (!ph)
 		return NAN;

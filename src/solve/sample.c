@@ -354,13 +354,6 @@ static int price(const struct plan *p, struct plan_ws *w, long B, int m, int nm,
 	 * all-to-all), or into the devices (a GPU's share through its port) */
 	double ing = plan_ingest_bytes(p, B) / (m * layers);
 	in->m = nm; /* an empty micro-batch (more of them than requests) does not run */
-	long most = 0; /* a GPU may hold more than the even share the memo was sized for */
-	for (int mi = 0; mi < nm; mi++)
-		most = w->mbl[mi].n > most ? w->mbl[mi].n : most;
-	if (plan_ensure_memo(p, w, most + 1) != 0) {
-		kerr_set(&w->fail, 0, 0, "out of memory pricing %ld requests on a GPU", most);
-		return -1;
-	}
 	for (int mi = 0; mi < nm; mi++) {
 		const struct plan_mb *l = &w->mbl[mi];
 		const double *ph = plan_gpu_phases(p, w, l->n);

@@ -58,6 +58,9 @@ Test(kernels, gather_and_topk_match_reference)
 	run_and_check("topk", 100);         /* k = 2048 >= N: everything */
 	run_and_check("topk", 2048);        /* k = N exactly */
 	run_and_check("topk", 50000);
+	run_and_check("topk_simd", 100);
+	run_and_check("topk_simd", 2048);
+	run_and_check("topk_simd", 50000);
 }
 
 /* Selected values as a sorted multiset. */
@@ -67,14 +70,17 @@ static int cmp_desc(const void *a, const void *b)
 	return (x < y) - (x > y);
 }
 
-static void topk_case(const float *x, int n, int k)
+static void topk_case(const float *x, int n, int k, int simd)
 {
 	int *out = malloc(sizeof(int) * (size_t)(k < n ? k : n) + 4);
-	float *wv = malloc(sizeof(float) * (size_t)n), *ref = malloc(sizeof(float) * (size_t)n);
+	float *wv = malloc(sizeof(float) * ((size_t)n + 16)), *ref = malloc(sizeof(float) * (size_t)n);
 	float *got = malloc(sizeof(float) * (size_t)n);
-	int *wi = malloc(sizeof(int) * (size_t)n);
+	int *wi = malloc(sizeof(int) * ((size_t)n + 16));
 	int m = k < n ? k : n;
-	topk_select(x, n, k, out, wv, wi);
+	if (simd)
+		cr_expect_geq(topk_simd_select(x, n, k, out, wv, wi), m, "n=%d k=%d", n, k);
+	else
+		topk_select(x, n, k, out, wv, wi);
 	topk_reference(x, n, k, ref);
 	for (int i = 0; i < m; i++) {
 		cr_assert(out[i] >= 0 && out[i] < n);
@@ -82,33 +88,49 @@ static void topk_case(const float *x, int n, int k)
 	}
 	qsort(got, (size_t)m, sizeof *got, cmp_desc);
 	for (int i = 0; i < m; i++)
-		cr_expect_eq(got[i], ref[i], "n=%d k=%d rank %d: %g vs %g", n, k, i, got[i], ref[i]);
+		cr_expect_eq(got[i], ref[i], "%s n=%d k=%d rank %d: %g vs %g",
+			     simd ? "simd" : "scalar", n, k, i, got[i], ref[i]);
 	/* no index twice */
-	for (int i = 0; i < m; i++)
-		for (int j = i + 1; j < m && j < i + 64; j++)
-			cr_expect_neq(out[i], out[j]);
+	char *seen = calloc((size_t)n, 1);
+	for (int i = 0; i < m; i++) {
+		cr_expect_eq(seen[out[i]], 0, "n=%d k=%d: index %d twice", n, k, out[i]);
+		seen[out[i]] = 1;
+	}
+	free(seen);
 	free(out), free(wv), free(ref), free(got), free(wi);
 }
 
+/* Both selections, scalar and vector, on the cases that break selects. */
 Test(kernels, topk_edge_cases)
 {
-	float one = 3.5f;
-	topk_case(&one, 1, 1);      /* N = 1 */
-	topk_case(&one, 1, 2048);   /* k > N */
-	static float x[100000];
-	for (int i = 0; i < 100000; i++)
-		x[i] = 7.0f;            /* all tied */
-	topk_case(x, 100000, 2048);
-	for (int i = 0; i < 100000; i++)
-		x[i] = (float)(i % 3);  /* three values, heavy ties at the cut */
-	topk_case(x, 100000, 2048);
-	for (int i = 0; i < 100000; i++)
-		x[i] = (float)i;        /* sorted ascending: the sample sees the trend */
-	topk_case(x, 100000, 2048);
-	for (int i = 0; i < 100000; i++)
-		x[i] = (float)(100000 - i);
-	topk_case(x, 100000, 1);
-	topk_case(x, 100000, 99999);
+	for (int simd = 0; simd < 2; simd++) {
+		float one = 3.5f;
+		topk_case(&one, 1, 1, simd);      /* N = 1 */
+		topk_case(&one, 1, 2048, simd);   /* k > N */
+		static float x[100000];
+		for (int i = 0; i < 100000; i++)
+			x[i] = 7.0f;            /* all tied */
+		topk_case(x, 100000, 2048, simd);
+		for (int i = 0; i < 100000; i++)
+			x[i] = (float)(i % 3);  /* three values, heavy ties at the cut */
+		topk_case(x, 100000, 2048, simd);
+		for (int i = 0; i < 100000; i++)
+			x[i] = (float)i;        /* sorted ascending: the sample sees the trend */
+		topk_case(x, 100000, 2048, simd);
+		for (int i = 0; i < 100000; i++)
+			x[i] = (float)(100000 - i);
+		topk_case(x, 100000, 1, simd);
+		topk_case(x, 100000, 99999, simd);
+		for (int i = 0; i < 100000; i++) /* negatives, zeros of both signs, a spike */
+			x[i] = (i % 7 == 0) ? -0.0f : (i % 5 == 0) ? 0.0f : -(float)(i % 1000) / 7;
+		x[77777] = 1e30f;
+		topk_case(x, 100000, 2048, simd);
+		for (int i = 0; i < 100000; i++) /* the top hides between the sample's strides */
+			x[i] = (i % 32 == 7) ? 1.0f + (float)i : 0.5f;
+		topk_case(x, 100000, 3000, simd);
+		topk_case(x, 17, 5, simd);       /* shorter than a vector */
+		topk_case(x, 100000, 50000, simd);
+	}
 }
 
 Test(kernels, fp8_decode_agrees_with_the_table)

@@ -301,9 +301,9 @@ Test(roofline, all_to_all_pays_its_measured_floor)
 }
 
 /* Issue 12: top-k ranks its scores at the device's selection rate where it
- * declares one.  KARAT: 16 cores x 1.11e9 scores/s = 1.776e10.  A top-k of
+ * declares one.  KARAT: 16 cores x 2.4e9 scores/s = 3.84e10.  A top-k of
  * 1e9 scores with 4e9 B: its scan roofline is 4e9 / (1.2e12 x 0.8) =
- * 4.17 ms, its selection 1e9 / 1.776e10 = 56.3 ms: compute-bound at the
+ * 4.17 ms, its selection 1e9 / 3.84e10 = 26.0 ms: compute-bound at the
  * selection rate.  The Hopper GPUs declare the radix select measured in flashinfer PR #3009. */
 Test(roofline, topk_runs_at_the_selection_rate)
 {
@@ -312,17 +312,17 @@ Test(roofline, topk_runs_at_the_selection_rate)
 	struct kerr err;
 	cr_assert_eq(zoo_load_device("karat", &k, NULL, &err), 0, "%s", err.msg);
 	cr_assert_eq(zoo_load_link(k.link, &l, NULL, &err), 0, "%s", err.msg);
-	cr_expect_eq(device_select_rate(&k), 16 * 1.11e9);
+	cr_expect_eq(device_select_rate(&k), 16 * 2.4e9);
 	k.overhead = 0;
 	struct op_cost o = {.kind = OP_TOPK, .base = OP_TOPK, .cls = OC_SCAN, .side = SIDE_CACHE,
 			    .dt = DT_FP32, .count = 1, .flops = 1e9, .bytes = 4e9};
 	roofline_op(&o, &k, &l);
 	cr_expect_eq(o.bound, BOUND_COMPUTE);
-	cr_expect(near(o.time, 1e9 / 1.776e10, 1e-12), "%.17g", o.time);
+	cr_expect(near(o.time, 1e9 / 3.84e10, 1e-12), "%.17g", o.time);
 	/* the draft module's top-k is a top-k too */
 	o.kind = OP_MTP;
 	roofline_op(&o, &k, &l);
-	cr_expect(near(o.time, 1e9 / 1.776e10, 1e-12));
+	cr_expect(near(o.time, 1e9 / 3.84e10, 1e-12));
 	/* a scan is not a selection */
 	o.kind = o.base = OP_INDEX_SCAN;
 	roofline_op(&o, &k, &l);

@@ -24,8 +24,21 @@ int bench_plan_from_args(const struct command *c, const struct args *a,
 			return usage_error(c, "--min-time must be in (0, 60 s]");
 	}
 	for (int i = 0; i < a->npos; i++) {
-		const struct kernel_def *k = kernel_find(a->pos[i]);
-		if (!k) {
+		/* a name runs its kernel and its variants (topk: topk, topk_simd) */
+		size_t len = strlen(a->pos[i]);
+		int found = 0;
+		for (int j = 0; j < kernel_count && p->nk < BENCH_MAX_KERNELS; j++) {
+			const char *nm = kernel_table[j]->name;
+			if (strncmp(nm, a->pos[i], len) == 0 && (nm[len] == 0 || nm[len] == '_')) {
+				int dup = 0;
+				for (int x = 0; x < p->nk; x++)
+					dup |= p->k[x] == kernel_table[j];
+				if (!dup)
+					p->k[p->nk++] = kernel_table[j];
+				found = 1;
+			}
+		}
+		if (!found) {
 			char list[256] = "";
 			size_t used = 0;
 			for (int j = 0; j < kernel_count; j++)
@@ -33,7 +46,6 @@ int bench_plan_from_args(const struct command *c, const struct args *a,
 							 j ? ", " : "", kernel_table[j]->name);
 			return usage_error(c, "unknown kernel '%.40s' (kernels: %s)", a->pos[i], list);
 		}
-		p->k[p->nk++] = k;
 	}
 	if (!p->nk)
 		for (int j = 0; j < kernel_count; j++)

@@ -7,9 +7,10 @@
 #include "karat.h"
 
 #define BENCH_MAX 64
+#define BENCH_MAX_KERNELS 16 /* more than the kernel table holds */
 
 struct bench_plan {
-	const struct kernel_def *k[16];
+	const struct kernel_def *k[BENCH_MAX_KERNELS];
 	int nk;
 	double min_time;
 };

@@ -84,6 +84,9 @@ static const struct field device_fields[] = {
 	    "scores one core selects from per second"),
 	NUM("select", "unit_rate", select_unit_rate, U_REAL, 0, 1, 1e18, 1,
 	    "scores a hardware selection unit takes per second (instead of cores)"),
+	NUM("select", "pipelined", select_pipelined, U_INT, 0, 0, 1, 0,
+	    "1: selection runs on other units than the index scan, so one request's top-k "
+	    "overlaps the next one's scan"),
 	NUM("energy", "fp4", e_flop[DT_FP4], U_EFLOP, 0, 0, 1e-9, 0, "energy per FP4 FLOP"),
 	NUM("energy", "fp8", e_flop[DT_FP8], U_EFLOP, 0, 0, 1e-9, 0, "energy per FP8 FLOP"),
 	NUM("energy", "bf16", e_flop[DT_BF16], U_EFLOP, 0, 0, 1e-9, 0, "energy per BF16 FLOP"),
@@ -161,6 +164,11 @@ int device_validate(struct kdevice *d, const struct ini_doc *doc,
 		return kerr_set(err, doc->path, unit->line,
 				"give select.unit_rate or select.cores with select.core_rate, "
 				"not both");
+	const struct ini_entry *piped = ini_doc_find(doc, "select", "pipelined");
+	if (piped && d->select_pipelined && (d->kind == DEV_GPU || !(device_select_rate(d) > 0)))
+		return kerr_set(err, doc->path, piped->line,
+				"select.pipelined needs a device other than a GPU (whose scan and "
+				"top-k share its SMs) that declares select.cores or select.unit_rate");
 	static const char *const tile_keys[] = {"sms", "gemm_tile_m", "gemm_tile_m_small",
 						 "gemm_tile_n_max", "gemm_tile_n_step"};
 	int ntile = 0;

@@ -56,6 +56,9 @@ struct kdevice {
 	 * unit's rate; select_rate 0: none declared, top-k runs at its
 	 * operator class's roofline */
 	double select_cores, select_core_rate, select_unit_rate; /* scores/s */
+	/* 1: those cores or that unit are not the units that scan the index:
+	 * a bucket's top-ks pipeline against its scans (solve/price.c) */
+	double select_pipelined;
 	/* Activity-based energy ([energy]; all 0 when the file gives none):
 	 * J per FLOP by data type, J per bit of memory traffic, static W */
 	double e_flop[DT_N], e_bit, e_static;

@@ -44,6 +44,9 @@ uint8_t fp8_e4m3_encode(float x);
 /* Kernels exposed for tests with explicit sizes and edge cases. */
 void topk_select(const float *x, int n, int k, int *out, float *work_vals,
 		 int *work_idx);
+/* The same by a vector threshold filter and a radix select (select_simd.c);
+ * vals and ids hold n + 16.  Returns how many scores the filter kept. */
+int topk_simd_select(const float *x, int n, int k, int *out, float *vals, int *ids);
 void topk_reference(const float *x, int n, int k, float *out_vals);
 
 #endif

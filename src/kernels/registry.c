@@ -3,11 +3,11 @@
 
 #include "kernels/kernel.h"
 
-extern const struct kernel_def kernel_indexer, kernel_topk, kernel_gather, kernel_mla,
+extern const struct kernel_def kernel_indexer, kernel_topk, kernel_topk_simd, kernel_gather, kernel_mla,
 	kernel_gqa, kernel_quest, kernel_msa;
 
 const struct kernel_def *const kernel_table[] = {
-	&kernel_indexer, &kernel_topk, &kernel_gather, &kernel_mla,
+	&kernel_indexer, &kernel_topk, &kernel_topk_simd, &kernel_gather, &kernel_mla,
 	&kernel_gqa, &kernel_quest, &kernel_msa};
 const int kernel_count = sizeof kernel_table / sizeof kernel_table[0];
 

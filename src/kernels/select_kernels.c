@@ -134,8 +134,8 @@ static void *topk_setup(double size, struct kerr *err)
 	if (!s->x || !s->out)
 		return topk_teardown(s), NULL;
 	for (int r = 0; r < TROWS; r++) {
-		s->wv[r] = kalloc(sizeof(float) * (size_t)s->n, err);
-		s->wi[r] = kalloc(sizeof(int) * (size_t)s->n, err);
+		s->wv[r] = kalloc(sizeof(float) * ((size_t)s->n + 16), err); /* + 16: the */
+		s->wi[r] = kalloc(sizeof(int) * ((size_t)s->n + 16), err);   /* vector filter */
 		if (!s->wv[r] || !s->wi[r])
 			return topk_teardown(s), NULL;
 	}
@@ -154,6 +154,15 @@ static void topk_run(void *state)
 #pragma omp parallel for schedule(static)
 	for (int r = 0; r < TROWS; r++)
 		topk_select(s->x + (size_t)r * s->n, s->n, TK, s->out + r * TK, s->wv[r], s->wi[r]);
+}
+
+static void topk_simd_run(void *state)
+{
+	struct topk *s = state;
+#pragma omp parallel for schedule(static)
+	for (int r = 0; r < TROWS; r++)
+		topk_simd_select(s->x + (size_t)r * s->n, s->n, TK, s->out + r * TK, s->wv[r],
+				 s->wi[r]);
 }
 
 static int topk_check(void *state, char *why, size_t n)
@@ -268,6 +277,10 @@ static void gather_teardown(void *state)
 const struct kernel_def kernel_topk = {
 	"topk", OC_SCAN, "scores", "8 rows, k = 2048 per row",
 	{65536, 262144, 1048576}, topk_setup, topk_run, topk_flops, topk_bytes, topk_check,
+	topk_teardown};
+const struct kernel_def kernel_topk_simd = {
+	"topk_simd", OC_SCAN, "scores", "8 rows, k = 2048 per row; vector filter + radix select",
+	{65536, 262144, 1048576}, topk_setup, topk_simd_run, topk_flops, topk_bytes, topk_check,
 	topk_teardown};
 const struct kernel_def kernel_gather = {
 	"gather", OC_GATHER, "rows", "656 B rows from a 344 MB cache, random indices",

@@ -256,9 +256,9 @@ static void unit_time(const struct plan *p, const struct plan_side *sd, const do
 	for (int x = 0; x < sd->nres; x++)
 		r[x] = res[x] * share;
 	plan_side_eval(sd, cnt * share, band[FV_CTX] * share, r, v);
-	plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, v, where, t);
-	*tm = plan_bucket_time(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_map_mtp, v, where,
-			       NULL);
+	plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, v, cnt * share, where, t);
+	*tm = plan_bucket_time(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_map_mtp, v,
+			       cnt * share, where, NULL);
 }
 
 /* J of a whole band's cache-side work on side sd (energy is linear in the

@@ -370,10 +370,14 @@ double plan_gpu_energy(const struct plan *p, struct plan_ws *w, long n, double e
 double plan_slot_time(const struct plan_slot_rate *sd, const struct attn_slot *s, double f, double b);
 /* Seconds of the slots of lay that run where (enum plan_where: the
  * memory device, the GPU before it, the GPU after it), from a bucket's
- * packed sums v; per_class (LC_N, or NULL) gets them by layer class. */
+ * packed sums v over its n requests (n sets the fill of a pipelined
+ * scan and top-k); per_class (LC_N, or NULL) gets them by layer class. */
 double plan_bucket_time(const struct plan *p, const struct attn_layout *lay,
 			const struct plan_slot_rate *sd, const struct plan_vmap *map,
-			const double *v, int where, double *per_class);
+			const double *v, double n, int where, double *per_class);
+/* Whether slot s of lay is a scan whose top-k (slot s + 1) its device
+ * pipelines against it (select.pipelined). */
+int plan_slots_piped(const struct plan_slot_rate *sd, const struct attn_layout *lay, int s);
 /* Activity energy (J) of the slots of lay a bucket with sums v runs on the
  * GPU (want_gpu) or on the memory device. */
 double plan_bucket_energy(const struct plan *p, const struct attn_layout *lay,

@@ -158,17 +158,53 @@ static int where_of(const struct plan *p, const struct plan_slot_rate *sd)
 	return !(sd->on_gpu && p->has_mem) ? W_DEVICE : sd->after ? W_GPU_POST : W_GPU_PRE;
 }
 
+/* Slot k of a layer class (attn_layout's order, ATTN_SLOTS_PER_CLASS). */
+enum { SL_SCAN = 2, SL_TOPK = 3 };
+
+/* Seconds of the scan slot s and the top-k slot s + 1 on a device that
+ * pipelines them (select.pipelined), over a bucket of n requests: one
+ * request's top-k runs on the selection cores while the next one's scan
+ * runs on the matrix units, so the pair takes its longer stage, or the
+ * two stages' memory traffic together where that is longer, plus one
+ * request's share of the shorter stage to fill the pipe.  Requests of a
+ * layer only (the next layer's query waits for this one's attention).
+ * Never more than the two in series. */
+static double piped_pair(const struct plan_slot_rate *sd, const struct attn_slot *s,
+			 const double fb[4], double n)
+{
+	double ts = plan_slot_time(&sd[0], &s[0], fb[0], fb[1]);
+	double tk = plan_slot_time(&sd[1], &s[1], fb[2], fb[3]);
+	double mem = s[0].layers * (fb[1] * sd[0].im + fb[3] * sd[1].im);
+	double hi = fmax(fmax(ts, tk), mem), lo = fmin(ts, tk);
+	return fmin(ts + tk, hi + lo / (n > 1 ? n : 1));
+}
+
+int plan_slots_piped(const struct plan_slot_rate *sd, const struct attn_layout *lay, int s)
+{
+	return s % ATTN_SLOTS_PER_CLASS == SL_SCAN && s + 1 < lay->n && !sd[s].on_gpu &&
+	       !sd[s + 1].on_gpu && sd[s].dev == sd[s + 1].dev && sd[s].dev->select_pipelined > 0;
+}
+
 double plan_bucket_time(const struct plan *p, const struct attn_layout *lay,
 			const struct plan_slot_rate *sd, const struct plan_vmap *map,
-			const double *v, int where, double *per_class)
+			const double *v, double n, int where, double *per_class)
 {
 	double t = 0;
 	if (per_class)
 		memset(per_class, 0, sizeof(double) * LC_N);
 	for (int s = 0; s < lay->n; s++)
 		if (where_of(p, &sd[s]) == where) {
-			double x = plan_slot_time(&sd[s], &lay->s[s], map[s].f >= 0 ? v[map[s].f] : 0,
-						  map[s].b >= 0 ? v[map[s].b] : 0);
+			double x;
+			if (plan_slots_piped(sd, lay, s)) {
+				const double fb[4] = {map[s].f >= 0 ? v[map[s].f] : 0,
+						      map[s].b >= 0 ? v[map[s].b] : 0,
+						      map[s + 1].f >= 0 ? v[map[s + 1].f] : 0,
+						      map[s + 1].b >= 0 ? v[map[s + 1].b] : 0};
+				x = piped_pair(&sd[s], &lay->s[s], fb, n);
+				s++;
+			} else
+				x = plan_slot_time(&sd[s], &lay->s[s], map[s].f >= 0 ? v[map[s].f] : 0,
+						   map[s].b >= 0 ? v[map[s].b] : 0);
 			t += x;
 			if (per_class)
 				per_class[lay->s[s].lc] += x;

@@ -162,7 +162,7 @@ struct bucket_walk {
 	const struct plan_side *sd;
 	const struct plan_buckets *bk;
 	const int *cnt;
-	int i, units, u, seen;
+	int i, units, u, seen, n, prev_n; /* n: the bucket's requests */
 	double v[PLAN_MAX_VALUES], prev[PLAN_MAX_VALUES];
 };
 
@@ -175,9 +175,10 @@ static int next_bucket(struct bucket_walk *w, int *fresh)
 		if (!c)
 			continue;
 		plan_side_values(w->sd, w->bk, idx, c, w->v);
-		*fresh = !w->seen || memcmp(w->v, w->prev, vb) != 0;
+		w->n = c;
+		*fresh = !w->seen || c != w->prev_n || memcmp(w->v, w->prev, vb) != 0;
 		if (*fresh)
-			memcpy(w->prev, w->v, vb), w->seen = 1;
+			memcpy(w->prev, w->v, vb), w->seen = 1, w->prev_n = c;
 		w->u++;
 		return 1;
 	}
@@ -199,9 +200,9 @@ static void side_peak(const struct plan *p, const struct plan_side *sd,
 	int fresh;
 	while (next_bucket(&w, &fresh)) {
 		if (fresh) {
-			plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, w.v, where, a);
+			plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, w.v, w.n, where, a);
 			b = plan_bucket_time(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_map_mtp, w.v,
-					     where, NULL);
+					     w.n, where, NULL);
 			if (energy)
 				last = plan_bucket_energy(p, &p->layout, p->slot_dev, p->slot_map, w.v,
 							  want_gpu) +

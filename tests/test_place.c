@@ -1,7 +1,9 @@
 /* test_place.c: placing a sampled batch's requests (solve/place.c) and
  * what placement decides: memory-aware admission against round-robin, the
- * memory reserve, requests sharded over devices, devices sharing their
- * GPU's port, and the cache ingest they take in, by hand. */
+ * memory reserve, requests sharded over devices (and the query their
+ * remote slices need), devices sharing their GPU's port (with the NIC's
+ * bytes to other nodes), the MTP layer's own cache, and the cache ingest
+ * they take in, by hand. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
@@ -48,7 +50,7 @@ Test(place, memory_aware_places_on_the_roomiest_device_in_its_order)
 		for (long t = 0; t < B; t++) {
 			long j = order[t];
 			double kv, idx;
-			attn_storage(&s.m, &s.m.sp, v.ctx[j], &kv, &idx);
+			attn_storage(&s.m, &s.m.sp, v.ctx[j], design_mtp_layers(&s.d), &kv, &idx);
 			int dev = v.dev[j];
 			for (int u = 0; u < D; u++) /* no device had more room */
 				cr_expect_geq(cap - used[dev], cap - used[u] - 0.5,
@@ -163,7 +165,7 @@ Test(place, memory_reserve_is_subtracted_before_placement)
 	/* GPU-only: the caches fill capacity less reserve less weights */
 	load(&s, "deepseek-v3.2", "gpu-only", 65536, NULL);
 	double kv, idx;
-	attn_storage(&s.m, &s.m.sp, 65536, &kv, &idx);
+	attn_storage(&s.m, &s.m.sp, 65536, design_mtp_layers(&s.d), &kv, &idx);
 	s.d.slo = 10;
 	s.d.samples = 1;
 	s.gpu.mem_reserve = (struct share_bytes){0, 0.1};
@@ -186,7 +188,7 @@ Test(place, a_request_too_large_for_one_device_is_sharded)
 		s.d.slo = 10, s.d.samples = 1;
 		int mem = system_has_memdev(&s.sys);
 		double kv, idx, w = model_weight_bytes(&s.m, s.sys.gpus);
-		attn_storage(&s.m, &s.m.sp, 131072, &kv, &idx);
+		attn_storage(&s.m, &s.m.sp, 131072, design_mtp_layers(&s.d), &kv, &idx);
 		s.gpu.mem_reserve = (struct share_bytes){0, 0};
 		if (mem)
 			s.mem.mem_capacity = kv + idx; /* exactly one request */
@@ -219,6 +221,81 @@ Test(place, a_request_too_large_for_one_device_is_sharded)
 		cr_expect(strstr(off.reason, "memory") != NULL, "%s", off.reason);
 		plan_free(p);
 	}
+}
+
+/* Issue 29 item 7: a split request's slices on another GPU's devices
+ * attend with its query, which the request's GPU sends them over the
+ * scale-up link before the attention.  One device per GPU, one request
+ * too large for a device, one micro-batch (every task in series): the
+ * step is longer by exactly a layer's query transfer per layer, and the
+ * bytes are the query of every layer. */
+Test(place, a_split_requests_query_reaches_its_remote_slices)
+{
+	static struct setup s;
+	load(&s, "deepseek-v3.2", "gpu-karat", 131072, NULL);
+	s.d.slo = 10, s.d.samples = 1;
+	s.sys.memdevs = s.sys.gpus; /* a slice on another device is on another GPU */
+	double kv, idx;
+	attn_storage(&s.m, &s.m.sp, 131072, design_mtp_layers(&s.d), &kv, &idx);
+	s.mem.mem_capacity = kv + idx - 1;
+	struct plan *p = plan(&s);
+	double q = 0;
+	for (int c = 0; c < LC_N; c++)
+		q += p->layout.cls_query[c];
+	cr_expect_gt(q, 0);
+	cr_expect(near(p->bcast_bytes, q, 1e-12), "%g, queries %g", p->bcast_bytes, q);
+	struct result with = eval(p, 1, 1);
+	cr_assert_eq(with.sharded, 1, "%s", with.reason);
+	struct sample_view v;
+	struct kerr err;
+	cr_assert_eq(plan_inspect(p, 1, 1, 0, &v, &err), 0, "%s", err.msg);
+	cr_assert_eq(v.nshard[0], 2);
+	double b = p->bcast_bytes;
+	p->bcast_bytes = 0;
+	struct result without = eval(p, 1, 1);
+	double want = p->layers * roofline_transfer(&s.up, b / p->layers);
+	cr_expect(near(with.tbt_mean - without.tbt_mean, want, 1e-9), "%.9g s more, want %.9g",
+		  with.tbt_mean - without.tbt_mean, want);
+	plan_free(p);
+}
+
+/* Issue 29 item 7: the GPU's NIC sits behind its port (GPUDirect RDMA),
+ * so the all-to-all's bytes to another node's GPUs cross the port beside
+ * the devices' traffic.  16 GPUs on 2 nodes: 8 of a GPU's 15 peers are
+ * remote, so 8/15 of its all-to-all bytes go out and as many come in.
+ * With the device links made very fast the port binds, and each layer's
+ * transfer out is longer by those bytes at the port's rate. */
+Test(place, the_cross_node_all_to_all_shares_the_gpu_port)
+{
+	static struct setup s;
+	double busy[2], want = 0;
+	for (int via = 0; via < 2; via++) {
+		load(&s, "deepseek-v3.2", "gpu-karat", 65536, NULL);
+		s.ml.bw = 1e15;
+		s.sys.gpus = 16, s.sys.memdevs = 16;
+		s.d.samples = 1, s.d.slo = 10;
+		s.sys.scaleout_via_port = via ? VIA_PORT_YES : VIA_PORT_NO;
+		struct plan *p = plan(&s);
+		cr_assert(s.d.port != NULL);
+		cr_expect(near(p->a2a_port, via ? 8.0 / 15 : 0, 1e-15), "%g", p->a2a_port);
+		busy[via] = eval(p, 64, 1).busy[RES_LINK];
+		if (via) { /* 4 requests on each GPU */
+			const double *ph = plan_gpu_phases(p, p->ws, 4);
+			cr_assert_not_null(ph);
+			for (int k = 0; k < p->nkinds; k++)
+				want += p->kind_layers[k] * 8.0 / 15 * ph[k * PLAN_PH_STRIDE + PLAN_PH_A2A] /
+					(s.port.bw * s.port.efficiency);
+		}
+		plan_free(p);
+	}
+	cr_expect_gt(want, 0);
+	cr_expect(near(busy[1] - busy[0], want, 1e-6), "%.9g s more on the port, want %.9g",
+		  busy[1] - busy[0], want);
+	/* on one node nothing leaves it */
+	load(&s, "deepseek-v3.2", "gpu-karat", 65536, NULL);
+	struct plan *p = plan(&s);
+	cr_expect_eq(p->a2a_port, 0);
+	plan_free(p);
 }
 
 /* Issue 11: the memory devices behind a GPU share its one port.  With the
@@ -277,7 +354,7 @@ Test(place, cache_ingest_by_hand)
 			     err.msg);
 		s.d.mtp = 0, s.d.samples = 4, s.d.slo = 10;
 		double kv, idx;
-		attn_storage(&s.m, &s.m.sp, 65536, &kv, &idx);
+		attn_storage(&s.m, &s.m.sp, 65536, design_mtp_layers(&s.d), &kv, &idx);
 		struct plan *p = plan(&s);
 		struct result r = eval(p, 64, 1);
 		cr_expect(near(r.ingest, 64.0 / 1000 * 0.75 * (kv + idx), 1e-12), "%g", r.ingest);
@@ -317,4 +394,31 @@ Test(place, a_gpu_selection_sends_indices_not_index_rows)
 	cr_assert(!p->keys_on_gpu);
 	cr_expect_eq(p->cls_out[LC_SPARSE], p->layout.cls_out[LC_SPARSE]);
 	plan_free(p);
+}
+
+/* Issue 29 item 7: the MTP module is a decoder layer with a cache of its
+ * own, which a request keeps wherever a draft runs.  DeepSeek-V3.2 at
+ * 65,536 tokens: a layer keeps a 656-byte MLA row and a 132-byte index
+ * key per token, so 61 layers keep 65,536 x 61 x 788 = 3,150,184,448 B
+ * and with the MTP layer 65,536 x 62 x 788 = 3,201,826,816 B.  GLM-5.2's
+ * MTP layer reuses the last indexer's selection (mtp_share): it keeps KV
+ * but no index of its own. */
+Test(place, the_mtp_layer_keeps_its_own_cache)
+{
+	static struct setup s;
+	load(&s, "deepseek-v3.2", "gpu-only", 65536, NULL);
+	cr_assert_eq(design_mtp_layers(&s.d), 1);
+	double kv0, idx0, kv1, idx1;
+	attn_storage(&s.m, &s.m.sp, 65536, 0, &kv0, &idx0);
+	attn_storage(&s.m, &s.m.sp, 65536, 1, &kv1, &idx1);
+	cr_expect_eq(kv0 + idx0, 3150184448.0);
+	cr_expect_eq(kv1 + idx1, 3201826816.0);
+	cr_expect_eq(kv1 - kv0, 65536.0 * 656);
+	s.d.mtp = 0;
+	cr_expect_eq(design_mtp_layers(&s.d), 0, "no draft, no MTP cache");
+	load(&s, "glm-5.2", "gpu-only", 65536, NULL);
+	attn_storage(&s.m, &s.m.sp, 65536, 0, &kv0, &idx0);
+	attn_storage(&s.m, &s.m.sp, 65536, design_mtp_layers(&s.d), &kv1, &idx1);
+	cr_expect_gt(kv1, kv0);
+	cr_expect_eq(idx1, idx0, "GLM-5.2's MTP layer shares the indexer's selection");
 }

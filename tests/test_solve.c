@@ -87,7 +87,7 @@ Test(solve, capacity_exactly_full_fits_one_byte_over_does_not)
 	s.d.samples = 1;
 	s.sys.memdevs = 8; /* one device per GPU: 5 requests on each */
 	double kv, idx;
-	attn_storage(&s.m, &s.m.sp, 65536, &kv, &idx);
+	attn_storage(&s.m, &s.m.sp, 65536, design_mtp_layers(&s.d), &kv, &idx);
 	double B = 40;
 	s.mem.mem_capacity = 5 * (kv + idx);
 	struct plan *p = plan(&s);

@@ -280,7 +280,7 @@ Test(sparse, page_summaries_cost_one_page_th_of_the_cache)
 		struct sparse_cfg sp;
 		cr_assert_eq(sparse_parse_spec(spec, &m.sp, &sp, &err), 0);
 		double kv, idx;
-		attn_storage(&m, &sp, L, &kv, &idx);
+		attn_storage(&m, &sp, L, 0, &kv, &idx);
 		cr_expect(near(idx, kv / S, 1e-12), "quest summaries are 1/%g of the KV cache", S);
 	}
 	/* MoBA keeps one mean key per block: 1/(2B) of K+V */

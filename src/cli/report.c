@@ -101,7 +101,7 @@ void ops_footer(const struct ops_setup *o, const struct step *s, FILE *fp)
 	}
 	double w = model_weight_bytes(o->m, o->b.gpus);
 	double kv, idx;
-	attn_storage(o->m, o->b.sp, o->b.context, &kv, &idx);
+	attn_storage(o->m, o->b.sp, o->b.context, o->b.mtp > 0 ? o->m->mtp_layers : 0, &kv, &idx);
 	double cache = (kv + idx) * s->local;
 	double need = w + cache;
 	double usable = device_cache_capacity(o->d);

@@ -97,12 +97,16 @@ int attn_classes(const struct kmodel *m, const struct sparse_cfg *sp,
 }
 
 void attn_storage(const struct kmodel *m, const struct sparse_cfg *sp, double L,
-		  double *kv_bytes, double *index_bytes)
+		  double mtp_layers, double *kv_bytes, double *index_bytes)
 {
 	struct attn_geo g;
 	geometry(m, &g);
-	struct lcount lc[LC_N];
+	struct lcount lc[2 * LC_N];
 	int n = attn_classes(m, sp, m->layers, 0, lc);
+	if (mtp_layers > 0) { /* each MTP module is a decoder layer with its own cache */
+		int k = attn_classes(m, sp, mtp_layers, 1, lc + n);
+		n += k;
+	}
 	*kv_bytes = *index_bytes = 0;
 	for (int i = 0; i < n; i++) {
 		double kv, idx;
@@ -200,7 +204,7 @@ void attn_bytes_per_token(const struct kmodel *m, const struct sparse_cfg *sp,
 			  double *kv, double *index)
 {
 	const double L = 1048576;
-	attn_storage(m, sp, L, kv, index);
+	attn_storage(m, sp, L, 0, kv, index);
 	*kv /= L;
 	*index /= L;
 }

@@ -33,10 +33,12 @@ void attn_emit(struct emit *e, const struct sparse_cfg *sp, double layers,
 void attn_emit_class(struct emit *e, const struct sparse_cfg *sp, enum lclass cls,
 		     double count, const struct req_view *r, double q, double T);
 
-/* Cache bytes one request holds at context L over all decoder layers:
- * KV (as the algorithm keeps it) and index keys or summaries. */
+/* Cache bytes one request holds at context L over all decoder layers
+ * and mtp_layers multi-token-prediction modules (each keeps a cache of
+ * its own; 0 where no draft runs): KV (as the algorithm keeps it) and
+ * index keys or summaries. */
 void attn_storage(const struct kmodel *m, const struct sparse_cfg *sp, double L,
-		  double *kv_bytes, double *index_bytes);
+		  double mtp_layers, double *kv_bytes, double *index_bytes);
 
 /* Cache bytes per token of context at long context (1M tokens): KV and
  * index, over all decoder layers. */

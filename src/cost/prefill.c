@@ -69,8 +69,9 @@ int prefill_cost(const struct kmodel *m, const struct sparse_cfg *sp, const stru
 	/* per GPU the step priced one token: the sums are per token on one
 	 * GPU, which is the request's own (its tokens go one per GPU) */
 	double kv0, idx0, kv1, idx1;
-	attn_storage(m, sp ? sp : &m->sp, c0, &kv0, &idx0);
-	attn_storage(m, sp ? sp : &m->sp, c0 + n, &kv1, &idx1);
+	attn_storage(m, sp ? sp : &m->sp, c0, 0, &kv0, &idx0); /* decoder layers (the MTP
+								   module's prefill is not priced) */
+	attn_storage(m, sp ? sp : &m->sp, c0 + n, 0, &kv1, &idx1);
 	double bytes = n / PREFILL_CHUNK * model_weight_bytes(m, gpus) + (kv1 + idx1 - kv0 - idx0);
 	out->flops = sum[0];
 	out->joules = sum[1] + bytes * 8 * gpu->e_bit;

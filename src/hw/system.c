@@ -52,6 +52,11 @@ static const struct field system_fields[] = {
 	 prefill_energy_names, "off (default): the per-watt views and the cost count decode "
 	 "alone; on: each output token also carries its request's prefill (its new tokens "
 	 "after prefix reuse, on GPUs of the system's kind; prefill_j_per_tok)"},
+	{"system", "scaleout_via_port", FK_ENUM, U_INT, OFF(scaleout_via_port), 0, 0, 0, 0, 0,
+	 via_port_names, "yes (default): each GPU reaches the scale-out link through its NIC "
+	 "behind the GPU's port to its memory devices (gpu_port; GPUDirect RDMA through a "
+	 "PCIe switch), so the all-to-all's bytes to other nodes share that port; no: the "
+	 "NIC has a path of its own"},
 	{"system", "memdev_in_hbm", FK_ENUM, U_INT, OFF(memdev_in_hbm), 0, 0, 0, 0, 0, in_hbm_names,
 	 "the memory devices are the GPUs' own HBM (one per GPU, sharing its capacity and TDP): "
 	 "no (default) or yes"},
@@ -62,6 +67,7 @@ const char *const in_hbm_names[IN_HBM_N + 1] = {"no", "yes", 0};
 const char *const memdev_role_names[ROLE_N + 1] = {"all", "gather", 0};
 
 const char *const kv_shard_names[SHARD_N + 1] = {"on", "off", 0};
+const char *const via_port_names[VIA_PORT_N + 1] = {"yes", "no", 0};
 
 const char *const layer_pricing_names[LAYERS_N + 1] = {"per-kind", "average", 0};
 

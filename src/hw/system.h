@@ -41,6 +41,10 @@ struct ksystem {
 	double amortise_years;        /* years the price is spread over (0: not given) */
 	int prefill_energy;           /* enum prefill_energy: the per-watt
 					 views count each request's prefill */
+	int scaleout_via_port;        /* enum via_port: the GPU's NIC sits
+					 behind its port (GPUDirect RDMA), so
+					 the cross-node all-to-all shares the
+					 port with the memory devices */
 };
 
 /* What the memory devices run: every cache-side stage they support (the
@@ -52,6 +56,9 @@ extern const char *const memdev_role_names[ROLE_N + 1];
 
 enum in_hbm { IN_HBM_NO, IN_HBM_YES, IN_HBM_N };
 extern const char *const in_hbm_names[IN_HBM_N + 1];
+
+enum via_port { VIA_PORT_YES, VIA_PORT_NO, VIA_PORT_N };
+extern const char *const via_port_names[VIA_PORT_N + 1];
 
 enum kv_shard { SHARD_ON, SHARD_OFF, SHARD_N };
 extern const char *const kv_shard_names[SHARD_N + 1];

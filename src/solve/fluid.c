@@ -298,7 +298,7 @@ int plan_fluid_sample(const struct plan *p, struct plan_ws *w, long B, int m, in
 		l->n = (int)((reqs + G - 1) / G);
 		l->c = p->has_mem ? ceil((double)reqs / D) : 0;
 		l->n_port = l->n;
-		l->merge = 0;
+		l->merge = l->bcast = 0;
 		unit_time(p, &p->mem_side, b, b + FV_RES, (double)reqs, 1.0 / D, W_DEVICE, l->attn,
 			  &l->attn_m);
 		memset(l->fb, 0, sizeof l->fb);

@@ -217,12 +217,20 @@ static void link_bytes(struct plan *p)
 	 * rows come back instead of the output (their mean over the pool, as
 	 * the indices above) */
 	p->mtp_link = p->layout_mtp.out_bytes + p->layout_mtp.back_bytes;
+	double query[LC_N];
+	memcpy(query, p->layout.cls_query, sizeof query);
 	for (int s = 0; s < p->layout.n; s++)
 		if (p->slot_dev[s].after) {
 			int c = p->layout.s[s].lc;
 			p->cls_out[c] -= p->layout.cls_query[c];
 			p->cls_back[c] = p->post_b[s] * p->layout.s[s].layers;
+			query[c] = 0;
 		}
+	/* a split request's remote slices attend with its query (sent once per
+	 * slice from the request's GPU over the scale-up link) */
+	p->bcast_bytes = 0;
+	for (int c = 0; c < LC_N; c++)
+		p->bcast_bytes += query[c];
 	for (int s = 0; s < p->layout_mtp.n; s++)
 		if (p->slot_dev_mtp[s].after) {
 			int c = p->layout_mtp.s[s].lc;
@@ -342,12 +350,20 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 		double k = d->sp->p[SP_TOPK];
 		p->merge_bytes = p->layout.back_bytes + (k > 0 ? d->m->layers * p->q * k * 8 : 0);
 	}
+	{ /* the all-to-all's bytes to GPUs of other nodes leave through the
+	   * NIC behind the GPU's port (when the port is not the scale-up link) */
+		double gpn = d->sys->gpus_per_node;
+		int via = d->port && strcmp(d->sys->gpu_port, d->sys->scaleup_link) != 0 &&
+			  d->sys->scaleout_via_port == VIA_PORT_YES;
+		p->a2a_port = via && G > gpn ? (G - gpn) / (G - 1.0) : 0;
+	}
 	{ /* Little's law: a request stays for out / (1 + a d) steps, so a batch
 	   * of B admits B (1 + a d) / out requests per step; each brings the
 	   * caches of its input that its session does not already hold */
 		double out = workload_mean_output(d->wl), in = workload_mean_input(d->wl);
 		double kv, idx;
-		attn_storage(d->m, d->sp, in > d->m->max_context ? d->m->max_context : in, &kv, &idx);
+		attn_storage(d->m, d->sp, in > d->m->max_context ? d->m->max_context : in,
+			     design_mtp_layers(d), &kv, &idx);
 		p->adm_rate = out > 0 ? (1 + d->accept * d->mtp) / out : 0;
 		p->ingest_req = (1 - d->wl->prefix_reuse) * (kv + idx);
 		plan_prefill(p, fmin(in, d->m->max_context), out);

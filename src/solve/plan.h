@@ -125,7 +125,8 @@ struct plan_mb {
 				      before the device's */
 	double fbp[LC_N], fbpm;    /* ... and after them (attention over the
 				      rows the device gathered) */
-	double merge;      /* s per step: split requests' partial outputs */
+	double merge;      /* s per layer: split requests' partial outputs */
+	double bcast;      /* s per layer: their queries to the remote slices */
 	double energy;     /* J: its GPUs' operators and its cache-side work */
 };
 
@@ -216,6 +217,11 @@ struct plan {
 	/* requests split over devices (decode context parallelism) */
 	double merge_bytes; /* per remote slice per step: partial outputs and
 			       top-k candidates to the request's GPU */
+	double bcast_bytes; /* per remote slice per step: the query its device
+			       attends with, from the request's GPU */
+	double a2a_port;    /* share of a GPU's all-to-all bytes that cross
+			       its port to another node's GPUs (0: none do,
+			       or the NIC has its own path) */
 	/* cache ingest: each admitted request's KV and index rows reach the
 	 * device that will hold them */
 	double adm_rate;    /* admissions per request in the batch per step */

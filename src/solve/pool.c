@@ -129,7 +129,7 @@ int plan_pool_fill(struct plan *p, double *f, double *b)
 		attn_request(d->m, d->sp, &p->layout_mtp, 1, L, p->q, f + (size_t)i * n + S,
 			     b + (size_t)i * n + S);
 		double kv, idx;
-		attn_storage(d->m, d->sp, L, &kv, &idx);
+		attn_storage(d->m, d->sp, L, design_mtp_layers(d), &kv, &idx);
 		p->store[i] = kv + (scan_on_gpu ? 0 : idx);
 		p->store_gpu[i] = scan_on_gpu ? idx : 0;
 	}

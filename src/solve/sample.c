@@ -134,11 +134,14 @@ static void add_slices(const struct plan *p, struct plan_ws *w, long j, int i)
 	}
 }
 
-/* Per step, the merge of split requests in micro-batch i: each slice on
- * another GPU than the request's sends its partial output (and top-k
- * candidates) over the scale-up link to that GPU, which merges them (a
- * log-sum-exp reduction); the slowest GPU sets the pace. */
-static double merge_time(const struct plan *p, struct plan_ws *w, long B, int i)
+/* Per layer, the traffic of split requests in micro-batch i over the
+ * scale-up link: each slice on another GPU than the request's gets the
+ * query from that GPU (*bcast, before the attention) and sends back its
+ * partial output (and top-k candidates), which the request's GPU merges
+ * (a log-sum-exp reduction; *merge, after it).  The slowest GPU sets the
+ * pace; a layer's slices move together. */
+static void split_times(const struct plan *p, struct plan_ws *w, long B, int i, double *bcast,
+			double *merge)
 {
 	int *remote = w->gpu_remote;
 	memset(remote, 0, sizeof(int) * (size_t)p->gpus);
@@ -147,12 +150,14 @@ static double merge_time(const struct plan *p, struct plan_ws *w, long B, int i)
 			for (int k = 0; k < w->nshard[j]; k++)
 				remote[w->req_gpu[j]] += plan_gpu_of(p, w->shard_dev[j * PLAN_MAX_SHARDS + k]) !=
 						      w->req_gpu[j];
-	double worst = 0; /* per layer, the slices' outputs arrive together */
+	*bcast = *merge = 0;
 	for (int g = 0; g < p->gpus; g++)
-		if (remote[g])
-			worst = fmax(worst, p->layers * roofline_transfer(p->d.up, remote[g] *
-									  p->merge_bytes / p->layers));
-	return worst;
+		if (remote[g]) {
+			*merge = fmax(*merge, roofline_transfer(p->d.up, remote[g] * p->merge_bytes /
+									p->layers));
+			*bcast = fmax(*bcast, roofline_transfer(p->d.up, remote[g] * p->bcast_bytes /
+									p->layers));
+		}
 }
 
 /* The non-empty buckets of one side in micro-batch i, unit by unit: each
@@ -321,7 +326,9 @@ static int exact_loads(const struct plan *p, struct plan_ws *w, long B, int m, i
 		if (p->has_post)
 			side_peak(p, &p->gpu_side, &w->gpu_bk, i, G, w->gpu_count, W_GPU_POST, l->fbp, &l->fbpm,
 				  NULL, 0);
-		l->merge = w->nsharded ? merge_time(p, w, B, i) / p->layers : 0;
+		l->merge = l->bcast = 0;
+		if (w->nsharded)
+			split_times(p, w, B, i, &l->bcast, &l->merge);
 		l->n_port = p->has_mem && c > 0 && p->d.port && D >= G ? port_requests(p, w, i) : 0;
 		l->energy = 0;
 		if (!want_energy)
@@ -377,8 +384,12 @@ static int price(const struct plan *p, struct plan_ws *w, long B, int m, int nm,
 			du[T_COMB] = pk[PH_COMB];
 			if (links) {
 				double out = p->cls_out[cl] / lc, back = p->cls_back[cl] / lc;
-				du[T_OUT] = transfer(ml, port, c * out + ing / D, n_port * out + ing / G);
-				du[T_BACK] = transfer(ml, port, c * back, n_port * back);
+				/* what the GPU's NIC sends and receives to other nodes
+				 * in this layer's all-to-all crosses the port too */
+				double nic = port ? p->a2a_port * pk[PLAN_PH_A2A] : 0;
+				du[T_OUT] = transfer(ml, port, c * out + ing / D,
+						     n_port * out + ing / G + nic) + l->bcast;
+				du[T_BACK] = transfer(ml, port, c * back, n_port * back + nic);
 			} else {
 				du[T_OUT] = du[T_BACK] = 0;
 			}

@@ -56,6 +56,13 @@ struct design {
 	void *progress_ctx;
 };
 
+/* The MTP modules whose caches a request keeps: the model's, where a
+ * draft runs (each is a decoder layer with its own KV). */
+static inline double design_mtp_layers(const struct design *d)
+{
+	return d->mtp > 0 ? d->m->mtp_layers : 0;
+}
+
 /* What bounds a point (result.bound; the operators' own bound is
  * cost/ops.h's enum bound): for an infeasible point, the limit
  * it fails; for a solved answer, the limit the next batch fails (or the

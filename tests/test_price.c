@@ -490,3 +490,39 @@ Test(price, pipelined_selection_never_exceeds_serial)
 		plan_free(pa), plan_free(pb);
 	}
 }
+
+/* Issue 29 item 6: in the gather role the dense-attention layers' caches
+ * stay in HBM, where the GPU attends over them; nothing of theirs crosses
+ * the link.  MiniMax-M3's 3 dense layers keep 4 KV heads x 128 dims x
+ * (K and V) x 1 B (FP8) = 1,024 B per token each: at 32,768 tokens,
+ * 3 x 32,768 x 1,024 = 100,663,296 B of each request sit in HBM. */
+Test(price, gather_role_keeps_dense_layers_in_hbm)
+{
+	static struct setup s;
+	load(&s, "minimax-m3", "gpu-host-gather", 32768, NULL);
+	struct plan *p = plan(&s);
+	cr_assert(p->dense_in_hbm && p->gpu_stores);
+	double kvd, idxd, kv, idx;
+	attn_storage_of(s.d.m, s.d.sp, 32768, design_mtp_layers(&s.d), 1u << LC_DENSE, &kvd, &idxd);
+	attn_storage(s.d.m, s.d.sp, 32768, design_mtp_layers(&s.d), &kv, &idx);
+	cr_expect_eq(kvd, 100663296.0);
+	cr_expect_eq(idxd, 0);
+	cr_expect(near(p->store[0] + p->store_gpu[0], kv + idx, 1e-12), "every byte kept once");
+	cr_expect_geq(p->store_gpu[0], kvd, "the dense layers' KV in HBM");
+	cr_expect(near(p->store[0], kv - kvd, 1e-12), "the host keeps the sparse layers' KV");
+	int dense = 0;
+	for (int k = 0; k < p->layout.n; k++)
+		if (p->layout.s[k].lc == LC_DENSE) {
+			dense++;
+			cr_expect(p->slot_dev[k].on_gpu && !p->slot_dev[k].after, "dense slot %d", k);
+		}
+	cr_expect_gt(dense, 0);
+	cr_expect_eq(p->cls_out[LC_DENSE], 0);
+	cr_expect_eq(p->cls_back[LC_DENSE], 0);
+	/* the offload role keeps them on the host */
+	load(&s, "minimax-m3", "gpu-host-offload", 32768, NULL);
+	struct plan *q = plan(&s);
+	cr_expect(!q->dense_in_hbm);
+	cr_expect_gt(q->cls_out[LC_DENSE] + q->cls_back[LC_DENSE], 0);
+	plan_free(p), plan_free(q);
+}

@@ -96,24 +96,30 @@ int attn_classes(const struct kmodel *m, const struct sparse_cfg *sp,
 	return n;
 }
 
-void attn_storage(const struct kmodel *m, const struct sparse_cfg *sp, double L,
-		  double mtp_layers, double *kv_bytes, double *index_bytes)
+void attn_storage_of(const struct kmodel *m, const struct sparse_cfg *sp, double L,
+		     double mtp_layers, unsigned classes, double *kv_bytes, double *index_bytes)
 {
 	struct attn_geo g;
 	geometry(m, &g);
 	struct lcount lc[2 * LC_N];
 	int n = attn_classes(m, sp, m->layers, 0, lc);
-	if (mtp_layers > 0) { /* each MTP module is a decoder layer with its own cache */
-		int k = attn_classes(m, sp, mtp_layers, 1, lc + n);
-		n += k;
-	}
+	if (mtp_layers > 0) /* each MTP module is a decoder layer with its own cache */
+		n += attn_classes(m, sp, mtp_layers, 1, lc + n);
 	*kv_bytes = *index_bytes = 0;
 	for (int i = 0; i < n; i++) {
+		if (!((classes >> lc[i].cls) & 1u))
+			continue;
 		double kv, idx;
 		keeps(&g, sp, lc[i].cls, L, &kv, &idx);
 		*kv_bytes += lc[i].layers * kv;
 		*index_bytes += lc[i].layers * idx;
 	}
+}
+
+void attn_storage(const struct kmodel *m, const struct sparse_cfg *sp, double L,
+		  double mtp_layers, double *kv_bytes, double *index_bytes)
+{
+	attn_storage_of(m, sp, L, mtp_layers, ~0u, kv_bytes, index_bytes);
 }
 
 /* Whether the indexer of sp's algorithm projects on layers of class cls. */

@@ -39,6 +39,9 @@ void attn_emit_class(struct emit *e, const struct sparse_cfg *sp, enum lclass cl
  * index keys or summaries. */
 void attn_storage(const struct kmodel *m, const struct sparse_cfg *sp, double L,
 		  double mtp_layers, double *kv_bytes, double *index_bytes);
+/* The same over the layers of the classes in the mask (bit 1 << cls). */
+void attn_storage_of(const struct kmodel *m, const struct sparse_cfg *sp, double L,
+		     double mtp_layers, unsigned classes, double *kv_bytes, double *index_bytes);
 
 /* Cache bytes per token of context at long context (1M tokens): KV and
  * index, over all decoder layers. */

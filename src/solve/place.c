@@ -288,7 +288,7 @@ static int place_memory(const struct plan *p, struct plan_ws *w, long B)
 		double need = e[PLAN_BK_STORE], need_g = e[PLAN_BK_GSTORE];
 		int dev, root = w->tour[1];
 		if (!scan &&
-		    (!p->keys_on_gpu || fits_bytes(p, w, root, gpu_for(p, root, cnt), need, need_g))) {
+		    (!p->gpu_stores || fits_bytes(p, w, root, gpu_for(p, root, cnt), need, need_g))) {
 			dev = root;
 		} else { /* the best device that holds it, else the roomiest */
 			int best = -1, roomy = -1;

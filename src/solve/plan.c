@@ -37,7 +37,11 @@ static void place_slots(struct plan *p, const struct attn_layout *lay,
 		struct plan_slot_rate own;
 		int k = s % ATTN_SLOTS_PER_CLASS;
 		slot_rates(p->has_mem ? d->mem : d->gpu, &lay->s[s], &own);
-		int mine = isfinite(own.ic) && (!gather_only || k == SL_KV_WRITE || k == SL_GATHER);
+		/* in the gather role the dense-attention layers' caches stay in
+		 * HBM: the GPU writes and reads them there, over no link */
+		int role = !gather_only || ((k == SL_KV_WRITE || k == SL_GATHER) &&
+					    lay->s[s].lc != LC_DENSE);
+		int mine = isfinite(own.ic) && role;
 		if (mine || !p->has_mem) {
 			sd[s] = own;
 			sd[s].on_gpu = !p->has_mem;
@@ -226,6 +230,10 @@ static void link_bytes(struct plan *p)
 			p->cls_back[c] = p->post_b[s] * p->layout.s[s].layers;
 			query[c] = 0;
 		}
+	/* the dense layers of the gather role stay in HBM: nothing of theirs
+	 * crosses the link */
+	if (p->dense_in_hbm)
+		p->cls_out[LC_DENSE] = p->cls_back[LC_DENSE] = query[LC_DENSE] = 0;
 	/* a split request's remote slices attend with its query (sent once per
 	 * slice from the request's GPU over the scale-up link) */
 	p->bcast_bytes = 0;

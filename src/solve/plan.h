@@ -204,6 +204,9 @@ struct plan {
 	struct plan_side mem_side, gpu_side;
 	struct plan_vmap slot_map[ATTN_MAX_SLOTS], slot_map_mtp[ATTN_MAX_SLOTS];
 	int keys_on_gpu;    /* index keys stay in HBM (the GPU runs the scan) */
+	int dense_in_hbm;   /* the dense-attention layers' caches stay in HBM
+			       (the gather role: the GPU attends over them) */
+	int gpu_stores;     /* either: a request holds bytes in HBM too */
 	int has_post;       /* some slot runs on the GPU after the device's gather */
 	/* The device links, per request per step by layer class: the bytes
 	 * they carry out (with the GPU running the scan and top-k: not the

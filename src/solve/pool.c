@@ -105,6 +105,11 @@ int plan_pool_fill(struct plan *p, double *f, double *b)
 		if (p->layout.s[s].kind == OP_INDEX_SCAN && p->slot_dev[s].on_gpu)
 			scan_on_gpu = p->has_mem && !p->in_hbm;
 	p->keys_on_gpu = scan_on_gpu;
+	/* the dense-attention layers' caches stay where the GPU attends over
+	 * them (the gather role: plan.c's place_slots) */
+	p->dense_in_hbm = p->has_mem && !p->in_hbm && d->sys->memdev_role == ROLE_GATHER &&
+			  p->layout.cls_layers[LC_DENSE] > 0;
+	p->gpu_stores = p->keys_on_gpu || p->dense_in_hbm;
 	/* entry i's costs are in row src[i] of f, b and the packed values: a
 	 * context equal to the one before shares its row (a fixed context
 	 * prices and writes one row, not 4,096) */
@@ -128,10 +133,13 @@ int plan_pool_fill(struct plan *p, double *f, double *b)
 			     b + (size_t)i * n);
 		attn_request(d->m, d->sp, &p->layout_mtp, 1, L, p->q, f + (size_t)i * n + S,
 			     b + (size_t)i * n + S);
-		double kv, idx;
+		double kv, idx, kvd = 0, idxd = 0;
 		attn_storage(d->m, d->sp, L, design_mtp_layers(d), &kv, &idx);
-		p->store[i] = kv + (scan_on_gpu ? 0 : idx);
-		p->store_gpu[i] = scan_on_gpu ? idx : 0;
+		if (p->dense_in_hbm)
+			attn_storage_of(d->m, d->sp, L, design_mtp_layers(d), 1u << LC_DENSE, &kvd,
+					&idxd);
+		p->store[i] = kv - kvd + (scan_on_gpu ? 0 : idx - idxd);
+		p->store_gpu[i] = kvd + idxd + (scan_on_gpu ? idx - idxd : 0);
 	}
 	gsl_rng_free(rng);
 	p->clipped = (double)cut / PLAN_POOL;

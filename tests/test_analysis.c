@@ -197,3 +197,84 @@ Test(analysis, every_power_accounting_picks_its_own_best)
 	study_pick_free(&pk);
 	study_grid_free(&g);
 }
+
+/* Hand-made metrics of a saturating study: GPU-only's tok/s/W at G GPUs,
+ * and KARAT's at d devices per GPU (8 GPUs), both concave: each rises
+ * while a step gains, then falls. */
+static double gpu_only_at(int G) { return 1 + 0.1 * log2(G / 8.0) - 0.012 * pow(log2(G / 8.0), 2); }
+static double karat_at(int d) { return 2 + 0.3 * log2(d) - 0.06 * pow(log2(d), 2); }
+
+static void fill(const struct study_grid *g, struct result *res)
+{
+	for (int i = 0; i < g->n; i++) {
+		const struct study_point *p = &g->pt[i];
+		res[i] = p->system == 0 ? ok(700.0 * p->gpus, gpu_only_at(p->gpus))
+					: ok(700.0 * p->gpus, karat_at(p->memdevs / p->gpus));
+	}
+}
+
+/* Issue 29 item 5: growing while one more step gains at least 1% ends on
+ * the best a brute-force scan up to the limits finds.  By hand:
+ * GPU-only's steps from 8 GPUs gain 8.8%, 5.9%, 3.5%, 1.3%, then -0.7%
+ * at 256: its best is 128, and growth stops after trying 256; KARAT's
+ * from 1 device per GPU gain 12%, 5.4%, then 0% at 8: its best is 4
+ * (the first of equals), and growth stops after trying 8.  A limit stops
+ * growth too. */
+Test(analysis, saturating_search_equals_a_brute_force_scan)
+{
+	struct study_def sd;
+	small_study(&sd);
+	sd.saturate = 0.01, sd.gpus_limit = 4096, sd.per_gpu_limit = 64;
+	struct study_grow gr;
+	memset(&gr, 0, sizeof gr);
+	struct study_grid g;
+	struct kerr err;
+	static struct result res[4096];
+	int rounds = 0;
+	for (;; rounds++) {
+		cr_assert_eq(study_grid_grown(&sd, &gr, &g, &err), 0, "%s", err.msg);
+		cr_assert_leq(g.n, 4096);
+		fill(&g, res);
+		int grew = study_grow_step(&sd, &g, res, &gr);
+		if (!grew)
+			break;
+		study_grid_free(&g);
+		cr_assert_lt(rounds, 20, "never saturates");
+	}
+	int b0 = study_best_of(res, g.start[0], g.start[1], SM_TDP);
+	int b1 = study_best_of(res, g.start[1], g.start[2], SM_TDP);
+	cr_assert(b0 >= 0 && b1 >= 0);
+	cr_expect_eq(g.pt[b0].gpus, 128, "GPU-only's best at %d GPUs", g.pt[b0].gpus);
+	cr_expect_eq(g.pt[b1].memdevs / g.pt[b1].gpus, 4, "KARAT's best at %d a GPU",
+		     g.pt[b1].memdevs / g.pt[b1].gpus);
+	cr_expect_eq(gr.gpus[0], 256, "one step past the best, which gained less");
+	cr_expect_eq(gr.per_gpu[1], 8);
+	/* the brute-force scan over every doubling to the limits */
+	double bestG = 0, bestd = 0;
+	int atG = 0, atd = 0;
+	for (int G = 8; G <= 4096; G *= 2)
+		if (gpu_only_at(G) > bestG)
+			bestG = gpu_only_at(G), atG = G;
+	for (int d = 1; d <= 64; d *= 2)
+		if (karat_at(d) > bestd)
+			bestd = karat_at(d), atd = d;
+	cr_expect_eq(g.pt[b0].gpus, atG);
+	cr_expect_eq(g.pt[b1].memdevs / g.pt[b1].gpus, atd);
+	cr_expect(fabs(res[b0].tok_per_w - bestG) < 1e-12 && fabs(res[b1].tok_per_w - bestd) < 1e-12);
+	study_grid_free(&g);
+	/* a limit stops it: no more than 32 GPUs and 2 devices a GPU */
+	memset(&gr, 0, sizeof gr);
+	sd.gpus_limit = 32, sd.per_gpu_limit = 2;
+	for (rounds = 0;; rounds++) {
+		cr_assert_eq(study_grid_grown(&sd, &gr, &g, &err), 0, "%s", err.msg);
+		fill(&g, res);
+		int grew = study_grow_step(&sd, &g, res, &gr);
+		if (!grew)
+			break;
+		study_grid_free(&g);
+		cr_assert_lt(rounds, 20);
+	}
+	cr_expect_eq(gr.gpus[0], 32);
+	cr_expect_eq(gr.per_gpu[1], 0, "the list already reaches the limit of 2");
+	study_grid_free(&g);
+}

@@ -58,6 +58,14 @@ Test(study, bad_studies_fail_with_file_and_line)
 		   "steps.oops on gpu-only: --set system.gpu_prt: no such key (did you mean "
 		   "'system.gpu_port'?)", 10);
 	load_fails(GOOD "slos_ms = 50, 0\n", "study.slos_ms", 8);
+	/* issue 29 item 5: growth names its limits, within which the lists lie */
+	load_fails(GOOD "saturate = 0.01\n", "study.saturate needs gpus_limit and "
+		   "memdevs_per_gpu_limit", 8);
+	load_fails(GOOD "saturate = 0.01\ngpus_limit = 4\nmemdevs_per_gpu_limit = 4\n",
+		   "study.saturate: a listed count (8) is above its limit (study.gpus_limit = 4)", 8);
+	load_fails(GOOD "saturate = 0.01\ngpus_limit = 64\nmemdevs_per_gpu_limit = 4\n"
+		   "saturate_systems = gpu-karta\n", "study.saturate_systems names 'gpu-karta'", 11);
+	load_fails(GOOD "saturate = 2\n", "study.saturate", 8);
 }
 
 

@@ -15,102 +15,10 @@
 #include <unistd.h>
 
 #include "cli/pool.h"
+#include "cli/run_points.h"
 #include "cli/run_summary.h"
 #include "cli/run_unc.h"
 #include "study/study.h"
-
-/* The points of one pool run: a grid's, with the study's names and the
- * user's --set options. */
-struct run_points {
-	const struct study_def *sd;
-	const struct study_grid *g;
-	const char *const *user_sets; /* --set, applied to every point */
-	int nuser;
-	const struct study_unc *unc;  /* an uncertainty study's draws, or NULL */
-};
-
-static const char *algo_name(const struct study_def *sd, const struct study_point *p)
-{
-	return strcmp(sd->algos.v[p->algo], "native") ? sd->algos.v[p->algo] : NULL;
-}
-
-static void make(const void *ctx, long idx, struct point_spec *ps,
-		 char sets[][POOL_SET_LEN])
-{
-	const struct run_points *g = ctx;
-	const struct study_point *p = &g->g->pt[idx];
-	memset(ps, 0, sizeof *ps);
-	ps->model = g->sd->models.v[p->model], ps->algo = algo_name(g->sd, p);
-	ps->system = g->sd->systems.v[p->system], ps->workload = g->sd->workloads.v[p->workload];
-	ps->schedule = DESIGN_DEFAULT_SCHED_NAME, ps->mb = "auto";
-	snprintf(sets[0], POOL_SET_LEN, "system.gpus=%d", p->gpus);
-	ps->sets[ps->nsets] = sets[ps->nsets], ps->nsets++;
-	if (p->memdevs > 0) {
-		snprintf(sets[ps->nsets], POOL_SET_LEN, "system.memdevs=%d", p->memdevs);
-		ps->sets[ps->nsets] = sets[ps->nsets], ps->nsets++;
-	}
-	if (g->sd->gpu_types.n > 0) { /* both sides on the same GPU */
-		snprintf(sets[ps->nsets], POOL_SET_LEN, "system.gpu=%s", g->sd->gpu_types.v[p->gpu]);
-		ps->sets[ps->nsets] = sets[ps->nsets], ps->nsets++;
-	}
-	/* the SLO's and the sample count's text, in storage no override uses */
-	if (g->sd->slos.n > 0) {
-		snprintf(sets[ARGS_MAX_MANY - 1], POOL_SET_LEN, "%d", g->sd->slos.v[p->slo]);
-		ps->slo_ms = sets[ARGS_MAX_MANY - 1];
-	}
-	if (g->sd->samples > 0) {
-		snprintf(sets[ARGS_MAX_MANY - 2], POOL_SET_LEN, "%.0f", g->sd->samples);
-		ps->samples = sets[ARGS_MAX_MANY - 2];
-	}
-	if (g->unc && p->step > 0) { /* draw step - 1 (step 0: the files' own figures) */
-		study_unc_sets(g->unc, p->step - 1, p->system, sets[ps->nsets], POOL_SET_LEN);
-		for (int i = 0; i < g->unc->nset[p->system]; i++, ps->nsets++)
-			ps->sets[ps->nsets] = sets[ps->nsets];
-	}
-	for (int k = 0; k <= p->step && k < g->sd->nsteps; k++) /* every step so far */
-		for (int i = 0; i < g->sd->step_nset[k]; i++)
-			ps->sets[ps->nsets++] = g->sd->step_set[k][i];
-	for (int i = 0; i < g->nuser; i++) /* run_study bounds nuser */
-		ps->sets[ps->nsets++] = g->user_sets[i];
-}
-
-/* Heaviest first (more devices per GPU, more GPUs) so threads finish
- * together; results stay by index. */
-static long *order_of(const struct study_grid *g)
-{
-	long *o = malloc(sizeof *o * (size_t)(g->n ? g->n : 1));
-	if (!o)
-		return NULL;
-	for (long i = 0; i < g->n; i++)
-		o[i] = i;
-	for (long i = 1; i < g->n; i++)
-		for (long j = i; j > 0; j--) {
-			const struct study_point *x = &g->pt[o[j - 1]], *y = &g->pt[o[j]];
-			long wx = (long)x->gpus + 8L * x->memdevs, wy = (long)y->gpus + 8L * y->memdevs;
-			if (wx >= wy)
-				break;
-			long t = o[j];
-			o[j] = o[j - 1], o[j - 1] = t;
-		}
-	return o;
-}
-
-static int run_pool(const struct run_points *g, struct pool *pl, int jobs, const char *what,
-		    int quiet)
-{
-	long *order = order_of(g->g);
-	if (!order) {
-		die_msg("out of memory");
-		return 1;
-	}
-	*pl = (struct pool){.make = make, .ctx = g, .total = g->g->n,
-			    .quiet = quiet, .what = what, .order = order};
-	int rc = pool_run(pl, jobs);
-	free(order);
-	if (rc)
-		die_msg("%s", pl->err.msg);
-	return rc;
-}
 
 struct out {
 	struct table csv, shown;
@@ -175,7 +83,7 @@ static void row(struct out *o, const struct study_def *sd, const struct study_gr
 	char c[RUN_NCOL][OUT_CELL];
 	const struct study_point *p = r->p;
 	const struct result *x = r->x, *b = r->b;
-	const char *algo = algo_name(sd, p);
+	const char *algo = run_algo_name(sd, p);
 	const char *txt[] = {sd->name, sd->models.v[p->model], algo ? algo : "native",
 			     sd->workloads.v[p->workload], sd->systems.v[p->system],
 			     study_view_names[r->v]};
@@ -367,42 +275,6 @@ static int write_points(const char *path, const struct pool *p1, const struct po
 	return rc;
 }
 
-/* Each step's overrides load, before the long work: on a point of the
- * step on each system (the last system's has the most parts), the first
- * failure as FILE:LINE of its [steps] line.  0, or 1 said. */
-static int check_steps(const struct run_points *all)
-{
-	struct run_points own = *all, *rp = &own;
-	own.nuser = 0; /* the user's --set are checked with every point */
-	const struct study_def *sd = rp->sd;
-	const struct study_grid *g = rp->g;
-	int nk = sd->nsteps ? sd->nsteps : rp->unc ? study_nstep(sd) : 0;
-	for (int k = 0; k < nk; k++)
-		for (int sy = 0; sy < g->nsystem; sy++) {
-			long i = 0;
-			while (i < g->n && (g->pt[i].step != k || g->pt[i].system != sy))
-				i++;
-			if (i == g->n)
-				continue;
-			struct point_spec ps;
-			static char sets[ARGS_MAX_MANY][POOL_SET_LEN];
-			make(rp, i, &ps, sets);
-			ps.skip_memdev_sets = 1;
-			static struct loaded ld;
-			struct kerr err;
-			int rc = point_load(&ps, &ld, &err);
-			point_free(&ld);
-			if (rc && sd->nsteps)
-				die_msg("%s:%d: steps.%s on %s: %s", sd->path, sd->step_line[k],
-					sd->step_name[k], sd->systems.v[sy], err.msg);
-			else if (rc)
-				die_msg("%s: draw %d on %s: %s", sd->path, k, sd->systems.v[sy], err.msg);
-			if (rc)
-				return 1;
-		}
-	return 0;
-}
-
 static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 		     const char *dir, struct run_summary *sum)
 {
@@ -431,8 +303,9 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 	}
 	struct study_grid g = {0}, extra = {0};
 	struct study_pick pk = {0};
-	struct run_points rg = {sd, &g, a->many, a->nmany, unc.x ? &unc : NULL},
-			  re = {sd, &extra, a->many, a->nmany, NULL};
+	struct run_points rg = {.sd = sd, .g = &g, .user_sets = a->many, .nuser = a->nmany,
+			       .unc = unc.x ? &unc : NULL},
+			  re = {.sd = sd, .g = &extra, .user_sets = a->many, .nuser = a->nmany};
 	struct pool p1 = {0}, p2 = {0};
 	struct study_row *rows = NULL;
 	struct study_range rng;
@@ -442,11 +315,7 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 	char what[128], what2[140];
 	snprintf(what, sizeof what, "run %s", sd->name);
 	snprintf(what2, sizeof what2, "run %s (baseline at the same TDP)", sd->name);
-	if (study_grid(sd, &g, &err) != 0)
-		rc = (die_msg("%s", err.msg), 1);
-	if (!rc)
-		rc = check_steps(&rg);
-	if (!rc && (rc = run_pool(&rg, &p1, jobs, what, quiet)) != 0)
+	if ((rc = run_grid(&rg, &g, &p1, jobs, what, quiet)) != 0)
 		rc = rc == 2 ? EXIT_USAGE : 1;
 	if (!rc && rg.unc) { /* an uncertainty study: its own table, files and figure */
 		rc = write_points(path, &p1, &p2) != 0 ||

@@ -185,7 +185,16 @@ static void *worker(void *arg)
 		unsigned long long applied = 0;
 		memset(&r, 0, sizeof r);
 		double t0 = clock_now();
-		int rc = eval_point(pl, idx, &row, &r, &applied, &err);
+		long was = pl->from && pl->from_idx ? pl->from_idx[idx] : -1;
+		int rc = 0;
+		if (was >= 0) { /* solved in an earlier round: the same point */
+			r = pl->from->res[was], applied = pl->from->applied[was];
+			row = pl->from->rows[was] ? strdup(pl->from->rows[was]) : NULL;
+			memcpy(pl->bound[idx], pl->from->bound[was], POOL_BOUND_LEN);
+			if (!row)
+				rc = 1, kerr_set(&err, 0, 0, "out of memory");
+		} else
+			rc = eval_point(pl, idx, &row, &r, &applied, &err);
 		double dt = clock_now() - t0;
 		pthread_mutex_lock(&pl->lock);
 		pl->rows[idx] = row;

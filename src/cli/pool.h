@@ -37,6 +37,11 @@ struct pool {
 		    double secs, int feasible);
 	void *sctx;
 	long nfailed;          /* points that failed (keep_going) */
+	/* Points solved before (a saturating study's earlier round): point i
+	 * with from_idx[i] >= 0 takes from's result, row and bound at that
+	 * index instead of being solved again (NULL: solve every point). */
+	const struct pool *from;
+	const long *from_idx;
 	/* filled by pool_run */
 	char **rows;           /* CSV row per point (malloc'd), or NULL */
 	struct result *res;    /* result per point */

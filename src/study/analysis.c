@@ -34,19 +34,32 @@ static double system_ratio(const char *system, double *per_node, struct kerr *er
 	return system_has_memdev(&s) ? s.memdevs / s.gpus : 0;
 }
 
+/* A list's counts, then its top doubled while within top (0: none):
+ * into out (STUDY_MAX_LIST x 2); returns how many. */
+static int counts(const struct int_list *l, int top, int *out)
+{
+	int n = 0;
+	for (int k = 0; k < l->n; k++)
+		out[n++] = l->v[k];
+	for (int c = 2 * out[n - 1]; top > 0 && c <= top && n < 2 * STUDY_MAX_LIST; c *= 2)
+		out[n++] = c;
+	return n;
+}
+
 /* One system's points for one group: each GPU count, and with memory
- * devices each count per GPU (or its file's ratio r, when fixed). */
-static int add_system(const struct study_def *sd, struct study_grid *g, struct study_point p,
-		      double r, int fixed, int wide)
+ * devices each count per GPU (or its file's ratio r, when fixed), the
+ * lists grown as gr says. */
+static int add_system(const struct study_def *sd, const struct study_grow *gr,
+		      struct study_grid *g, struct study_point p, double r, int fixed, int wide)
 {
 	int narrow = r > 0 && !wide; /* memdev_gpus, not the baseline's gpus */
-	int nG = narrow ? sd->mgpus.n : sd->gpus.n, nd = r > 0 && !fixed ? sd->per_gpu.n : 1;
+	int G[2 * STUDY_MAX_LIST], P[2 * STUDY_MAX_LIST];
+	int nG = counts(narrow ? &sd->mgpus : &sd->gpus, gr ? gr->gpus[p.system] : 0, G);
+	int nd = r > 0 && !fixed ? counts(&sd->per_gpu, gr ? gr->per_gpu[p.system] : 0, P) : 1;
 	for (int k = 0; k < nG; k++) {
-		p.gpus = narrow ? sd->mgpus.v[k] : sd->gpus.v[k];
+		p.gpus = G[k];
 		for (int d = 0; d < nd; d++) {
-			p.memdevs = r <= 0 ? 0
-				    : fixed ? (int)fmax(1, p.gpus * r + 0.5)
-					    : p.gpus * sd->per_gpu.v[d];
+			p.memdevs = r <= 0 ? 0 : fixed ? (int)fmax(1, p.gpus * r + 0.5) : p.gpus * P[d];
 			if (add(g, p) != 0)
 				return -1;
 		}
@@ -55,6 +68,12 @@ static int add_system(const struct study_def *sd, struct study_grid *g, struct s
 }
 
 int study_grid(const struct study_def *sd, struct study_grid *g, struct kerr *err)
+{
+	return study_grid_grown(sd, NULL, g, err);
+}
+
+int study_grid_grown(const struct study_def *sd, const struct study_grow *gr,
+		     struct study_grid *g, struct kerr *err)
 {
 	int ns = sd->systems.n;
 	memset(g, 0, sizeof *g);
@@ -87,7 +106,7 @@ int study_grid(const struct study_def *sd, struct study_grid *g, struct kerr *er
 		for (int s = 0; s < ns; s++) {
 			g->start[gi * ns + s] = g->n;
 			p.system = s;
-			if (add_system(sd, g, p, g->ratio[s], study_fixed(sd, sd->systems.v[s]),
+			if (add_system(sd, gr, g, p, g->ratio[s], study_fixed(sd, sd->systems.v[s]),
 				       study_wide(sd, sd->systems.v[s])) != 0) {
 				study_grid_free(g);
 				return kerr_set(err, 0, 0, "out of memory");

@@ -60,6 +60,18 @@ static const struct field study_fields[] = {
 	 "P10, P50 and P90 of the ratio, and what drives it"},
 	{"study", "draw_seed", FK_NUM, U_INT, offsetof(struct study_def, draw_seed), 0, 0, 0,
 	 2147483647, 0, NULL, "the draws' seed (default 1); the same seed, the same draws"},
+	{"study", "saturate", FK_NUM, U_REAL, offsetof(struct study_def, saturate), 0, 0, 0.001, 0.5,
+	 1, NULL, "grow each system's GPU count and devices per GPU past the lists, doubling, "
+	 "until one more step gains less than this share of its best (e.g. 0.01) or a limit "
+	 "stops it (gpus_limit, memdevs_per_gpu_limit); absent: the lists as given"},
+	S("saturate_systems", FK_NAMES, grown, 0, 0, 0,
+	  "the systems a saturating study grows (default: every one; the others keep the "
+	  "lists)"),
+	{"study", "gpus_limit", FK_NUM, U_INT, offsetof(struct study_def, gpus_limit), 0, 0, 1,
+	 4096, 1, NULL, "the most GPUs a saturating study grows a system to"},
+	{"study", "memdevs_per_gpu_limit", FK_NUM, U_INT, offsetof(struct study_def, per_gpu_limit),
+	 0, 0, 1, 64, 1, NULL, "the most memory devices per GPU a saturating study grows a "
+	 "system to"},
 	{"study", "paper", FK_STR, U_INT, offsetof(struct study_def, paper), INI_VALUE, 0, 0, 0, 0,
 	 NULL, "the paper's range, LO-HIx (e.g. 2.09-6.13x), printed beside ours"},
 };
@@ -84,6 +96,11 @@ int study_fixed(const struct study_def *s, const char *sys)
 int study_wide(const struct study_def *s, const char *sys)
 {
 	return named(&s->wide, sys);
+}
+
+int study_grows(const struct study_def *s, const char *sys)
+{
+	return s->saturate > 0 && (!s->grown.n || named(&s->grown, sys));
 }
 
 int study_nstep(const struct study_def *s)
@@ -173,6 +190,24 @@ int study_load(const char *path, struct study_def *s, struct kerr *err)
 	if (rc == 0 && dr && (s->nsteps || s->slos.n || s->gpu_types.n))
 		rc = kerr_set(err, doc->path, dr->line, "study.draws: an uncertainty study has no "
 			      "[steps], slos_ms or gpu_types (run those as studies of their own)") != 0;
+	const struct ini_entry *sat = ini_doc_find(doc, "study", "saturate");
+	if (rc == 0 && sat && (!ini_doc_find(doc, "study", "gpus_limit") ||
+			       !ini_doc_find(doc, "study", "memdevs_per_gpu_limit")))
+		rc = kerr_set(err, doc->path, sat->line, "study.saturate needs gpus_limit and "
+			      "memdevs_per_gpu_limit, the physical limits growth stops at") != 0;
+	if (rc == 0 && sat && dr)
+		rc = kerr_set(err, doc->path, sat->line, "study.saturate: an uncertainty study "
+			      "(draws) solves a fixed grid") != 0;
+	for (int i = 0; rc == 0 && sat && i < s->gpus.n + s->mgpus.n + s->per_gpu.n; i++) {
+		int per = i >= s->gpus.n + s->mgpus.n;
+		int v = i < s->gpus.n ? s->gpus.v[i] : !per ? s->mgpus.v[i - s->gpus.n]
+					: s->per_gpu.v[i - s->gpus.n - s->mgpus.n];
+		if (v > (per ? s->per_gpu_limit : s->gpus_limit))
+			rc = kerr_set(err, doc->path, sat->line, "study.saturate: a listed count (%d) "
+				      "is above its limit (study.%s = %.0f)", v,
+				      per ? "memdevs_per_gpu_limit" : "gpus_limit",
+				      per ? s->per_gpu_limit : s->gpus_limit) != 0;
+	}
 	if (rc == 0 && !ini_doc_find(doc, "study", "draw_seed"))
 		s->draw_seed = 1;
 	if (rc == 0 && !s->algos.n)
@@ -187,12 +222,14 @@ int study_load(const char *path, struct study_def *s, struct kerr *err)
 		rc = kerr_set(err, doc->path, e ? e->line : line,
 			      "study.baseline '%s' is not one of study.systems", s->baseline);
 	}
-	/* a system named in memdevs_fixed or baseline_gpus_for is a study system */
-	for (int l = 0; rc == 0 && l < 2; l++) {
-		const struct name_list *nl = l ? &s->wide : &s->fixed;
+	/* a system named in memdevs_fixed, baseline_gpus_for or saturate_systems
+	 * is a study system */
+	for (int l = 0; rc == 0 && l < 3; l++) {
+		const struct name_list *nl = l == 2 ? &s->grown : l ? &s->wide : &s->fixed;
 		for (int i = 0; rc == 0 && i < nl->n; i++)
 			if (!named(&s->systems, nl->v[i])) {
-				const char *key = l ? "baseline_gpus_for" : "memdevs_fixed";
+				const char *key = l == 2 ? "saturate_systems"
+						  : l ? "baseline_gpus_for" : "memdevs_fixed";
 				const struct ini_entry *e = ini_doc_find(doc, "study", key);
 				rc = kerr_set(err, doc->path, e ? e->line : line,
 					      "study.%s names '%s', which is not one of study.systems", key,

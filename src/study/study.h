@@ -52,6 +52,13 @@ struct study_def {
 					Latin-hypercube draws of the assumed
 					figures (uncert.c) */
 	double draw_seed;            /* their generator's seed */
+	/* > 0: each system's GPU and device counts grow past their lists,
+	 * doubling, until one more step gains less than this share or a
+	 * limit stops them (grow.c) */
+	double saturate;
+	double gpus_limit, per_gpu_limit; /* the physical limits growth stops at */
+	struct name_list grown;      /* the systems that grow (saturate_systems;
+					n 0: every one) */
 };
 
 /* What a system's best is picked by and its ratio is taken in: tokens per
@@ -82,6 +89,8 @@ extern const struct schema study_schema;
 int study_fixed(const struct study_def *s, const char *sys);
 /* Whether system name sys is tried at the baseline's GPU counts. */
 int study_wide(const struct study_def *s, const char *sys);
+/* Whether a saturating study grows sys (study.saturate_systems). */
+int study_grows(const struct study_def *s, const char *sys);
 
 /* ---- the analysis (analysis.c) ---- */
 
@@ -129,6 +138,24 @@ struct study_grid {
  * with memory devices, each count per GPU (or its file's ratio, when in
  * memdevs_fixed).  Loads each system's file.  0, or -1 with err. */
 int study_grid(const struct study_def *s, struct study_grid *g, struct kerr *err);
+
+/* How far a saturating study has grown each system (index as in
+ * study.systems): its largest GPU count and devices per GPU, each its
+ * list's top doubled some times (0: the list as given). */
+struct study_grow {
+	int gpus[STUDY_MAX_LIST], per_gpu[STUDY_MAX_LIST];
+};
+/* study_grid with each system's lists grown as gr says (NULL: none). */
+int study_grid_grown(const struct study_def *s, const struct study_grow *gr,
+		     struct study_grid *g, struct kerr *err);
+/* One round of a saturating study (s->saturate > 0) on its solved grid g
+ * (res[i] for g->pt[i]): a system whose best, in some group, sits at its
+ * largest GPU count, or devices per GPU, and gained at least s->saturate
+ * over the step below (or the step below had nothing feasible) grows that
+ * count to the next doubling within s's limit.  Returns 1 when some
+ * system grew (gr updated), 0 when every one has saturated. */
+int study_grow_step(const struct study_def *s, const struct study_grid *g,
+		    const struct result *res, struct study_grow *gr);
 void study_grid_free(struct study_grid *g);
 
 /* Index of the best feasible point in [lo, hi) in metric m (the first of

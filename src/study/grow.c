@@ -1,0 +1,85 @@
+/* grow.c: a saturating study's search (study/study.h, study_grow_step).
+ * A system's GPU count and devices per GPU grow past the study's lists,
+ * doubling, while its best point sits at the largest count tried and
+ * that count still gained at least study.saturate over the one below;
+ * a physical limit (study.gpus_limit, memdevs_per_gpu_limit) stops them
+ * too.  The runner solves the grown grid again (the points it has solved
+ * are kept) until no system grows. */
+#include "study/study.h"
+
+#include <math.h>
+
+/* The best metric among points [lo, hi) of g whose key (GPUs, or devices
+ * per GPU at `gpus` GPUs) is k; -1 when none is feasible. */
+static double best_at(const struct study_grid *g, const struct result *res, int lo, int hi,
+		      enum study_metric m, int per, int gpus, int k)
+{
+	double best = -1;
+	for (int i = lo; i < hi; i++) {
+		const struct study_point *p = &g->pt[i];
+		int key = per ? (p->gpus ? p->memdevs / p->gpus : 0) : p->gpus;
+		if (key != k || (per && p->gpus != gpus) || !res[i].feasible)
+			continue;
+		double v = study_metric(&res[i], m);
+		if (isfinite(v) && v > best)
+			best = v;
+	}
+	return best;
+}
+
+/* Whether a best at key kb, among keys of [lo, hi), is at the top and
+ * gained at least `gain` over the key below it (none below, or nothing
+ * feasible there: it did).  *top gets the top key. */
+static int still_gaining(const struct study_grid *g, const struct result *res, int lo, int hi,
+			 enum study_metric m, int per, int gpus, int kb, double vb, double gain,
+			 int *top)
+{
+	int below = 0;
+	*top = 0;
+	for (int i = lo; i < hi; i++) {
+		const struct study_point *p = &g->pt[i];
+		if (per && p->gpus != gpus)
+			continue;
+		int key = per ? (p->gpus ? p->memdevs / p->gpus : 0) : p->gpus;
+		*top = key > *top ? key : *top;
+	}
+	if (kb != *top)
+		return 0;
+	for (int i = lo; i < hi; i++) {
+		const struct study_point *p = &g->pt[i];
+		int key = per ? (p->gpus ? p->memdevs / p->gpus : 0) : p->gpus;
+		if ((!per || p->gpus == gpus) && key < kb && key > below)
+			below = key;
+	}
+	double vp = below ? best_at(g, res, lo, hi, m, per, gpus, below) : -1;
+	return !(vp > 0) || vb >= vp * (1 + gain);
+}
+
+int study_grow_step(const struct study_def *s, const struct study_grid *g,
+		    const struct result *res, struct study_grow *gr)
+{
+	int grew = 0, ns = g->nsystem;
+	enum study_metric m = (enum study_metric)s->power;
+	for (int sys = 0; sys < ns; sys++) {
+		if (!study_grows(s, s->systems.v[sys]))
+			continue;
+		int devs = g->ratio[sys] > 0 && !study_fixed(s, s->systems.v[sys]);
+		for (int gi = 0; gi < g->ngroup; gi++) {
+			int lo = g->start[gi * ns + sys], hi = g->start[gi * ns + sys + 1];
+			int b = study_best_of(res, lo, hi, m), top;
+			if (b < 0)
+				continue;
+			const struct study_point *p = &g->pt[b];
+			double vb = study_metric(&res[b], m);
+			if (still_gaining(g, res, lo, hi, m, 0, 0, p->gpus, vb, s->saturate, &top) &&
+			    2 * top <= s->gpus_limit && 2 * top > gr->gpus[sys])
+				gr->gpus[sys] = 2 * top, grew = 1;
+			int per = p->gpus ? p->memdevs / p->gpus : 0;
+			if (devs && still_gaining(g, res, lo, hi, m, 1, p->gpus, per, vb, s->saturate,
+						  &top) &&
+			    2 * top <= s->per_gpu_limit && 2 * top > gr->per_gpu[sys])
+				gr->per_gpu[sys] = 2 * top, grew = 1;
+		}
+	}
+	return grew;
+}

@@ -7,7 +7,6 @@
 
 #include "cli/run_points.h"
 
-
 const char *run_algo_name(const struct study_def *sd, const struct study_point *p)
 {
 	return strcmp(sd->algos.v[p->algo], "native") ? sd->algos.v[p->algo] : NULL;
@@ -75,7 +74,7 @@ static long *order_of(const struct study_grid *g)
 }
 
 int run_pool(const struct run_points *g, struct pool *pl, int jobs, const char *what,
-		    int quiet)
+	     int quiet)
 {
 	long *order = order_of(g->g);
 	if (!order) {

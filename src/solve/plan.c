@@ -23,10 +23,6 @@ static void slot_rates(const struct kdevice *dv, const struct attn_slot *s,
 	sd->eb = 8 * dv->e_bit;
 }
 
-/* Slot s of a layout (each layer class has ATTN_SLOTS_PER_CLASS, in
- * attn_layout's order: KV write, index write, scan, top-k, gather,
- * attention). */
-enum { SL_KV_WRITE, SL_INDEX_WRITE, SL_SCAN, SL_TOPK, SL_GATHER, SL_ATTENTION };
 
 static void place_slots(struct plan *p, const struct attn_layout *lay,
 			struct plan_slot_rate *sd)

@@ -33,6 +33,10 @@ enum { PLAN_BK_CTX, PLAN_BK_STORE, PLAN_BK_GSTORE, PLAN_BK_N }; /* plan.by_key *
 /* Where each operator sits in a layer's chain (sched/pipeline.h). */
 enum phase { PH_NONE, PH_PRE, PH_POST, PH_DISP, PH_EXP, PH_COMB, PH_TAIL, PH_CACHE, PH_N };
 
+/* Slot k of a layer class: slot s of a layout is k = s %
+ * ATTN_SLOTS_PER_CLASS, in attn_layout's order. */
+enum plan_slot_kind { SL_KV_WRITE, SL_INDEX_WRITE, SL_SCAN, SL_TOPK, SL_GATHER, SL_ATTENTION };
+
 /* Roofline of one cache-side slot on the device that runs it. */
 struct plan_slot_rate {
 	double ic, im, ovh; /* s per FLOP, s per byte, s per instance */

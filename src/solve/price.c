@@ -158,8 +158,11 @@ static int where_of(const struct plan *p, const struct plan_slot_rate *sd)
 	return !(sd->on_gpu && p->has_mem) ? W_DEVICE : sd->after ? W_GPU_POST : W_GPU_PRE;
 }
 
-/* Slot k of a layer class (attn_layout's order, ATTN_SLOTS_PER_CLASS). */
-enum { SL_SCAN = 2, SL_TOPK = 3 };
+/* Packed value i of a bucket (-1: zero for every request). */
+static inline double val_at(const double *v, int i)
+{
+	return i >= 0 ? v[i] : 0;
+}
 
 /* Seconds of the scan slot s and the top-k slot s + 1 on a device that
  * pipelines them (select.pipelined), over a bucket of n requests: one
@@ -196,15 +199,13 @@ double plan_bucket_time(const struct plan *p, const struct attn_layout *lay,
 		if (where_of(p, &sd[s]) == where) {
 			double x;
 			if (plan_slots_piped(sd, lay, s)) {
-				const double fb[4] = {map[s].f >= 0 ? v[map[s].f] : 0,
-						      map[s].b >= 0 ? v[map[s].b] : 0,
-						      map[s + 1].f >= 0 ? v[map[s + 1].f] : 0,
-						      map[s + 1].b >= 0 ? v[map[s + 1].b] : 0};
+				const double fb[4] = {val_at(v, map[s].f), val_at(v, map[s].b),
+						      val_at(v, map[s + 1].f), val_at(v, map[s + 1].b)};
 				x = piped_pair(&sd[s], &lay->s[s], fb, n);
 				s++;
 			} else
-				x = plan_slot_time(&sd[s], &lay->s[s], map[s].f >= 0 ? v[map[s].f] : 0,
-						   map[s].b >= 0 ? v[map[s].b] : 0);
+				x = plan_slot_time(&sd[s], &lay->s[s], val_at(v, map[s].f),
+						   val_at(v, map[s].b));
 			t += x;
 			if (per_class)
 				per_class[lay->s[s].lc] += x;
@@ -219,7 +220,7 @@ double plan_bucket_energy(const struct plan *p, const struct attn_layout *lay,
 	double e = 0;
 	for (int s = 0; s < lay->n; s++)
 		if ((sd[s].on_gpu && p->has_mem) == want_gpu) /* the GPU's, before and after */
-			e += lay->s[s].layers * ((map[s].f >= 0 ? v[map[s].f] : 0) * sd[s].ef +
-						 (map[s].b >= 0 ? v[map[s].b] : 0) * sd[s].eb);
+			e += lay->s[s].layers * (val_at(v, map[s].f) * sd[s].ef +
+						 val_at(v, map[s].b) * sd[s].eb);
 	return e;
 }

@@ -9,16 +9,20 @@
 
 #include <math.h>
 
-/* The best metric among points [lo, hi) of g whose key (GPUs, or devices
- * per GPU at `gpus` GPUs) is k; -1 when none is feasible. */
+/* A point's key: its GPU count, or (per) its devices per GPU. */
+static int key_of(const struct study_point *p, int per)
+{
+	return !per ? p->gpus : p->gpus ? p->memdevs / p->gpus : 0;
+}
+
+/* The best metric among points [lo, hi) of g with key k (at `gpus` GPUs
+ * when per); -1 when none is feasible. */
 static double best_at(const struct study_grid *g, const struct result *res, int lo, int hi,
 		      enum study_metric m, int per, int gpus, int k)
 {
 	double best = -1;
 	for (int i = lo; i < hi; i++) {
-		const struct study_point *p = &g->pt[i];
-		int key = per ? (p->gpus ? p->memdevs / p->gpus : 0) : p->gpus;
-		if (key != k || (per && p->gpus != gpus) || !res[i].feasible)
+		if (key_of(&g->pt[i], per) != k || (per && g->pt[i].gpus != gpus) || !res[i].feasible)
 			continue;
 		double v = study_metric(&res[i], m);
 		if (isfinite(v) && v > best)
@@ -27,9 +31,10 @@ static double best_at(const struct study_grid *g, const struct result *res, int 
 	return best;
 }
 
-/* Whether a best at key kb, among keys of [lo, hi), is at the top and
- * gained at least `gain` over the key below it (none below, or nothing
- * feasible there: it did).  *top gets the top key. */
+/* Whether a best of metric vb at key kb, among the keys of [lo, hi) (at
+ * `gpus` GPUs when per), is at the top and gained at least `gain` over
+ * the key below it (none below, or nothing feasible there: it did).
+ * *top gets the top key. */
 static int still_gaining(const struct study_grid *g, const struct result *res, int lo, int hi,
 			 enum study_metric m, int per, int gpus, int kb, double vb, double gain,
 			 int *top)
@@ -37,20 +42,16 @@ static int still_gaining(const struct study_grid *g, const struct result *res, i
 	int below = 0;
 	*top = 0;
 	for (int i = lo; i < hi; i++) {
-		const struct study_point *p = &g->pt[i];
-		if (per && p->gpus != gpus)
+		if (per && g->pt[i].gpus != gpus)
 			continue;
-		int key = per ? (p->gpus ? p->memdevs / p->gpus : 0) : p->gpus;
-		*top = key > *top ? key : *top;
+		int k = key_of(&g->pt[i], per);
+		if (k > *top)
+			below = *top, *top = k;
+		else if (k < *top && k > below)
+			below = k;
 	}
 	if (kb != *top)
 		return 0;
-	for (int i = lo; i < hi; i++) {
-		const struct study_point *p = &g->pt[i];
-		int key = per ? (p->gpus ? p->memdevs / p->gpus : 0) : p->gpus;
-		if ((!per || p->gpus == gpus) && key < kb && key > below)
-			below = key;
-	}
 	double vp = below ? best_at(g, res, lo, hi, m, per, gpus, below) : -1;
 	return !(vp > 0) || vb >= vp * (1 + gain);
 }
@@ -74,9 +75,8 @@ int study_grow_step(const struct study_def *s, const struct study_grid *g,
 			if (still_gaining(g, res, lo, hi, m, 0, 0, p->gpus, vb, s->saturate, &top) &&
 			    2 * top <= s->gpus_limit && 2 * top > gr->gpus[sys])
 				gr->gpus[sys] = 2 * top, grew = 1;
-			int per = p->gpus ? p->memdevs / p->gpus : 0;
-			if (devs && still_gaining(g, res, lo, hi, m, 1, p->gpus, per, vb, s->saturate,
-						  &top) &&
+			if (devs && still_gaining(g, res, lo, hi, m, 1, p->gpus, key_of(p, 1), vb,
+						  s->saturate, &top) &&
 			    2 * top <= s->per_gpu_limit && 2 * top > gr->per_gpu[sys])
 				gr->per_gpu[sys] = 2 * top, grew = 1;
 		}

@@ -110,7 +110,9 @@ static double cell(const char *table, const char *name)
 
 /* With system.prefill_energy = on, joules per token grow by exactly the
  * prefill's, tokens per watt are their inverse, and nothing else moves;
- * GPU-only and GPU + KARAT on the same GPUs pay the same prefill. */
+ * GPU-only and GPU + KARAT on the same GPUs pay the same prefill where
+ * they reuse alike (every idle cache kept), and otherwise the system that
+ * reuses less pays more (GPU-only with its host DRAM alone). */
 Test(prefill, the_key_adds_the_prefill_to_the_per_watt_views_alone)
 {
 	static char off[1 << 15], on[1 << 15];
@@ -134,8 +136,16 @@ Test(prefill, the_key_adds_the_prefill_to_the_per_watt_views_alone)
 					   "power_activity_w", "power_node_w", "capex_usd"};
 	for (int i = 0; i < 6; i++)
 		cr_expect_eq(cell(on, same[i]), cell(off, same[i]), "%s moved", same[i]);
-	cr_assert_eq(run_karat_fmt(out, sizeof out, errbuf, sizeof errbuf, q, "gpu-only", ""), 0,
-		     "%s", errbuf);
-	cr_expect(near(cell(out, "prefill_j_per_tok"), pj, 1e-12), "%g vs %g",
-		  cell(out, "prefill_j_per_tok"), pj);
+	cr_assert_eq(run_karat_fmt(out, sizeof out, errbuf, sizeof errbuf, q, "gpu-only",
+				   " --set system.host_ssd=0"), 0, "%s", errbuf);
+	cr_expect_lt(cell(out, "prefix_reuse"), cell(off, "prefix_reuse"),
+		     "GPU-only without its NVMe has less room");
+	cr_expect_gt(cell(out, "prefill_j_per_tok"), pj, "so its admissions bring more new tokens");
+	const char *forever = " --set workload.keepalive=forever";
+	for (int k = 0; k < 2; k++)
+		cr_assert_eq(run_karat_fmt(k ? on : off, sizeof on, errbuf, sizeof errbuf, q,
+					   k ? "gpu-only" : "gpu-karat", forever), 0, "%s", errbuf);
+	cr_expect(cell(on, "prefix_reuse") == cell(off, "prefix_reuse"));
+	cr_expect(near(cell(on, "prefill_j_per_tok"), cell(off, "prefill_j_per_tok"), 1e-12),
+		  "%g vs %g", cell(on, "prefill_j_per_tok"), cell(off, "prefill_j_per_tok"));
 }

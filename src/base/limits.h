@@ -18,6 +18,9 @@
 #define WL_MAX_Q 48
 #define WL_MAX_TOKENS 1e9
 
+/* Rows of a workload's [keepalive] table (the shipped tables have 11). */
+#define WL_MAX_KEEPALIVE 32
+
 /* Trace CSVs: size, rows and header columns (the shared traces are under
  * 4 MB and 50,000 rows, measured; the limits leave room for whole-day
  * production traces). */

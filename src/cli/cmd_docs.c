@@ -91,7 +91,11 @@ static int help_formats(void)
 	schema_table("Systems", "hw/systems/*.ini", &system_schema);
 	printf("Workload files also take percentile keys in `[input]` and `[output]` with\n"
 	       "`dist = quantiles` (`p50 = 12000`, ...); `karat quantiles` writes them from a\n"
-	       "trace.\n\n");
+	       "trace.  A `[keepalive]` section says what keeping idle sessions' caches buys:\n"
+	       "rows `KEEP = REUSE, IDLE` (`60s = 0.779, 21.92 s`): with each finished call's\n"
+	       "cache kept KEEP, REUSE of the new requests' contexts is reused and a cache\n"
+	       "waits IDLE on average.  karat then keeps idle caches as long as the room\n"
+	       "each system's batch leaves them allows (docs/systems.md).\n\n");
 	schema_table("Workloads", "workloads/*.ini", &workload_schema);
 	schema_table("Studies", "studies/*.ini", &study_schema);
 	printf("A study's `[steps]` section names override sets applied one after another\n"

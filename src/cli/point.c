@@ -21,7 +21,8 @@ const char *const point_head[] = {
 	"tok_s_per_w_activity", "overrides", "algo_params", "evaluation",
 	"scaleup_link", "scaleout_link", "gpu_port", "bound_by", "busiest_resource",
 	"busiest_share", "power_node_w", "tok_s_per_w_node", "capex_usd", "usd_per_mtok",
-	"grow_first", "grow_first_margin", "prefill_j_per_tok", "prefill_node_j_per_tok"};
+	"grow_first", "grow_first_margin", "prefill_j_per_tok", "prefill_node_j_per_tok",
+	"prefix_reuse", "keepalive_s", "reload_bytes_per_step"};
 const int point_ncols = sizeof point_head / sizeof point_head[0];
 
 /* What each column holds, for docs/formats.md (karat help formats). */
@@ -84,7 +85,14 @@ const char *const point_help[] = {
 	"once per 8192-token chunk, the caches written, the all-to-all and the GPUs' static "
 	"power while it computes, J (empty without [energy]); counted in the per-watt views "
 	"and the cost with system.prefill_energy = on",
-	"the same with the GPUs' node share (share_power) while it computes, J"};
+	"the same with the GPUs' node share (share_power) while it computes, J",
+	"share of each admitted request's context its session's idle cache still holds: the "
+	"workload's [keepalive] table at the keep-alive the batch leaves room for (else "
+	"workload.prefix_reuse)",
+	"how long idle sessions' caches are kept at this batch, s (empty: forever, without a "
+	"[keepalive] table or with workload.keepalive = forever)",
+	"bytes per step a GPU-only system's host tiers (system.host_cache, host_ssd) return to "
+	"the GPUs over their ports, for sessions whose caches waited there"};
 _Static_assert(sizeof point_help / sizeof *point_help == sizeof point_head / sizeof *point_head,
 	       "a description per column");
 
@@ -413,6 +421,12 @@ void point_cells(const struct loaded *ld, const struct result *r,
 	i = finite_cells(cells, out, i, &r->grow_margin, 1);
 	const double pre[2] = {r->prefill_j_tok, r->prefill_node_j_tok};
 	i = finite_cells(cells, out, i, pre, 2);
+	CELL("%.4g", nz(r->reuse));
+	if (isfinite(r->keepalive_s))
+		CELL("%.6g", r->keepalive_s);
+	else /* forever */
+		CELL("%s", "");
+	CELL("%.6g", nz(r->reload));
 #undef CELL
 }
 

@@ -57,6 +57,15 @@ static const struct field system_fields[] = {
 	 "behind the GPU's port to its memory devices (gpu_port; GPUDirect RDMA through a "
 	 "PCIe switch), so the all-to-all's bytes to other nodes share that port; no: the "
 	 "NIC has a path of its own"},
+	{"system", "host_cache", FK_NUM, U_BYTES, OFF(host_cache), 0, 0, 0, 1e18, 0, 0,
+	 "host DRAM per node that keeps idle sessions' caches (HiCache/LMCache style; systems "
+	 "without memory devices), reached over each GPU's own port (device.port); default 0: "
+	 "idle caches stay only in what HBM the batch leaves"},
+	{"system", "host_ssd", FK_NUM, U_BYTES, OFF(host_ssd), 0, 0, 0, 1e18, 0, 0,
+	 "NVMe per node that keeps idle sessions' caches past the host DRAM (a third tier, "
+	 "as LMCache's local disk; with host_cache), read at host_ssd_read; default 0: none"},
+	{"system", "host_ssd_read", FK_NUM, U_BW, OFF(host_ssd_read), 0, 0, 0, 1e15, 0, 0,
+	 "the node's NVMe read bandwidth, all drives together (required with host_ssd)"},
 	{"system", "memdev_in_hbm", FK_ENUM, U_INT, OFF(memdev_in_hbm), 0, 0, 0, 0, 0, in_hbm_names,
 	 "the memory devices are the GPUs' own HBM (one per GPU, sharing its capacity and TDP): "
 	 "no (default) or yes"},
@@ -142,8 +151,20 @@ int system_validate(const struct ksystem *s, const struct ini_doc *doc,
 			return kerr_set(err, path, line_of(doc, "memdevs"),
 					"system.memdevs is %g but system.memdev is none",
 					s->memdevs);
+		if (s->host_ssd > 0 && !(s->host_cache > 0))
+			return kerr_set(err, path, line_of(doc, "host_ssd"),
+					"system.host_ssd needs system.host_cache: idle caches reach the "
+					"disk through the host DRAM tier");
+		if (s->host_ssd > 0 && !(s->host_ssd_read > 0))
+			return kerr_set(err, path, line_of(doc, "host_ssd"),
+					"system.host_ssd needs system.host_ssd_read, the node's NVMe "
+					"read bandwidth");
 		return 0;
 	}
+	if (s->host_cache > 0 || s->host_ssd > 0)
+		return kerr_set(err, path, line_of(doc, s->host_cache > 0 ? "host_cache" : "host_ssd"),
+				"system.host_cache and host_ssd are for systems without memory devices (%s "
+				"keeps idle caches in its own capacity)", s->memdev);
 	if (!(s->memdevs >= 1) || !whole(s->memdevs))
 		return kerr_set(err, path, line_of(doc, "memdevs"),
 				"system.memdevs must be a whole number >= 1 when "

@@ -41,6 +41,10 @@ struct ksystem {
 	double amortise_years;        /* years the price is spread over (0: not given) */
 	int prefill_energy;           /* enum prefill_energy: the per-watt
 					 views count each request's prefill */
+	double host_cache;            /* bytes of host DRAM per node for idle
+					 sessions' caches (0: none) */
+	double host_ssd, host_ssd_read; /* NVMe per node for them, and its read
+					   bandwidth, B/s (0: none) */
 	int scaleout_via_port;        /* enum via_port: the GPU's NIC sits
 					 behind its port (GPUDirect RDMA), so
 					 the cross-node all-to-all shares the

@@ -120,7 +120,7 @@ int plan_check_work(struct plan *p, double batch, int m, struct kerr *err)
  * the system no prices.  With system.prefill_energy = on, each output
  * token also carries its request's prefill: its energy with the nodes'
  * share, and its electricity and GPU time in the cost. */
-static void account(const struct plan *p, struct result *r)
+static void account(const struct plan *p, const double pre[3], struct result *r)
 {
 	const struct design *d = &p->d;
 	int mem = p->has_mem && !p->in_hbm; /* memory devices outside the GPUs */
@@ -135,17 +135,17 @@ static void account(const struct plan *p, struct result *r)
 			(v ? p->devs * (v->node_power - (v->kind == DEV_CPU ? v->e_static : 0)) : 0);
 	r->tok_per_w_node = r->throughput / r->power_node;
 	const struct ksystem *sy = d->sys;
-	int pre = sy->prefill_energy == PREFILL_ON;
-	if (pre) /* each token's prefill with its nodes' share */
-		r->tok_per_w_node = 1 / (r->power_node / r->throughput + p->pre_j_node);
+	int with_pre = sy->prefill_energy == PREFILL_ON;
+	if (with_pre) /* each token's prefill with its nodes' share */
+		r->tok_per_w_node = 1 / (r->power_node / r->throughput + pre[1]);
 	if (!(sy->usd_per_kwh > 0 && sy->amortise_years > 0))
 		return;
 	double life = sy->amortise_years * 365.25 * 86400;
 	double usd_s = r->capex / life + r->power_node * sy->usd_per_kwh / 3.6e6;
 	r->usd_per_mtok = usd_s / r->throughput * 1e6;
-	if (pre) /* and its electricity and GPU time, on GPUs like these */
-		r->usd_per_mtok += 1e6 * (p->pre_j_node * sy->usd_per_kwh / 3.6e6 +
-					  p->pre_gpu_s * (g->price + g->node_price) / life);
+	if (with_pre) /* and its electricity and GPU time, on GPUs like these */
+		r->usd_per_mtok += 1e6 * (pre[1] * sy->usd_per_kwh / 3.6e6 +
+					  pre[2] * (g->price + g->node_price) / life);
 }
 
 int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
@@ -261,6 +261,7 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 	}
 	w->scored = !same;
 	double busy[RES_N] = {0}, bubble[RES_N] = {0}, ctx_sum = 0, shards = 0, energy = 0;
+	double pre[3];
 	for (int s = 0; s < ns; s++) { /* in sample order */
 		const struct plan_sampled *ps = &w->per[s];
 		for (int x = 0; x < RES_N; x++)
@@ -286,7 +287,15 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 	r->ctx_mean = ctx_sum / ((double)ns * B);
 	r->clipped = p->clipped;
 	r->sharded = shards / ((double)ns * B);
-	r->ingest = plan_ingest_bytes(p, B);
+	{ /* the reuse this batch leaves room for, and each admission's prefill at it */
+		struct plan_reuse u;
+		plan_reuse(p, B, &u);
+		r->reuse = u.reuse, r->keepalive_s = u.keep_s;
+		r->ingest = plan_ingest_bytes(p, B), r->reload = plan_reload_bytes(p, B, NULL);
+		pre[0] = p->pre_j, pre[1] = p->pre_j_node, pre[2] = p->pre_gpu_s;
+		if (u.reuse != d->wl->prefix_reuse)
+			plan_prefill_at(p, u.reuse, pre);
+	}
 	r->tdp = p->gpus * d->gpu->tdp + (p->has_mem && !p->in_hbm ? p->devs * d->mem->tdp : 0);
 	r->throughput = tokens / r->tbt_mean;
 	r->tok_per_w = r->throughput / r->tdp;
@@ -295,13 +304,13 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 	r->power_act = r->energy_act / r->tbt_mean;
 	r->j_per_tok_act = r->energy_act / tokens;
 	r->tok_per_w_act = r->throughput / r->power_act;
-	r->prefill_j_tok = p->pre_j, r->prefill_node_j_tok = p->pre_j_node;
+	r->prefill_j_tok = pre[0], r->prefill_node_j_tok = pre[1];
 	r->prefill_on = d->sys->prefill_energy == PREFILL_ON;
 	if (r->prefill_on) { /* the whole request's energy */
-		r->j_per_tok_act += p->pre_j;
+		r->j_per_tok_act += pre[0];
 		r->tok_per_w_act = 1 / r->j_per_tok_act;
 	}
-	account(p, r);
+	account(p, pre, r);
 	if (isnan(r->tbt_mean) || isnan(r->tbt_p99) || isnan(r->throughput) ||
 	    isnan(r->tok_per_w) || isnan(r->j_per_tok) || isnan(r->gpu_use) ||
 	    (isnan(r->mem_use) && p->cap_mem > 0))

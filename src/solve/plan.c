@@ -279,23 +279,41 @@ double plan_a2a_energy(const struct plan *p)
 	return 8 * (inside * d->up->energy_bit + (1 - inside) * d->out->energy_bit);
 }
 
-/* Each admission's prefill per output token (plan.h pre_j ...): the
- * workload's mean input, its reused share already cached, at the mean
- * output, as the cache ingest takes them. */
-static void plan_prefill(struct plan *p, double in, double out)
+void plan_prefill_at(const struct plan *p, double reuse, double pre[3])
 {
 	const struct design *d = &p->d;
-	double c0 = round(in * d->wl->prefix_reuse), n = round(in) - c0;
+	double in = p->pre_in, out = p->pre_out;
+	double c0 = round(in * reuse), n = round(in) - c0;
 	struct prefill pf;
 	struct kerr ignore; /* the window was checked with the contexts */
-	p->pre_j = p->pre_j_node = p->pre_gpu_s = NAN;
+	pre[0] = pre[1] = pre[2] = NAN;
 	if (!(out > 0) || prefill_cost(d->m, d->sp, d->gpu, p->gpus, c0, n, &pf, &ignore) != 0)
 		return;
 	const struct kdevice *g = d->gpu;
 	double j = pf.joules + pf.a2a_bytes * plan_a2a_energy(p) + pf.gpu_s * g->e_static;
-	p->pre_j = j / out;
-	p->pre_j_node = (j + pf.gpu_s * (g->has_node ? g->node_power : NAN)) / out;
-	p->pre_gpu_s = pf.gpu_s / out;
+	pre[0] = j / out;
+	pre[1] = (j + pf.gpu_s * (g->has_node ? g->node_power : NAN)) / out;
+	pre[2] = pf.gpu_s / out;
+}
+
+/* Where idle sessions' caches wait (plan.h idle_cap ...): in HBM beside
+ * the batch's caches on GPU-only, in the devices' capacity otherwise (an
+ * idle session's index keys too), and in a GPU-only node's host DRAM
+ * (system.host_cache) and NVMe past it (system.host_ssd).  Each is as
+ * large as an active request's mean cache; their sessions come back at
+ * the rate the batch finishes calls, taken at a step as long as the SLO
+ * (which under-counts the calls, so over-states every system's reuse,
+ * most where room is short). */
+static void idle_room(struct plan *p)
+{
+	const struct design *d = &p->d;
+	p->idle_req = p->mean_store + p->mean_store_gpu;
+	p->idle_used = p->has_mem ? p->mean_store : p->idle_req;
+	p->idle_cap = p->has_mem ? p->devs * p->cap_mem : p->gpus * fmax(p->free_gpu, 0);
+	p->idle_host = d->host ? d->sys->host_cache * p->gpus / d->sys->gpus_per_node : 0;
+	p->idle_ssd = d->host ? d->sys->host_ssd * p->gpus / d->sys->gpus_per_node : 0;
+	p->ssd_read = d->host ? d->sys->host_ssd_read * p->gpus / d->sys->gpus_per_node : 0;
+	p->idle_rate = p->adm_rate / d->slo;
 }
 
 struct plan *plan_new(const struct design *d, struct kerr *err)
@@ -369,12 +387,16 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 		attn_storage(d->m, d->sp, in > d->m->max_context ? d->m->max_context : in,
 			     design_mtp_layers(d), &kv, &idx);
 		p->adm_rate = out > 0 ? (1 + d->accept * d->mtp) / out : 0;
-		p->ingest_req = (1 - d->wl->prefix_reuse) * (kv + idx);
-		plan_prefill(p, fmin(in, d->m->max_context), out);
+		p->cache_in = kv + idx;
+		p->pre_in = fmin(in, d->m->max_context), p->pre_out = out;
+		double pre[3];
+		plan_prefill_at(p, d->wl->prefix_reuse, pre);
+		p->pre_j = pre[0], p->pre_j_node = pre[1], p->pre_gpu_s = pre[2];
 	}
 	int filled = fail ? -1 : plan_pool_fill(p, f, b);
 	free(f), free(b); /* the pool's costs are packed into p by now */
 	if (filled == 0) {
+		idle_room(p);
 		link_bytes(p);
 		int ok = (p->ws = plan_ws_new(p)) != NULL;
 		int T = d->threads < PLAN_MAX_THREADS ? d->threads : PLAN_MAX_THREADS;

@@ -232,12 +232,24 @@ struct plan {
 	/* cache ingest: each admitted request's KV and index rows reach the
 	 * device that will hold them */
 	double adm_rate;    /* admissions per request in the batch per step */
-	double ingest_req;  /* bytes moved per admission */
+	double cache_in;    /* KV and index bytes of the mean input */
+	/* idle sessions' caches (workload [keepalive], plan_reuse): they keep
+	 * what the batch leaves of the capacity that holds its caches, and a
+	 * host tier where the system has one */
+	double idle_cap;    /* that capacity, all of it (HBM or the devices) */
+	double idle_used;   /* of it, per active request (its mean cache) */
+	double idle_req;    /* an idle session's cache, bytes */
+	double idle_host;   /* host DRAM for idle caches (system.host_cache) */
+	double idle_ssd;    /* and NVMe past it (system.host_ssd) */
+	double ssd_read;    /* the NVMe's read bandwidth, all nodes, B/s */
+	double idle_rate;   /* calls finished per second per request in the
+			       batch, at a step of the SLO */
 	/* each admission's prefill on the GPUs (cost/prefill.h), per output
 	 * token: drawn joules (its FLOPs, bytes, all-to-all and the GPUs'
 	 * static power while it computes), the same with the nodes' share,
 	 * and GPU-seconds (NaN without the GPU's [energy]) */
 	double pre_j, pre_j_node, pre_gpu_s;
+	double pre_in, pre_out; /* the mean input (within the window) and output */
 	int *dev_gpu;       /* the GPU of each device (the first, where GPUs
 			       share one; without memory devices the unit is
 			       the GPU) */
@@ -396,8 +408,25 @@ int plan_slots_piped(const struct plan_slot_rate *sd, const struct attn_layout *
 double plan_bucket_energy(const struct plan *p, const struct attn_layout *lay,
 			  const struct plan_slot_rate *sd, const struct plan_vmap *map,
 			  const double *v, int want_gpu);
-/* Cache-ingest bytes per step for a batch of B (the whole system). */
+/* The prefix reuse a batch of B leaves room for: sessions that come back
+ * within keep_near s find their caches where they are used (HBM, or the
+ * devices); within keep_host s, in the host DRAM; within keep_s, on the
+ * host's NVMe.  reuse >= host >= near. */
+struct plan_reuse {
+	double reuse, host, near, keep_s, keep_host, keep_near;
+};
+void plan_reuse(const struct plan *p, long B, struct plan_reuse *u);
+/* Each admission's prefill per output token at a prefix reuse: the
+ * workload's mean input, its reused share already cached, at the mean
+ * output (plan.h pre_j ...), into pre: joules, the same with the nodes'
+ * share, GPU-seconds (NaN without the GPU's [energy]). */
+void plan_prefill_at(const struct plan *p, double reuse, double pre[3]);
+/* Cache-ingest bytes per step for a batch of B (the whole system): the
+ * admissions' caches less what their sessions reuse. */
 double plan_ingest_bytes(const struct plan *p, long B);
+/* Bytes per step the host tiers return to the GPUs (the whole system),
+ * and of them, read from the NVMe (NULL: not wanted). */
+double plan_reload_bytes(const struct plan *p, long B, double *from_ssd);
 
 /* place.c */
 /* The requests of a batch in longest-first order (w->req_key; ties in

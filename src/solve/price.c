@@ -137,9 +137,45 @@ double plan_gpu_energy(const struct plan *p, struct plan_ws *w, long n, double e
 	return e;
 }
 
+/* Little's law: B x idle_rate calls finish a second, and each leaves its
+ * cache idle for the workload's mean idle time at the keep-alive chosen,
+ * so bytes of room allow a mean idle time of room / (B idle_rate
+ * idle_req) seconds (workload_reuse_within turns it into reuse). */
+void plan_reuse(const struct plan *p, long B, struct plan_reuse *u)
+{
+	const struct kworkload *wl = p->d.wl;
+	double per_s = (double)B * p->idle_rate * p->idle_req; /* bytes per idle second */
+	double room = fmax(p->idle_cap - (double)B * p->idle_used, 0);
+	u->near = workload_reuse_within(wl, per_s > 0 ? room / per_s : INFINITY, &u->keep_near);
+	u->host = u->near, u->keep_host = u->keep_near;
+	if (p->idle_host > 0)
+		u->host = workload_reuse_within(wl, per_s > 0 ? (room + p->idle_host) / per_s
+							      : INFINITY, &u->keep_host);
+	u->reuse = u->host, u->keep_s = u->keep_host;
+	if (p->idle_ssd > 0)
+		u->reuse = workload_reuse_within(wl, per_s > 0 ? (room + p->idle_host + p->idle_ssd) /
+							       per_s : INFINITY, &u->keep_s);
+}
+
 double plan_ingest_bytes(const struct plan *p, long B)
 {
-	return (double)B * p->adm_rate * p->ingest_req;
+	struct plan_reuse u;
+	plan_reuse(p, B, &u);
+	return (double)B * p->adm_rate * (1 - u.reuse) * p->cache_in;
+}
+
+double plan_reload_bytes(const struct plan *p, long B, double *from_ssd)
+{
+	struct plan_reuse u;
+	if (from_ssd)
+		*from_ssd = 0;
+	if (!(p->idle_host > 0))
+		return 0;
+	plan_reuse(p, B, &u);
+	double adm = (double)B * p->adm_rate * p->cache_in;
+	if (from_ssd)
+		*from_ssd = adm * (u.reuse - u.host);
+	return adm * (u.reuse - u.near);
 }
 
 /* ---- the cache side ---- */

@@ -436,6 +436,8 @@ static double step_energy(const struct plan *p, const struct plan_ws *w, long B,
 		e += ((double)B * per + ing) * 8 * d->mlink->energy_bit;
 	} else {
 		e += ing * 8 * d->out->energy_bit;
+		if (d->host)
+			e += plan_reload_bytes(p, B, NULL) * 8 * d->host->energy_bit;
 	}
 	return e;
 }
@@ -500,6 +502,16 @@ double plan_sample(const struct plan *p, struct plan_ws *w, long B, int m, int s
 		kerr_set(&w->fail, 0, 0, "the pipeline schedule refused its input (%d "
 			 "micro-batches, %d layers, or a negative duration)", in->m, in->layers);
 		return NAN;
+	}
+	if (d->host) { /* the host tiers' reload runs beside the step, over the GPUs'
+		       * own ports (GPU-only uses them for nothing else), what comes
+		       * from the NVMe at its read rate too: it bounds the step only
+		       * where it takes longer */
+		double ssd, rl = plan_reload_bytes(p, B, &ssd);
+		rl /= p->gpus * d->host->bw * d->host->efficiency;
+		if (ssd > 0)
+			rl = fmax(rl, ssd / p->ssd_read);
+		po->makespan = fmax(po->makespan, rl);
 	}
 	w->energy_last = want_energy ? step_energy(p, w, B, nm, po->makespan) : NAN;
 	return po->makespan;

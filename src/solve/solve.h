@@ -33,6 +33,8 @@ struct design {
 	const struct kdevice *gpu, *mem; /* mem is NULL without memory devices */
 	const struct klink *up, *out, *mlink; /* scale-up, scale-out, GPU<->memdev */
 	const struct klink *port;      /* the GPU port its devices share, or NULL */
+	const struct klink *host;      /* GPU-only with system.host_cache: the GPU's own
+					  port to its host, or NULL */
 	const struct kworkload *wl;
 	int sched;             /* enum sched_kind */
 	double mtp, accept;    /* draft tokens per step, acceptance rate */
@@ -87,6 +89,9 @@ struct result {
 	double clipped;                /* share of drawn contexts cut to the model maximum */
 	double sharded;                /* mean share of requests split over devices */
 	double ingest;                 /* cache-ingest bytes per step, whole system */
+	double reload;                 /* bytes per step the host tier returns (whole system) */
+	double reuse;                  /* prefix reuse the batch leaves room for */
+	double keepalive_s;            /* how long idle caches are kept (INFINITY: forever) */
 	int fluid;                     /* 1: the samples came from their sums
 					  (fluid.c), 0: every request placed */
 	/* activity-based energy (NaN where a device gives no [energy]) */

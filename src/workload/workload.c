@@ -47,7 +47,11 @@ static const struct field workload_fields[] = {
 	WSTR("filter_column", filter_col, "keep the trace's rows whose column this ..."),
 	WSTR("filter_prefix", filter_prefix, "... starts with this (with filter_column)"),
 	{"workload", "prefix_reuse", FK_NUM, U_REAL, OFF(prefix_reuse), 0, 0, 0, 1, 0, 0,
-	 "share of a new request's context already resident from its session (0..1)"},
+	 "share of a new request's context already resident from its session when every "
+	 "idle session keeps its cache (0..1)"},
+	{"workload", "keepalive", FK_ENUM, U_INT, OFF(keepalive), 0, 0, 0, 0, 0, wl_keep_names,
+	 "with a [keepalive] table: idle caches stay as long as the capacity a system leaves "
+	 "them allows (capacity, the default) or forever (prefix_reuse throughout)"},
 	DIST_FIELDS("input", in),
 	DIST_FIELDS("output", out),
 };
@@ -72,7 +76,7 @@ static int open_key(const char *section, const char *key)
 }
 
 const struct schema workload_schema = {"workload", workload_fields,
-				       sizeof workload_fields / sizeof workload_fields[0], 0,
+				       sizeof workload_fields / sizeof workload_fields[0], "keepalive",
 				       open_key};
 
 /* dist = NAME, or one point of a quantile table. */
@@ -175,6 +179,8 @@ static int finish(struct kworkload *w, const struct ini_doc *doc, const char *pa
 		return kerr_set(err, path, line_of(doc, "workload", NULL),
 				"workload.origin is required: trace, scaled or synthetic (say "
 				"what the lengths are)");
+	if (wl_keepalive_check(w, path, err) != 0)
+		return -1;
 	workload_free(w);
 	if (w->trace[0]) {
 		if (!w->in_col[0] || !w->out_col[0])
@@ -218,6 +224,8 @@ static int load_doc(const struct ini_doc *doc, const char *path, struct kworkloa
 		struct wl_dist *d = dist_of(w, e->section);
 		if (d && open_key(e->section, e->key))
 			rc = set_open(d, e->section, e->key, e->value, doc->path, e->line, err);
+		else if (!strcmp(e->section, "keepalive"))
+			rc = wl_keepalive_row(&w->ka, e->key, e->value, doc->path, e->line, err);
 	}
 	for (int i = 0; i < doc->n && rc == 0; i++) {
 		const struct ini_entry *e = &doc->e[i];

@@ -26,6 +26,21 @@ extern const char *const wl_kind_names[WD_N + 1];
 enum wl_origin { WO_TRACE, WO_SCALED, WO_SYNTHETIC, WO_N };
 extern const char *const wl_origin_names[WO_N + 1];
 
+/* Whether idle sessions keep their caches for as long as the capacity a
+ * system leaves them allows (with a [keepalive] table), or forever. */
+enum wl_keep { WK_CAPACITY, WK_FOREVER, WK_N };
+extern const char *const wl_keep_names[WK_N + 1];
+
+/* What keeping idle caches buys (a [keepalive] table): keeping each
+ * finished call's cache for t[i] s reuses reuse[i] of the new requests'
+ * contexts, and holds each finished call's cache idle for idle[i] s on
+ * average.  t ascending; n = 0: no table. */
+struct wl_keepalive {
+	int n;
+	double t[WL_MAX_KEEPALIVE], reuse[WL_MAX_KEEPALIVE], idle[WL_MAX_KEEPALIVE];
+	int line[WL_MAX_KEEPALIVE]; /* for messages */
+};
+
 
 /* One length distribution, in tokens. */
 struct wl_dist {
@@ -55,6 +70,8 @@ struct kworkload {
 	double *trace_in, *trace_out; /* owned; n_trace rows */
 	double prefix_reuse;      /* share of a new request's context already
 				     resident from its session's previous call */
+	int keepalive;            /* enum wl_keep */
+	struct wl_keepalive ka;
 	long n_trace;
 	gsl_ran_discrete_t *pick; /* trace rows weighted by their output */
 };
@@ -133,6 +150,22 @@ int wl_dist_check(struct wl_dist *d, const char *sec, const char *path, int line
  * clamped); 0 when there is no output (a fixed context). */
 double workload_mean_input(const struct kworkload *w);
 double workload_mean_output(const struct kworkload *w);
+
+/* Prefix reuse when capacity lets each finished call's cache stay idle
+ * idle_s seconds on average (Little's law: idle caches = finished calls
+ * per second x idle_s): the [keepalive] table interpolated in idle
+ * seconds from (0 s, 0, 0 s), held at its last row beyond it, and never
+ * above workload.prefix_reuse.  *keep_s: how long each idle cache is kept
+ * (INFINITY, with prefix_reuse, without a table or with keepalive =
+ * forever).  Non-decreasing in idle_s. */
+double workload_reuse_within(const struct kworkload *w, double idle_s, double *keep_s);
+
+/* One [keepalive] row, "T = REUSE, IDLE" (T and IDLE times with their
+ * unit), into k; and the table's checks (ascending, each column
+ * non-decreasing).  0, or -1 with "FILE:LINE: reason". */
+int wl_keepalive_row(struct wl_keepalive *k, const char *key, const char *value,
+		     const char *path, int line, struct kerr *err);
+int wl_keepalive_check(const struct kworkload *w, const char *path, struct kerr *err);
 
 /* Draw from one distribution. */
 double wl_dist_draw(const struct wl_dist *d, gsl_rng *r);

@@ -17,6 +17,7 @@ void design_link(struct design_parts *dp)
 	d->up = &dp->up, d->out = &dp->out;
 	d->mlink = mem ? &dp->ml : NULL;
 	d->port = system_has_port(&dp->sys) ? &dp->port : NULL;
+	d->host = !mem && dp->sys.host_cache > 0 ? &dp->port : NULL;
 	d->wl = &dp->wl;
 }
 
@@ -197,6 +198,14 @@ static int load_system(const struct design_spec *s, const struct override *ov,
 		return blame(dp, DI_PART, 0, rc);
 	if (system_has_port(sy) && (rc = zoo_load_link(sy->gpu_port, &dp->port, NULL, err)) != 0)
 		return blame(dp, DI_PART, 0, rc);
+	if (!system_has_memdev(sy) && sy->host_cache > 0) { /* reached over the GPU's port */
+		if (!dp->gpu.port[0])
+			return blame(dp, DI_SYSTEM, 0, kerr_set(err, 0, 0, "system.host_cache needs "
+						"a GPU with a port to its host (%s gives no "
+						"device.port)", sy->gpu));
+		if ((rc = zoo_load_link(dp->gpu.port, &dp->port, NULL, err)) != 0)
+			return blame(dp, DI_PART, 0, rc);
+	}
 	if ((rc = apply_stage(s, ov, dp, ST_PARTS, err)) != 0 ||
 	    (rc = recheck(s, ov, dp, OV_GPU, ZOO_DEVICE, sy->gpu, &dp->gpu, err)) != 0)
 		return rc;

@@ -20,6 +20,15 @@ static void build(const char *model, double B, double L, double G, double mtp)
 	step_rows(&S, R, &TOT);
 }
 
+/* The same for a model already loaded (and changed), without MTP. */
+static void build_model(const struct kmodel *m, double B, double L, double G)
+{
+	struct kerr err;
+	struct kbatch b = {.requests = B, .gpus = G, .context = L};
+	cr_assert_eq(step_build(m, &b, &S, &err), 0, "%s", err.msg);
+	step_rows(&S, R, &TOT);
+}
+
 /* Row k must run `count` times at (flops, bytes) each. */
 static void expect_op(enum op_kind k, double count, double flops, double bytes)
 {
@@ -248,4 +257,53 @@ Test(ops, layer_kinds_add_up_to_the_whole_step)
 		}
 	}
 	cr_expect_gt(checked, 50, "only %d model x algorithm pairs", checked);
+}
+
+/* Issue 28 item 6: each operator group's weights at their own dtype.
+ * DeepSeek-V3.2 at B = 4 on one GPU, L = 10,000, as above, with experts in
+ * FP4, attention projections in BF16 and the LM head in FP8 (the dense
+ * FFN keeps the file's FP8): each operator's bytes by hand. */
+Test(ops, operator_groups_take_their_own_weight_dtypes)
+{
+	struct kmodel m;
+	struct ini_doc *doc;
+	struct kerr err;
+	cr_assert_eq(zoo_load_model("deepseek-v3.2", &m, &doc, &err), 0, "%s", err.msg);
+	cr_expect(m.attn_w_dt == m.w_dt && m.dense_w_dt == m.w_dt && m.expert_w_dt == m.w_dt &&
+		  m.head_dt == m.emb_dt, "without the keys, the file's weights and embedding");
+	/* the weights the file gives, as before the groups: embedding and LM
+	 * head in BF16, the routed experts spread over the GPUs, the rest FP8 */
+	struct param_count p;
+	model_params(&m, &p);
+	double routed = 59.0 * 256 * 3 * 7168 * 2048; /* 58 MoE layers and the MTP module's */
+	double rest = p.total - p.embed - p.lm_head - routed;
+	cr_expect(near(model_weight_bytes(&m, 8), (p.embed + p.lm_head) * 2 + rest + routed / 8,
+		       1e-12));
+	m.expert_w_dt = DT_FP4, m.attn_w_dt = DT_BF16, m.head_dt = DT_FP8;
+	build_model(&m, 4, 10000, 1);
+	double active = 256 * (1 - pow(248.0 / 256, 4));
+	expect_op(OP_EXPERTS, 58, 2818572288.0, active * 44040192 / 2 + 1310720);
+	expect_op(OP_SHARED_EXPERT, 58, 352321536, 44040192 / 2 + 163840);
+	expect_op(OP_O_PROJ, 61, 939524096, 2 * 117440512.0 + 188416);
+	expect_op(OP_DENSE_FFN, 3, 3170893824.0, 396918784);
+	expect_op(OP_LM_HEAD, 1, 7413432320.0, 129280.0 * 7168 + 1091584);
+	/* and the weights one GPU of 8 holds: attention (every layer's, the
+	 * indexer's and the MTP module's) twice, experts (routed and shared)
+	 * half, the LM head half */
+	double shared = 59.0 * 3 * 7168 * 2048, attn = 62 * (p.attn_layer + p.index_layer);
+	double want = (p.embed + p.lm_head) * 2 + rest + routed / 8 + attn - shared / 2 -
+		      routed / 16 - p.lm_head;
+	cr_expect(near(model_weight_bytes(&m, 8), want, 1e-12), "%.17g vs %.17g",
+		  model_weight_bytes(&m, 8), want);
+	/* an FP4 dispatch carries an FP8 scale per 16 values (NVFP4) */
+	m.dispatch_dt = DT_FP4;
+	build_model(&m, 64, 4096, 8);
+	expect_op(OP_DISPATCH, 58, 0, 8.0 * 8 * (7168 / 2 + 7168 / 16) * 7 / 8);
+	/* a group the file does not give follows an override of weights; one
+	 * it gives keeps its own */
+	cr_assert_eq(ini_doc_put(doc, "dtypes", "attention_weights", "bf16", 999), 0);
+	m.w_dt = DT_FP4, m.attn_w_dt = DT_BF16;
+	cr_assert_eq(model_validate(&m, doc, &err), 0, "%s", err.msg);
+	cr_expect(m.expert_w_dt == DT_FP4 && m.dense_w_dt == DT_FP4 && m.attn_w_dt == DT_BF16);
+	ini_doc_free(doc);
 }

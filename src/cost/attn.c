@@ -138,8 +138,8 @@ static void index_proj(struct emit *e, const struct sparse_cfg *sp,
 	if (!projects(ix, cls))
 		return;
 	emit_gemm(e, OP_INDEX_Q_PROJ, count, T,
-		  ix->q_from_lora && m->q_lora_rank > 0 ? m->q_lora_rank : h, hi * di, m->w_dt);
-	emit_gemm(e, OP_INDEX_K_PROJ, count, T, h, di, m->w_dt);
+		  ix->q_from_lora && m->q_lora_rank > 0 ? m->q_lora_rank : h, hi * di, m->attn_w_dt);
+	emit_gemm(e, OP_INDEX_K_PROJ, count, T, h, di, m->attn_w_dt);
 	if (ix->head_weights)
 		emit_gemm(e, OP_INDEX_W_PROJ, count, T, h, hi, m->act_dt);
 }

@@ -20,26 +20,26 @@ static void pre_attention(struct emit *e, double layers, double T)
 	emit_norm(e, OP_ATTN_NORM, layers, T, h);
 	if (m->attn == ATTN_GQA) {
 		double d = m->head_dim;
-		emit_gemm(e, OP_QKV_PROJ, layers, T, h, (H + 2 * m->kv_heads) * d, m->w_dt);
+		emit_gemm(e, OP_QKV_PROJ, layers, T, h, (H + 2 * m->kv_heads) * d, m->attn_w_dt);
 		double n = T * (H + m->kv_heads) * d; /* rotated elements */
 		emit_op(e, OP_ROPE, layers, 3 * n, 2 * n * sa, DT_FP32);
 		return;
 	}
 	double qk = mla_qk_dim(m), r = m->kv_lora_rank, rope = m->qk_rope_dim;
 	if (m->q_lora_rank > 0) {
-		emit_gemm(e, OP_Q_DOWN, layers, T, h, m->q_lora_rank, m->w_dt);
+		emit_gemm(e, OP_Q_DOWN, layers, T, h, m->q_lora_rank, m->attn_w_dt);
 		emit_norm(e, OP_Q_NORM, layers, T, m->q_lora_rank);
-		emit_gemm(e, OP_Q_UP, layers, T, m->q_lora_rank, H * qk, m->w_dt);
+		emit_gemm(e, OP_Q_UP, layers, T, m->q_lora_rank, H * qk, m->attn_w_dt);
 	} else {
-		emit_gemm(e, OP_Q_PROJ, layers, T, h, H * qk, m->w_dt);
+		emit_gemm(e, OP_Q_PROJ, layers, T, h, H * qk, m->attn_w_dt);
 	}
-	emit_gemm(e, OP_KV_DOWN, layers, T, h, r + rope, m->w_dt);
+	emit_gemm(e, OP_KV_DOWN, layers, T, h, r + rope, m->attn_w_dt);
 	emit_norm(e, OP_KV_NORM, layers, T, r);
 	/* W_UK per head [nope -> r], batched over heads. */
 	emit_op(e, OP_Q_ABSORB, layers, 2 * T * H * m->qk_nope_dim * r,
-		H * m->qk_nope_dim * r * dtype_bytes(m->w_dt) +
+		H * m->qk_nope_dim * r * dtype_bytes(m->attn_w_dt) +
 			T * H * (m->qk_nope_dim + r) * sa,
-		m->w_dt);
+		m->attn_w_dt);
 	double n = T * (H + 1) * rope;
 	emit_op(e, OP_ROPE, layers, 3 * n, 2 * n * sa, DT_FP32);
 }
@@ -49,13 +49,13 @@ static void post_attention(struct emit *e, double layers, double T)
 	const struct kmodel *m = e->m;
 	double h = m->hidden, H = m->heads, sa = dtype_bytes(m->act_dt);
 	if (m->attn == ATTN_GQA) {
-		emit_gemm(e, OP_O_PROJ, layers, T, H * m->head_dim, h, m->w_dt);
+		emit_gemm(e, OP_O_PROJ, layers, T, H * m->head_dim, h, m->attn_w_dt);
 		return;
 	}
 	double r = m->kv_lora_rank, v = m->v_head_dim;
 	emit_op(e, OP_V_ABSORB, layers, 2 * T * H * r * v,
-		H * r * v * dtype_bytes(m->w_dt) + T * H * (r + v) * sa, m->w_dt);
-	emit_gemm(e, OP_O_PROJ, layers, T, H * v, h, m->w_dt);
+		H * r * v * dtype_bytes(m->attn_w_dt) + T * H * (r + v) * sa, m->attn_w_dt);
+	emit_gemm(e, OP_O_PROJ, layers, T, H * v, h, m->attn_w_dt);
 }
 
 /* SwiGLU FFN of width `inter` on `tokens` rows: gate+up and down. */
@@ -64,11 +64,12 @@ static void ffn_op(struct emit *e, enum op_kind k, double count, double tokens,
 {
 	const struct kmodel *m = e->m;
 	double h = m->hidden, sa = dtype_bytes(m->act_dt);
+	int wdt = k == OP_DENSE_FFN ? m->dense_w_dt : m->expert_w_dt; /* routed or shared */
 	int first = e->s->n;
 	emit_op(e, k, count, 6 * tokens * h * inter,
-		weight_sets * 3 * h * inter * dtype_bytes(m->w_dt) +
+		weight_sets * 3 * h * inter * dtype_bytes(wdt) +
 			tokens * (2 * h + 3 * inter) * sa,
-		m->w_dt);
+		wdt);
 	/* for the tile model, one GEMM per weight set of width 3 x inter over
 	 * depth h: the gate-up [h -> 2 inter] and down [inter -> h] GEMMs'
 	 * FLOPs, their tiles approximated as one GEMM's */
@@ -86,9 +87,12 @@ static void moe(struct emit *e, double layers, double T, double global,
 	emit_gemm(e, OP_ROUTER, layers, T, h, E, m->act_dt);
 	double away = (G - 1) / G; /* share of routed copies leaving the GPU */
 	/* FP8 dispatch also carries an FP32 scale per 128 channels (DeepEP's
-	 * per-token-group quantisation; +3% for a 7168-wide row) */
+	 * per-token-group quantisation; +3% for a 7168-wide row), FP4 an FP8
+	 * scale per 16 (NVFP4, +12.5%: developer.nvidia.com/blog/introducing-nvfp4-for-
+	 * efficient-and-accurate-low-precision-inference) */
 	double row = h * dtype_bytes(m->dispatch_dt) +
-		     (m->dispatch_dt == DT_FP8 ? ceil(h / 128) * 4 : 0);
+		     (m->dispatch_dt == DT_FP8 ? ceil(h / 128) * 4 : 0) +
+		     (m->dispatch_dt == DT_FP4 ? ceil(h / 16) : 0);
 	emit_op(e, OP_DISPATCH, layers, 0, T * k * row * away, DT_FP32);
 	/* Expected distinct experts a GPU's share sees: each of its E/G
 	 * experts is untouched by one token with probability 1 - k/E. */
@@ -106,7 +110,7 @@ static void lm_head(struct emit *e, double T)
 {
 	const struct kmodel *m = e->m;
 	emit_norm(e, OP_FINAL_NORM, 1, T, m->hidden);
-	emit_gemm(e, OP_LM_HEAD, 1, T, m->hidden, m->vocab, m->emb_dt);
+	emit_gemm(e, OP_LM_HEAD, 1, T, m->hidden, m->vocab, m->head_dt);
 	/* max, exp, sum over the logits; read them once. */
 	emit_op(e, OP_SAMPLING, 1, 3 * T * m->vocab,
 		T * m->vocab * dtype_bytes(m->act_dt), DT_FP32);

@@ -48,7 +48,12 @@ static const struct field model_fields[] = {
 	DT("kv_rope", kv_rope_dt, 0, "MLA: rotary part of the cached row"),
 	NUM("dtypes", "kv_scale_bytes", kv_scale_bytes, U_BYTES, 1, 0, 1e6, 0, "scale bytes per token per layer in the KV row"),
 	DT("attention", attn_dt, 1, "compute type of attention"),
-	DT("dispatch", dispatch_dt, 0, "MoE all-to-all dispatch payload"),
+	DT("dispatch", dispatch_dt, 0, "MoE all-to-all dispatch payload (fp4: with an FP8 scale per 16 "
+	   "values, fp8: an FP32 scale per 128)"),
+	DT("attention_weights", attn_w_dt, 0, "attention and indexer projections (default: weights)"),
+	DT("dense_ffn_weights", dense_w_dt, 0, "dense FFN layers (default: weights)"),
+	DT("expert_weights", expert_w_dt, 0, "routed and shared experts (default: weights)"),
+	DT("lm_head", head_dt, 0, "LM head (default: embedding)"),
 	NUM("decode", "mtp_draft_tokens", mtp_draft, U_INT, 1, 0, 64, 0, "draft tokens verified per step (the default of a design)"),
 	NUM("decode", "mtp_acceptance", mtp_accept, U_REAL, 1, 0, 1, 0, "probability a draft token is accepted"),
 	NUM("decode", "mtp_select_overlap", mtp_overlap, U_REAL, 0, 0, 1, 0,
@@ -116,6 +121,15 @@ static int bind_sparse(struct kmodel *m, const struct ini_doc *doc,
 int model_validate(struct kmodel *m, const struct ini_doc *doc,
 		   struct kerr *err)
 {
+	/* the operator groups' weights default to the whole model's */
+	if (!ini_doc_find(doc, "dtypes", "attention_weights"))
+		m->attn_w_dt = m->w_dt;
+	if (!ini_doc_find(doc, "dtypes", "dense_ffn_weights"))
+		m->dense_w_dt = m->w_dt;
+	if (!ini_doc_find(doc, "dtypes", "expert_weights"))
+		m->expert_w_dt = m->w_dt;
+	if (!ini_doc_find(doc, "dtypes", "lm_head"))
+		m->head_dt = m->emb_dt;
 	static const char *const gqa_keys[] = {"kv_heads", "head_dim", 0};
 	static const char *const mla_keys[] = {"q_lora_rank", "kv_lora_rank",
 					       "qk_nope_dim", "qk_rope_dim",
@@ -236,10 +250,16 @@ double model_weight_bytes(const struct kmodel *m, double gpus)
 {
 	struct param_count p;
 	model_params(m, &p);
-	double moe_layers = m->layers - m->dense_layers;
-	double routed = m->experts * 3 * m->hidden * m->expert_inter;
-	double experts = (moe_layers + (moe_layers > 0 ? m->mtp_layers : 0)) * routed;
-	double rest = p.total - p.embed - p.lm_head - experts;
-	return (p.embed + p.lm_head) * dtype_bytes(m->emb_dt) +
-	       (rest + experts / gpus) * dtype_bytes(m->w_dt);
+	double h = m->hidden, moe_layers = m->layers - m->dense_layers;
+	double mtp_moe = moe_layers > 0 ? m->mtp_layers : 0; /* an MTP module's FFN is a layer's */
+	double routed = (moe_layers + mtp_moe) * m->experts * 3 * h * m->expert_inter;
+	double shared = (moe_layers + mtp_moe) * m->shared_experts * 3 * h * m->expert_inter;
+	double dense = (m->dense_layers + m->mtp_layers - mtp_moe) * p.dense_ffn_layer;
+	double attn = (m->layers + m->mtp_layers) * p.attn_layer +
+		      (sparse_index_layers(&m->sp, m->layers) + m->mtp_layers) * p.index_layer;
+	/* the rest: routers and the MTP modules' input projections */
+	double rest = p.total - p.embed - p.lm_head - routed - shared - dense - attn;
+	return p.embed * dtype_bytes(m->emb_dt) + p.lm_head * dtype_bytes(m->head_dt) +
+	       attn * dtype_bytes(m->attn_w_dt) + dense * dtype_bytes(m->dense_w_dt) +
+	       (shared + routed / gpus) * dtype_bytes(m->expert_w_dt) + rest * dtype_bytes(m->w_dt);
 }

@@ -26,6 +26,9 @@ struct kmodel {
 	double experts, active_experts, shared_experts, expert_inter;
 	/* [dtypes] */
 	int w_dt, emb_dt, act_dt, kv_dt, kv_rope_dt, attn_dt, dispatch_dt;
+	/* weights per operator group; each defaults to w_dt (head_dt to
+	 * emb_dt) where the file does not give it (model_validate) */
+	int attn_w_dt, dense_w_dt, expert_w_dt, head_dt;
 	double kv_scale_bytes;
 	/* [decode] defaults, overridable per command */
 	double mtp_draft, mtp_accept;

@@ -26,6 +26,7 @@
 #include "io/file.h"
 #include "io/ini_doc.h"
 #include "io/range.h"      /* a file's [range]: each assumed figure's low and high */
+#include "io/calib.h"      /* how well kernel-level values are calibrated */
 #include "io/schema.h"
 #include "kernels/harness.h" /* the CPU validation kernels */
 #include "model/model.h"

@@ -78,7 +78,11 @@ Test(cli, list_and_show)
 	cr_expect(strstr(out, "40016 B"));
 	cr_expect_eq(run("show h200"), 0);
 	cr_expect(strstr(out, "memory.bandwidth") && strstr(out, "4.8 TB/s"));
+	/* its calibration: the GEMM fits carried over from the H800 */
+	cr_expect(strstr(out, "calibration of the kernel-level values") &&
+		  strstr(out, "efficiency.gemm_compute        sibling  h800"), "%s", out);
 	cr_expect_eq(run("show nvlink4"), 0);
+	cr_expect(strstr(out, "link.a2a_floor   fitted"), "%s", out);
 	cr_expect_eq(run("show nothing-here"), 2);
 }
 

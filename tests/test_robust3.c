@@ -432,7 +432,7 @@ Test(robust3, a_gpu_brings_its_own_links)
 	cr_expect(strstr(out, ",scaleup_link,scaleout_link,gpu_port,bound_by,busiest_resource,"
 			      "busiest_share,power_node_w,tok_s_per_w_node,capex_usd,usd_per_mtok,"
 			      "grow_first,grow_first_margin,prefill_j_per_tok,prefill_node_j_per_tok,prefix_reuse,keepalive_s,"
-			      "reload_bytes_per_step\n"),
+			      "reload_bytes_per_step,gpu_time_fitted_share\n"),
 		  "%s", out);
 	cr_expect(strstr(out, ",nvlink5,ib-ndr,pcie6,"), "%s", out);
 	cr_assert_eq(runf("query --model deepseek-v3.2 --system gpu-only --context 4K --batch 8 "

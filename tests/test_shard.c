@@ -253,6 +253,7 @@ Test(shard, sweep_columns_name_their_keys, .init = setup_dir, .fini = remove_dir
 			   "bound_by,busiest_resource,busiest_share,power_node_w,tok_s_per_w_node,"
 			   "capex_usd,usd_per_mtok,grow_first,grow_first_margin,prefill_j_per_tok,"
 			   "prefill_node_j_per_tok,prefix_reuse,keepalive_s,reload_bytes_per_step,"
+			   "gpu_time_fitted_share,"
 			   "set.memdev.memory.bandwidth,set.system.gpus\n";
 	cr_expect(strncmp(nl + 1 - strlen(tail), tail, strlen(tail)) == 0, "%.*s",
 		  (int)(nl - text), text);

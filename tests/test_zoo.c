@@ -13,13 +13,14 @@
 static int sourced(const char *s)
 {
 	return strncmp(s, "src:", 4) == 0 || strncmp(s, "derived:", 8) == 0 ||
-	       strncmp(s, "assumed:", 8) == 0;
+	       strncmp(s, "assumed:", 8) == 0 || strncmp(s, "fitted:", 7) == 0 ||
+	       strncmp(s, "sibling:", 8) == 0;
 }
 
 static void check_sources(const struct ini_doc *d)
 {
 	for (int i = 0; i < d->n; i++)
-		cr_expect(sourced(d->e[i].source), "%s:%d: %s.%s has no src:/derived:/assumed: comment",
+		cr_expect(sourced(d->e[i].source), "%s:%d: %s.%s has no src:/derived:/assumed:/fitted:/sibling: comment",
 			  d->path, d->e[i].line, d->e[i].section, d->e[i].key);
 }
 
@@ -189,4 +190,91 @@ Test(zoo, every_cited_source_is_reachable)
 		closedir(dp);
 	}
 	cr_expect_gt(files, 60);
+}
+
+/* Issue 28 item 2: a kernel-level value's source says how it was
+ * calibrated: fitted, sibling NAME, or (anything else) assumed. */
+Test(zoo, calibration_status_reads_the_source_tag)
+{
+	char name[64];
+	cr_expect_eq(cal_status_of("fitted: validation/deepgemm-h800.csv; x", name, sizeof name),
+		     CAL_FITTED);
+	cr_expect_eq(cal_status_of("sibling: h800 (the same SM90 kernels); x", name, sizeof name),
+		     CAL_SIBLING);
+	cr_expect_str_eq(name, "h800");
+	cr_expect_eq(cal_status_of("src: a datasheet", name, sizeof name), CAL_ASSUMED);
+	cr_expect_eq(cal_status_of("derived: another simulator's figure", name, sizeof name),
+		     CAL_ASSUMED);
+	cr_expect_str_eq(name, "");
+	cr_expect(cal_is_kernel_value("efficiency", "gather_memory"));
+	cr_expect(cal_is_kernel_value("select", "unit_rate") && cal_is_kernel_value("link", "a2a_floor"));
+	cr_expect(!cal_is_kernel_value("kernel", "sms") && !cal_is_kernel_value("memory", "bandwidth"));
+}
+
+/* Every shipped device and link: a sibling names a device or link of the
+ * zoo, a fit on a table names one that exists; the Hopper fits are the
+ * H800's own, the other Hopper parts carry them over, and B200 fits its
+ * selection. */
+static void check_calibration(const struct ini_doc *doc, int *fitted, int *sibling)
+{
+	*fitted = *sibling = 0;
+	for (int k = 0; k < doc->n; k++) {
+		const struct ini_entry *e = &doc->e[k];
+		char sib[64], path[1024];
+		struct kerr err;
+		if (!cal_is_kernel_value(e->section, e->key))
+			continue;
+		enum cal_status s = cal_status_of(e->source, sib, sizeof sib);
+		if (s == CAL_SIBLING) {
+			(*sibling)++;
+			cr_expect(zoo_resolve(ZOO_DEVICE, sib, path, sizeof path, &err) == 0 ||
+				  zoo_resolve(ZOO_LINK, sib, path, sizeof path, &err) == 0,
+				  "%s:%d: sibling '%s' is no device or link", doc->path, e->line, sib);
+		} else if (s == CAL_FITTED) {
+			(*fitted)++;
+			const char *t = e->source + strlen("fitted:");
+			while (*t == ' ')
+				t++;
+			if (!strncmp(t, "validation/", 11)) {
+				char rel[256];
+				snprintf(rel, sizeof rel, "%.*s", (int)strcspn(t, " ;,("), t);
+				FILE *f = fopen(zoo_path(rel), "r");
+				cr_expect_not_null(f, "%s:%d: no table %s", doc->path, e->line, rel);
+				if (f)
+					fclose(f);
+			}
+		}
+	}
+}
+
+Test(zoo, every_device_and_link_says_its_calibration)
+{
+	static char names[64][64];
+	struct kerr err;
+	int n = zoo_list(ZOO_DEVICE, names, 64, &err);
+	for (int i = 0; i < n; i++) {
+		struct kdevice d;
+		struct ini_doc *doc = NULL;
+		int fitted, sibling;
+		cr_assert_eq(zoo_load_device(names[i], &d, &doc, &err), 0, "%s", err.msg);
+		check_calibration(doc, &fitted, &sibling);
+		if (!strcmp(names[i], "h800"))
+			cr_expect_geq(fitted, 8, "the Hopper fits are the H800's own");
+		if (!strcmp(names[i], "h200") || !strcmp(names[i], "h100"))
+			cr_expect(fitted == 0 && sibling >= 9, "%s carries the H800's fits", names[i]);
+		if (!strcmp(names[i], "b200"))
+			cr_expect_geq(fitted, 3, "B200 fits its selection and attention floor");
+		ini_doc_free(doc);
+	}
+	n = zoo_list(ZOO_LINK, names, 64, &err);
+	for (int i = 0; i < n; i++) {
+		struct klink l;
+		struct ini_doc *doc = NULL;
+		int fitted, sibling;
+		cr_assert_eq(zoo_load_link(names[i], &l, &doc, &err), 0, "%s", err.msg);
+		check_calibration(doc, &fitted, &sibling);
+		if (!strcmp(names[i], "nvlink4") || !strcmp(names[i], "ib-ndr"))
+			cr_expect_geq(fitted, 1, "%s: its all-to-all floor is measured", names[i]);
+		ini_doc_free(doc);
+	}
 }

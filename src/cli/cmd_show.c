@@ -120,6 +120,37 @@ static int print_ranges(const struct ini_doc *doc, const struct schema *s)
 	return rc;
 }
 
+/* A device's or link's kernel-level values by calibration status
+ * (io/calib.h): fitted on its own measurements, carried over from a
+ * sibling (named), or assumed; then the counts. */
+static int print_calibration(const struct ini_doc *doc)
+{
+	int count[CAL_N];
+	if (cal_count(doc, count) == 0)
+		return 0;
+	static const char *const head[] = {"value", "status", "from"};
+	struct table t;
+	table_init(&t, 3, head, NULL);
+	for (int s = 0; s < CAL_N; s++)
+		for (int i = 0; i < doc->n; i++) {
+			const struct ini_entry *e = &doc->e[i];
+			char key[OUT_CELL], sib[64];
+			if (!cal_is_kernel_value(e->section, e->key) ||
+			    (int)cal_status_of(e->source, sib, sizeof sib) != s)
+				continue;
+			snprintf(key, sizeof key, "%s.%s", e->section, e->key);
+			const char *cells[3] = {key, cal_status_names[s], sib};
+			table_add(&t, cells);
+		}
+	printf("\ncalibration of the kernel-level values (fitted: on this device's own published "
+	       "measurements; sibling: carried over from the one named; assumed: anything else):\n");
+	int rc = table_write(&t, stdout, 0) != 0;
+	printf("%d fitted, %d sibling, %d assumed\n", count[CAL_FITTED], count[CAL_SIBLING],
+	       count[CAL_ASSUMED]);
+	table_free(&t);
+	return rc;
+}
+
 /* The parameters of sp's algorithm: value, and where it came from. */
 static int print_params(const struct sparse_cfg *sp)
 {
@@ -310,13 +341,15 @@ int cmd_show(const struct args *a)
 		struct kdevice d;
 		if (zoo_load_device(name, &d, &doc, &err) != 0)
 			return die_msg("%s", err.msg), 1;
-		rc = print_values(doc, &device_schema, &d) || print_ranges(doc, &device_schema);
+		rc = print_values(doc, &device_schema, &d) || print_calibration(doc) ||
+		     print_ranges(doc, &device_schema);
 		device_derived(&d);
 	} else if (k == ZOO_LINK) {
 		struct klink l;
 		if (zoo_load_link(name, &l, &doc, &err) != 0)
 			return die_msg("%s", err.msg), 1;
-		rc = print_values(doc, &link_schema, &l) || print_ranges(doc, &link_schema);
+		rc = print_values(doc, &link_schema, &l) || print_calibration(doc) ||
+		     print_ranges(doc, &link_schema);
 	} else if (k == ZOO_SYSTEM) {
 		rc = show_system(name, a, &doc);
 	} else {

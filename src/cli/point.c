@@ -22,7 +22,7 @@ const char *const point_head[] = {
 	"scaleup_link", "scaleout_link", "gpu_port", "bound_by", "busiest_resource",
 	"busiest_share", "power_node_w", "tok_s_per_w_node", "capex_usd", "usd_per_mtok",
 	"grow_first", "grow_first_margin", "prefill_j_per_tok", "prefill_node_j_per_tok",
-	"prefix_reuse", "keepalive_s", "reload_bytes_per_step"};
+	"prefix_reuse", "keepalive_s", "reload_bytes_per_step", "gpu_time_fitted_share"};
 const int point_ncols = sizeof point_head / sizeof point_head[0];
 
 /* What each column holds, for docs/formats.md (karat help formats). */
@@ -92,7 +92,10 @@ const char *const point_help[] = {
 	"how long idle sessions' caches are kept at this batch, s (empty: forever, without a "
 	"[keepalive] table or with workload.keepalive = forever)",
 	"bytes per step a GPU-only system's host tiers (system.host_cache, host_ssd) return to "
-	"the GPUs over their ports, for sessions whose caches waited there"};
+	"the GPUs over their ports, for sessions whose caches waited there",
+	"share of the step's GPU work priced by kernel-level values fitted on this GPU's own "
+	"measurements (fitted: in its file; karat show GPU lists them); the rest rests on a "
+	"sibling's fits or on assumptions"};
 _Static_assert(sizeof point_help / sizeof *point_help == sizeof point_head / sizeof *point_head,
 	       "a description per column");
 
@@ -427,6 +430,7 @@ void point_cells(const struct loaded *ld, const struct result *r,
 	else /* forever */
 		CELL("%s", "");
 	CELL("%.6g", nz(r->reload));
+	i = finite_cells(cells, out, i, &r->gpu_fitted, 1);
 #undef CELL
 }
 

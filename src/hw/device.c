@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "io/calib.h"
+
 const char *const dev_kind_names[DEV_NKIND + 1] = {"gpu", "cpu", "pim", "pnm", 0};
 const char *const op_class_names[OC_N + 1] = {"gemm", "attention", "scan",
 					      "gather", "elementwise", 0};
@@ -126,9 +128,41 @@ static int class_mask(const char *list, unsigned *mask, char *bad, size_t n)
 	return *mask ? 0 : (snprintf(bad, n, "(empty)"), -1);
 }
 
+
+/* The kernel-level values that price each class (io/calib.h): a class is
+ * fitted when every one of them the file gives is. */
+static void read_fits(struct kdevice *d, const struct ini_doc *doc)
+{
+	static const char *const keys[OC_N][7] = {
+		[OC_GEMM] = {"efficiency.gemm_compute", "efficiency.gemm_memory", "kernel.gemm_fixed",
+			     "kernel.overlap", "kernel.gemm_tile_k0", 0},
+		[OC_ATTENTION] = {"efficiency.attention_compute", "efficiency.attention_memory",
+				  "kernel.attention_fixed", "kernel.attention_floor", "kernel.overlap", 0},
+		[OC_SCAN] = {"efficiency.scan_compute", "efficiency.scan_memory", "efficiency.overhead",
+			     "kernel.overlap", 0},
+		[OC_GATHER] = {"efficiency.gather_memory", "efficiency.overhead", 0},
+		[OC_ELEMENTWISE] = {"efficiency.elementwise_memory", "efficiency.overhead", 0},
+	};
+	static const char *const sel[] = {"select.unit_rate", "select.core_rate", "select.fixed", 0};
+	static const char *const ovh[] = {"efficiency.overhead", 0};
+	for (int c = 0; c < OC_N; c++)
+		d->fit[c] = (unsigned char)cal_fitted(doc, keys[c]);
+	/* a class without its own fixed time pays the overhead */
+	if (!ini_doc_find(doc, "kernel", "gemm_fixed"))
+		d->fit[OC_GEMM] &= (unsigned char)cal_fitted(doc, ovh);
+	if (!ini_doc_find(doc, "kernel", "attention_fixed"))
+		d->fit[OC_ATTENTION] &= (unsigned char)cal_fitted(doc, ovh);
+	d->fit_select = (unsigned char)cal_fitted(doc, sel);
+}
+
+int device_op_fitted(const struct kdevice *d, enum op_class c, int selects)
+{
+	return d->fit[c] && (!selects || d->fit_select);
+}
 int device_validate(struct kdevice *d, const struct ini_doc *doc,
 		    struct kerr *err)
 {
+	read_fits(d, doc);
 	if (!ini_doc_find(doc, "efficiency", "gather_compute"))
 		d->eff_c[OC_GATHER] = 1;
 	if (!ini_doc_find(doc, "efficiency", "elementwise_compute"))

@@ -67,6 +67,11 @@ struct kdevice {
 	 * enclosure's (a memory device) draw and price beyond the devices */
 	int has_node;
 	double price, node_power, node_price; /* USD, W, USD */
+	/* 1: every kernel-level value that prices an operator of class c (its
+	 * efficiencies, fixed time, floor, overlap, tile depth) is fitted on
+	 * this device's own measurements (io/calib.h); fit_select: its
+	 * selection rate and fixed time too (device_validate) */
+	unsigned char fit[OC_N], fit_select;
 	char ops[128];          /* PIM: comma-separated classes it runs */
 	unsigned supports;      /* bit per op_class, derived from ops */
 };
@@ -77,7 +82,6 @@ extern const struct schema device_schema;
 int device_validate(struct kdevice *d, const struct ini_doc *doc,
 		    struct kerr *err);
 
-/* Bytes of memory the caches may use: capacity less the reserve. */
 /* Scores per second the device's selection runs at: its unit's rate, or
  * its cores x their rate; 0 when it declares neither. */
 double device_select_rate(const struct kdevice *d);
@@ -89,11 +93,16 @@ int device_has_energy(const struct kdevice *d);
  * runs there, as device_peak), else the next narrower's; 0 without any. */
 double device_energy_flop(const struct kdevice *d, enum dtype t);
 
+/* Bytes of memory the caches may use: capacity less the reserve. */
 double device_cache_capacity(const struct kdevice *d);
 
 /* Least seconds one kernel of class c takes on d: [kernel] CLASS_fixed,
  * for a selection select.fixed, else efficiency.overhead. */
 double device_fixed(const struct kdevice *d, enum op_class c, int selects);
+
+/* Whether an operator of class c (a selection with selects) is priced on
+ * d by values fitted on d's own measurements alone. */
+int device_op_fitted(const struct kdevice *d, enum op_class c, int selects);
 
 /* Peak for data type t: the native one, else the next wider type the
  * device has (fp4 -> fp8 -> bf16 -> fp32), else the next narrower one

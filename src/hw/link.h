@@ -14,6 +14,8 @@ struct klink {
 	double a2a_floor;   /* s: the least time of an expert dispatch or
 			       combine over this link, measured at one token
 			       per GPU (0: none measured) */
+	int fitted;         /* 1: its efficiency and all-to-all floor are fitted on
+			       its own measurements (io/calib.h; zoo_load_link) */
 };
 
 extern const struct schema link_schema;

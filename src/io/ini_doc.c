@@ -284,8 +284,8 @@ int ini_doc_put(struct ini_doc *d, const char *section, const char *key, const c
 		e = &d->e[d->n++];
 		snprintf(e->section, sizeof e->section, "%s", section);
 		snprintf(e->key, sizeof e->key, "%s", key);
-		e->source[0] = '\0';
 	}
+	e->source[0] = '\0'; /* the file's source was for its own value */
 	snprintf(e->value, sizeof e->value, "%s", value);
 	e->line = line;
 	if (ini_doc_section_line(d, section) == 0) {

@@ -44,8 +44,9 @@ struct ini_doc *ini_doc_parse(const char *name, const char *text, size_t len,
 void ini_doc_free(struct ini_doc *d);
 
 /* Sets section.key to value as if the file said so on line (an override
- * checked as the file would be): the entry's value and line are replaced,
- * or the entry (and its section) added.  0, or -1 when the document is
+ * checked as the file would be): the entry's value and line are replaced
+ * and its source comment dropped (it was for the file's value), or the
+ * entry (and its section) added.  0, or -1 when the document is
  * full. */
 int ini_doc_put(struct ini_doc *d, const char *section, const char *key, const char *value,
 		int line);

@@ -284,6 +284,12 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 	r->mem_use = !p->has_mem ? 0 : p->cap_mem > 0 ? um / p->cap_mem : NAN;
 	for (int x = 0; x < RES_N; x++)
 		r->busy[x] = busy[x] / ns, r->bubble[x] = bubble[x] / ns;
+	r->gpu_fitted = NAN; /* a full evaluation's (the answer's, a query's) */
+	if (how & PLAN_ENERGY) {
+		int mr = r->mb_ran > 0 ? r->mb_ran : m;
+		long n = lround(batch / ((double)p->gpus * mr));
+		r->gpu_fitted = plan_gpu_fitted_share(p, w, n > 1 ? n : 1, mr, r->busy[RES_GPU]);
+	}
 	r->ctx_mean = ctx_sum / ((double)ns * B);
 	r->clipped = p->clipped;
 	r->sharded = shards / ((double)ns * B);

@@ -421,6 +421,13 @@ void plan_reuse(const struct plan *p, long B, struct plan_reuse *u);
  * output (plan.h pre_j ...), into pre: joules, the same with the nodes'
  * share, GPU-seconds (NaN without the GPU's [energy]). */
 void plan_prefill_at(const struct plan *p, double reuse, double pre[3]);
+/* The share of a GPU's work priced by values fitted on its own
+ * measurements (io/calib.h): its operators at n requests per micro-batch,
+ * m micro-batches, and the cache side it runs (gpu_busy, the step's GPU
+ * busy time, less those operators), fitted where every class it uses is.
+ * NaN when a step cannot be built. */
+double plan_gpu_fitted_share(const struct plan *p, struct plan_ws *w, long n, int m,
+			     double gpu_busy);
 /* Cache-ingest bytes per step for a batch of B (the whole system): the
  * admissions' caches less what their sessions reuse. */
 double plan_ingest_bytes(const struct plan *p, long B);

@@ -123,6 +123,40 @@ double plan_gpu_work(const struct plan *p, struct plan_ws *w, long n)
 	return t;
 }
 
+double plan_gpu_fitted_share(const struct plan *p, struct plan_ws *w, long n, int m,
+			     double gpu_busy)
+{
+	const struct kdevice *gpu = p->d.gpu;
+	double fitted = 0, all = 0;
+	for (int k = 0; n > 0 && k <= p->nkinds; k++) {
+		struct kbatch kb = {.requests = (double)n * p->gpus, .gpus = p->gpus,
+				    .context = 1, .mtp = p->d.mtp, .sp = p->d.sp,
+				    .gpu_only = 1, .part = k < p->nkinds ? STEP_LAYER : STEP_TAIL};
+		if (k < p->nkinds)
+			kb.kind = p->kinds[k];
+		if (step_build(p->d.m, &kb, &w->step, &w->fail) != 0)
+			return NAN;
+		double layers = k < p->nkinds ? p->kind_layers[k] : 1;
+		for (int i = 0; i < w->step.n; i++) {
+			struct op_cost *o = &w->step.op[i];
+			if (o->side != SIDE_GPU)
+				continue; /* the all-to-all is the network's time */
+			roofline_op(o, gpu, p->d.up);
+			double t = layers * o->count * o->time;
+			all += t;
+			if (device_op_fitted(gpu, op_table[o->kind].cls, op_table[o->kind].selects))
+				fitted += t;
+		}
+	}
+	/* the cache side the GPU runs (all of it without memory devices):
+	 * fitted only where every class it uses is */
+	double cache = fmax(gpu_busy - m * all, 0);
+	int cache_fit = device_op_fitted(gpu, OC_ATTENTION, 0) && device_op_fitted(gpu, OC_SCAN, 1) &&
+			device_op_fitted(gpu, OC_GATHER, 0) && device_op_fitted(gpu, OC_ELEMENTWISE, 0);
+	double total = m * all + cache;
+	return total > 0 ? fmin((m * fitted + (cache_fit ? cache : 0)) / total, 1) : NAN;
+}
+
 double plan_gpu_energy(const struct plan *p, struct plan_ws *w, long n, double e_a2a)
 {
 	const double *ph = plan_gpu_phases(p, w, n);

@@ -90,6 +90,9 @@ struct result {
 	double sharded;                /* mean share of requests split over devices */
 	double ingest;                 /* cache-ingest bytes per step, whole system */
 	double reload;                 /* bytes per step the host tier returns (whole system) */
+	double gpu_fitted;             /* share of the GPU's work priced by values
+					  fitted on its own measurements (NaN:
+					  not computed, in a search's probes) */
 	double reuse;                  /* prefix reuse the batch leaves room for */
 	double keepalive_s;            /* how long idle caches are kept (INFINITY: forever) */
 	int fluid;                     /* 1: the samples came from their sums

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/suggest.h"
+#include "io/calib.h"
 #include "io/ini_doc.h"
 #include "io/schema.h"
 #include "zoo/zoo.h"
@@ -179,6 +180,8 @@ static int set_field(const struct schema *s, const struct override *o, void *obj
 		kerr_set(err, 0, 0, "%s: %s", o->what, why);
 		return -1;
 	}
+	if (s == &link_schema && cal_is_kernel_value(f->section, f->key))
+		((struct klink *)obj)->fitted = 0; /* a value set here is not the fit */
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "base/suggest.h"
+#include "io/calib.h"
 
 static const struct {
 	const char *dir, *what;
@@ -116,7 +117,8 @@ static int check_device(void *dv, const struct ini_doc *d, struct kerr *err)
 
 static int check_link(void *l, const struct ini_doc *d, struct kerr *err)
 {
-	(void)l;
+	static const char *const keys[] = {"link.efficiency", "link.a2a_floor", 0};
+	((struct klink *)l)->fitted = cal_fitted(d, keys);
 	return range_read(d, &link_schema, NULL, 0, err) < 0 ? -1 : 0;
 }
 

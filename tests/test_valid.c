@@ -146,6 +146,8 @@ Test(valid, command_reports_and_writes_the_csv)
 	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
 	cr_expect(strstr(out, "mean absolute error"), "%s", out);
 	cr_expect(strstr(out, "gemm "), "%s", out);
+	/* and per family: the H800 is a Hopper part (device.family) */
+	cr_expect(strstr(out, "mean absolute error by family") && strstr(out, "  hopper "), "%s", out);
 	char csv[600];
 	snprintf(csv, sizeof csv, "%s/validation.csv", dir);
 	FILE *f = fopen(csv, "r");
@@ -153,7 +155,7 @@ Test(valid, command_reports_and_writes_the_csv)
 	char line[512];
 	cr_assert(fgets(line, sizeof line, f));
 	cr_expect_str_eq(line, "table,line,kernel,model,device,dtype,batch,context,heads,q_len,topk,"
-			       "m,n,k,groups,gpus,predicted,measured,error_pct,unit,source\n");
+			       "m,n,k,groups,gpus,predicted,measured,error_pct,unit,source,family\n");
 	int rows = 0;
 	while (fgets(line, sizeof line, f))
 		rows++;

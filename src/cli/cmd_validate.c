@@ -53,6 +53,20 @@ static const char *shown_path(const char *path)
 	return strncmp(path, zoo_home(), n) == 0 && path[n] == '/' ? path + n + 1 : path;
 }
 
+/* The family a row's device belongs to (device.family), else its name. */
+static void family_of(const struct vrow *r, char *buf, size_t n)
+{
+	static struct kdevice d;
+	struct kerr err;
+	if (zoo_load_device(r->device, &d, NULL, &err) == 0 && d.family[0])
+		snprintf(buf, n, "%s", d.family);
+	else
+		snprintf(buf, n, "%s", r->device);
+}
+
+#define VALID_MAX_FAMILIES 32 /* families summarised (far above the zoo's 5); a row of any
+			       * further one is in the CSV and the overall error only */
+
 /* The figure: 0, or 1 when gnuplot failed (said why). */
 static int plot(const char *dir, const char *csv)
 {
@@ -66,17 +80,18 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 	static const char *const head[] = {"table", "line", "kernel", "model", "device", "dtype",
 					   "batch", "context", "heads", "q_len", "topk", "m", "n",
 					   "k", "groups", "gpus", "predicted", "measured", "error_pct",
-					   "unit", "source"};
+					   "unit", "source", "family"};
 	static const char *const shown[] = {"kernel", "device", "conditions", "predicted",
 					    "measured", "unit", "error"};
-	static const int right[21] = {[1] = 1, [6] = 1, [7] = 1, [8] = 1, [9] = 1, [10] = 1,
+	static const int right[22] = {[1] = 1, [6] = 1, [7] = 1, [8] = 1, [9] = 1, [10] = 1,
 				      [11] = 1, [12] = 1, [13] = 1, [14] = 1, [15] = 1, [16] = 1,
 				      [17] = 1, [18] = 1};
 	static const int sright[7] = {[3] = 1, [4] = 1, [6] = 1};
 	struct table csv;
-	table_init(&csv, 21, head, right);
-	double fam_sum[VK_N] = {0}, all_sum = 0;
-	int fam_n[VK_N] = {0}, all_n = 0, rc = 0;
+	table_init(&csv, 22, head, right);
+	double fam_sum[VK_N] = {0}, all_sum = 0, gsum[VALID_MAX_FAMILIES] = {0};
+	int fam_n[VK_N] = {0}, all_n = 0, rc = 0, gn[VALID_MAX_FAMILIES] = {0}, ng = 0;
+	char gname[VALID_MAX_FAMILIES][32];
 	long rows = 0, done = 0;
 	for (int i = 0; i < nt; i++)
 		rows += t[i].n;
@@ -99,7 +114,15 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 			double e = (us - r->measured) / r->measured;
 			sum += fabs(e), fam_sum[r->kernel] += fabs(e), all_sum += fabs(e);
 			fam_n[r->kernel]++, all_n++;
-			char cells[21][OUT_CELL];
+			char cells[22][OUT_CELL];
+			family_of(r, cells[21], OUT_CELL);
+			int g = 0;
+			while (g < ng && strcmp(gname[g], cells[21]) != 0)
+				g++;
+			if (g == ng && ng < VALID_MAX_FAMILIES)
+				snprintf(gname[ng++], sizeof gname[0], "%.31s", cells[21]);
+			if (g < ng)
+				gsum[g] += fabs(e), gn[g]++;
 			snprintf(cells[0], OUT_CELL, "%s", shown_path(t[i].path));
 			snprintf(cells[1], OUT_CELL, "%d", r->line);
 			snprintf(cells[2], OUT_CELL, "%s", vkernel_names[r->kernel]);
@@ -113,8 +136,8 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 				cell_num(cells[6 + k], v[k]);
 			snprintf(cells[19], OUT_CELL, "%s", r->unit);
 			snprintf(cells[20], OUT_CELL, "%s", r->source);
-			const char *row[21];
-			for (int k = 0; k < 21; k++)
+			const char *row[22];
+			for (int k = 0; k < 22; k++)
 				row[k] = cells[k];
 			char cond[OUT_CELL], mu[32], me[32], er[32];
 			conditions(r, cond, sizeof cond);
@@ -145,6 +168,9 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 				printf("  %-18s %5.1f%%  (%d rows)\n", vkernel_names[k],
 				       100 * fam_sum[k] / fam_n[k], fam_n[k]);
 		printf("  %-18s %5.1f%%  (%d rows)\n", "all", 100 * all_sum / all_n, all_n);
+		printf("mean absolute error by family (device.family):\n");
+		for (int g = 0; g < ng; g++)
+			printf("  %-18s %5.1f%%  (%d rows)\n", gname[g], 100 * gsum[g] / gn[g], gn[g]);
 		const char *dir = arg_get(c, a, "out");
 		char def[1100], path[1200];
 		if (!dir) { /* results/ in the current folder */

@@ -24,6 +24,9 @@ static const struct field device_fields[] = {
 	 1, 0, 0, 0, 0, "display name"},
 	{"device", "kind", FK_ENUM, U_INT, OFF(kind), 0, 1, 0, 0, 0, dev_kind_names,
 	 "gpu, cpu, pim or pnm"},
+	{"device", "family", FK_STR, U_INT, OFF(family), sizeof(((struct kdevice *)0)->family),
+	 0, 0, 0, 0, 0, "the architecture its kernels share with its siblings (hopper, blackwell, "
+	 "cdna3, ...), for karat validate's errors by family; default: none"},
 	{"device", "link", FK_STR, U_INT, OFF(link), sizeof(((struct kdevice *)0)->link),
 	 1, 0, 0, 0, 0, "its interconnect: a link in hw/ (GPU: scale-up)"},
 	{"device", "port", FK_STR, U_INT, OFF(port), sizeof(((struct kdevice *)0)->port),

@@ -20,6 +20,7 @@ extern const char *const op_class_names[OC_N + 1];
 
 struct kdevice {
 	char name[64];
+	char family[32];        /* architecture (karat validate groups by it), or "" */
 	int kind;               /* enum dev_kind */
 	char link[32];          /* zoo name of its interconnect */
 	char port[32];          /* a GPU's I/O port (zoo link name), or "" */

@@ -275,4 +275,27 @@ Test(keepalive, host_cache_is_for_gpu_only)
 	cr_expect_lt(design_assemble(&spec, &s, &err), 0);
 	cr_expect(strstr(err.msg, "system.host_cache and host_ssd are for systems without memory devices"),
 		  "%s", err.msg);
+	design_free(&s);
+	/* a disk tier needs its host DRAM and its read rate, and a read rate
+	 * its disk */
+	static const struct {
+		const char *set, *msg;
+	} bad[] = {
+		{"system.host_cache=0", "system.host_ssd needs system.host_cache"},
+		{"system.host_ssd_read=0B/s", "system.host_ssd needs system.host_ssd_read"},
+		{"system.host_ssd=0", NULL},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		const char *one[] = {bad[i].set};
+		spec.system = "gpu-only", spec.sets = one, spec.nsets = 1;
+		int rc = design_assemble(&spec, &s, &err);
+		if (!bad[i].msg) {
+			cr_expect_lt(rc, 0, "a read rate without a disk");
+			cr_expect(strstr(err.msg, "there is no disk to read"), "%s", err.msg);
+		} else {
+			cr_expect_lt(rc, 0, "%s", bad[i].set);
+			cr_expect(strstr(err.msg, bad[i].msg), "%s: %s", bad[i].set, err.msg);
+		}
+		design_free(&s);
+	}
 }

@@ -66,8 +66,21 @@ int plan_ensure_memo(const struct plan *p, struct plan_ws *w, long n)
 	return 0;
 }
 
-/* Every GPU's copy of the micro-batch routes together, so one GPU's n
- * requests are priced as a step of n G requests over G GPUs. */
+/* The GPU-side operators of one layer of kind k (the tail at k = nkinds)
+ * for n requests per GPU into w->step: every GPU's copy of the
+ * micro-batch routes together, so one GPU's n requests are a step of
+ * n G requests over G GPUs.  -1 when the step cannot be built (w->fail). */
+static int gpu_part(const struct plan *p, struct plan_ws *w, long n, int k)
+{
+	struct kbatch kb = {.requests = (double)n * p->gpus, .gpus = p->gpus, .context = 1,
+			    .mtp = p->d.mtp, .sp = p->d.sp, .gpu_only = 1,
+			    .part = k < p->nkinds ? STEP_LAYER : STEP_TAIL};
+	if (k < p->nkinds)
+		kb.kind = p->kinds[k];
+	return step_build(p->d.m, &kb, &w->step, &w->fail) != 0 ? -1 : 0;
+}
+
+/* Each kind of layer's GPU phases at n requests per GPU, memoised. */
 const double *plan_gpu_phases(const struct plan *p, struct plan_ws *w, long n)
 {
 	/* a GPU may hold more than the even share an evaluation sized the
@@ -83,12 +96,7 @@ const double *plan_gpu_phases(const struct plan *p, struct plan_ws *w, long n)
 		return ph;
 	memset(ph, 0, sizeof(double) * per);
 	for (int k = 0; n > 0 && k <= p->nkinds; k++) {
-		struct kbatch kb = {.requests = (double)n * p->gpus, .gpus = p->gpus,
-				    .context = 1, .mtp = p->d.mtp, .sp = p->d.sp,
-				    .gpu_only = 1, .part = k < p->nkinds ? STEP_LAYER : STEP_TAIL};
-		if (k < p->nkinds)
-			kb.kind = p->kinds[k];
-		if (step_build(p->d.m, &kb, &w->step, &w->fail) != 0)
+		if (gpu_part(p, w, n, k) != 0)
 			return NULL; /* not memoised: the caller reports w->fail */
 		for (int i = 0; i < w->step.n; i++) {
 			struct op_cost *o = &w->step.op[i];
@@ -129,12 +137,7 @@ double plan_gpu_fitted_share(const struct plan *p, struct plan_ws *w, long n, in
 	const struct kdevice *gpu = p->d.gpu;
 	double fitted = 0, all = 0;
 	for (int k = 0; n > 0 && k <= p->nkinds; k++) {
-		struct kbatch kb = {.requests = (double)n * p->gpus, .gpus = p->gpus,
-				    .context = 1, .mtp = p->d.mtp, .sp = p->d.sp,
-				    .gpu_only = 1, .part = k < p->nkinds ? STEP_LAYER : STEP_TAIL};
-		if (k < p->nkinds)
-			kb.kind = p->kinds[k];
-		if (step_build(p->d.m, &kb, &w->step, &w->fail) != 0)
+		if (gpu_part(p, w, n, k) != 0)
 			return NAN;
 		double layers = k < p->nkinds ? p->kind_layers[k] : 1;
 		for (int i = 0; i < w->step.n; i++) {

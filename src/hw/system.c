@@ -159,10 +159,6 @@ int system_validate(const struct ksystem *s, const struct ini_doc *doc,
 			return kerr_set(err, path, line_of(doc, "host_ssd"),
 					"system.host_ssd needs system.host_ssd_read, the node's NVMe "
 					"read bandwidth");
-		if (s->host_ssd_read > 0 && !(s->host_ssd > 0))
-			return kerr_set(err, path, line_of(doc, "host_ssd_read"),
-					"system.host_ssd_read is given but system.host_ssd is 0: "
-					"there is no disk to read");
 		return 0;
 	}
 	if (s->host_cache > 0 || s->host_ssd > 0)

@@ -422,3 +422,54 @@ Test(place, the_mtp_layer_keeps_its_own_cache)
 	cr_expect_gt(kv1, kv0);
 	cr_expect_eq(idx1, idx0, "GLM-5.2's MTP layer shares the indexer's selection");
 }
+
+/* Issue 28 item 4: a hierarchical all-to-all.  GPU-only DeepSeek-V3.2 on
+ * 64 GPUs (8 nodes of 8), 8 routed experts a token: flat, a GPU's
+ * dispatch bytes b split 7/63 inside its node and 56/63 to other nodes.
+ * Hierarchical, a token crosses once to each other node any of its 8
+ * copies land on: 7 (1 - (7/8)^8) crossings for its 8 x 7/8 remote
+ * copies, so the scale-out link carries 56/63 b (1 - (7/8)^8); the
+ * scale-up link carries the 7/63 b as before plus the 7/8 of the remote
+ * copies the receiving GPU forwards.  Both phases are priced by hand. */
+Test(place, a_hierarchical_all_to_all_crosses_each_node_once)
+{
+	static struct setup s;
+	load(&s, "deepseek-v3.2", "gpu-only", 65536, NULL);
+	s.sys.gpus = 64, s.sys.a2a_route = A2A_HIER;
+	struct plan *p = plan(&s);
+	double f = 1 - pow(7.0 / 8, 8);
+	cr_expect(near(p->a2a_cross, f, 1e-15), "%.17g", p->a2a_cross);
+	const double *ph = plan_gpu_phases(p, p->ws, 16);
+	cr_assert_not_null(ph);
+	int moe = p->nkinds - 1; /* the MoE layers' kind */
+	double b = ph[moe * PLAN_PH_STRIDE + PLAN_PH_A2A] / 2; /* dispatch; combine likewise */
+	struct step *st = &p->ws->step; /* the MoE layer's operators, again */
+	double disp = 0, comb = 0;
+	struct kbatch kb = {.requests = 16.0 * 64, .gpus = 64, .context = 1, .mtp = s.d.mtp,
+			    .sp = s.d.sp, .gpu_only = 1, .part = STEP_LAYER, .kind = p->kinds[moe]};
+	struct kerr err;
+	cr_assert_eq(step_build(&s.m, &kb, st, &err), 0, "%s", err.msg);
+	for (int i = 0; i < st->n; i++)
+		if (st->op[i].kind == OP_DISPATCH)
+			disp = st->op[i].bytes;
+		else if (st->op[i].kind == OP_COMBINE)
+			comb = st->op[i].bytes;
+	cr_assert(disp > 0 && comb > 0 && b > 0);
+	double want = 0;
+	const double bytes[2] = {disp, comb};
+	for (int j = 0; j < 2; j++) {
+		double away = bytes[j] * 56 / 63;
+		want += fmax(roofline_a2a(&s.up, bytes[j] * 7 / 63 + away * 7 / 8),
+			     roofline_a2a(&s.out, away * f));
+	}
+	double got = ph[moe * PLAN_PH_STRIDE + PH_DISP] + ph[moe * PLAN_PH_STRIDE + PH_COMB];
+	cr_expect(near(got, want, 1e-12), "%.9g s, by hand %.9g s", got, want);
+	plan_free(p);
+	/* flat moves every remote copy: more time on the scale-out link */
+	s.sys.a2a_route = A2A_FLAT;
+	p = plan(&s);
+	ph = plan_gpu_phases(p, p->ws, 16);
+	cr_expect_eq(p->a2a_cross, 1);
+	cr_expect_gt(ph[moe * PLAN_PH_STRIDE + PH_DISP] + ph[moe * PLAN_PH_STRIDE + PH_COMB], got);
+	plan_free(p);
+}

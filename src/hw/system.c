@@ -66,6 +66,11 @@ static const struct field system_fields[] = {
 	 "as LMCache's local disk; with host_cache), read at host_ssd_read; default 0: none"},
 	{"system", "host_ssd_read", FK_NUM, U_BW, OFF(host_ssd_read), 0, 0, 0, 1e15, 0, 0,
 	 "the node's NVMe read bandwidth, all drives together (required with host_ssd)"},
+	{"system", "a2a_route", FK_ENUM, U_INT, OFF(a2a_route), 0, 0, 0, 0, 0, a2a_route_names,
+	 "how the expert all-to-all crosses nodes: flat (default: each routed copy straight to "
+	 "its GPU, as DeepEP's low-latency decode kernels over RDMA) or hierarchical (a token "
+	 "crosses once to each node it needs, to its same-rank GPU, which forwards the copies "
+	 "over the scale-up link, as DeepEP's normal internode kernels)"},
 	{"system", "memdev_in_hbm", FK_ENUM, U_INT, OFF(memdev_in_hbm), 0, 0, 0, 0, 0, in_hbm_names,
 	 "the memory devices are the GPUs' own HBM (one per GPU, sharing its capacity and TDP): "
 	 "no (default) or yes"},
@@ -77,6 +82,7 @@ const char *const memdev_role_names[ROLE_N + 1] = {"all", "gather", 0};
 
 const char *const kv_shard_names[SHARD_N + 1] = {"on", "off", 0};
 const char *const via_port_names[VIA_PORT_N + 1] = {"yes", "no", 0};
+const char *const a2a_route_names[A2A_N + 1] = {"flat", "hierarchical", 0};
 
 const char *const layer_pricing_names[LAYERS_N + 1] = {"per-kind", "average", 0};
 

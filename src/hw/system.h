@@ -41,6 +41,7 @@ struct ksystem {
 	double amortise_years;        /* years the price is spread over (0: not given) */
 	int prefill_energy;           /* enum prefill_energy: the per-watt
 					 views count each request's prefill */
+	int a2a_route;                /* enum a2a_route */
 	double host_cache;            /* bytes of host DRAM per node for idle
 					 sessions' caches (0: none) */
 	double host_ssd, host_ssd_read; /* NVMe per node for them, and its read
@@ -63,6 +64,10 @@ extern const char *const in_hbm_names[IN_HBM_N + 1];
 
 enum via_port { VIA_PORT_YES, VIA_PORT_NO, VIA_PORT_N };
 extern const char *const via_port_names[VIA_PORT_N + 1];
+
+/* How the expert all-to-all crosses nodes (system.a2a_route). */
+enum a2a_route { A2A_FLAT, A2A_HIER, A2A_N };
+extern const char *const a2a_route_names[A2A_N + 1];
 
 enum kv_shard { SHARD_ON, SHARD_OFF, SHARD_N };
 extern const char *const kv_shard_names[SHARD_N + 1];

@@ -276,6 +276,11 @@ double plan_a2a_energy(const struct plan *p)
 	const struct design *d = &p->d;
 	int G = p->gpus;
 	double gpn = d->sys->gpus_per_node, inside = G > 1 ? fmin(gpn - 1, G - 1) / (G - 1) : 1;
+	if (p->a2a_cross < 1) { /* hierarchical (price.c a2a_time) */
+		double away = 1 - inside;
+		return 8 * ((inside + away * (gpn - 1) / gpn) * d->up->energy_bit +
+			    away * p->a2a_cross * d->out->energy_bit);
+	}
 	return 8 * (inside * d->up->energy_bit + (1 - inside) * d->out->energy_bit);
 }
 
@@ -377,7 +382,15 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 		double gpn = d->sys->gpus_per_node;
 		int via = d->port && strcmp(d->sys->gpu_port, d->sys->scaleup_link) != 0 &&
 			  d->sys->scaleout_via_port == VIA_PORT_YES;
-		p->a2a_port = via && G > gpn ? (G - gpn) / (G - 1.0) : 0;
+		/* hierarchical: a token's k copies land on N = G / gpn nodes at
+		 * random; the N - 1 others each receive it once if any copy
+		 * lands there: (N - 1)(1 - (1 - 1/N)^k) crossings for the
+		 * k (N - 1) / N copies bound for them */
+		double N = G / gpn, k = d->m->active_experts;
+		p->a2a_cross = d->sys->a2a_route == A2A_HIER && G > gpn && k > 0
+				       ? N * (1 - pow(1 - 1 / N, k)) / k
+				       : 1;
+		p->a2a_port = via && G > gpn ? p->a2a_cross * (G - gpn) / (G - 1.0) : 0;
 	}
 	{ /* Little's law: a request stays for out / (1 + a d) steps, so a batch
 	   * of B admits B (1 + a d) / out requests per step; each brings the

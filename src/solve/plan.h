@@ -226,6 +226,10 @@ struct plan {
 			       top-k candidates to the request's GPU */
 	double bcast_bytes; /* per remote slice per step: the query its device
 			       attends with, from the request's GPU */
+	double a2a_cross;   /* bytes crossing nodes per routed copy bound for
+			       another node: 1 flat; hierarchical, the
+			       distinct nodes a token needs over its copies
+			       there (plan_new) */
 	double a2a_port;    /* share of a GPU's all-to-all bytes that cross
 			       its port to another node's GPUs (0: none do,
 			       or the NIC has its own path) */

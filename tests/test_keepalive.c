@@ -217,17 +217,15 @@ Test(keepalive, gpu_only_reuse_by_hand)
 	double kv, idx;
 	attn_storage(&s.m, &s.m.sp, fmin(workload_mean_input(&s.wl), s.m.max_context),
 		     design_mtp_layers(&s.d), &kv, &idx);
-	cr_expect(near(plan_ingest_bytes(p, B), B * adm * (1 - u.reuse) * (kv + idx), 1e-12));
-	double from_ssd;
-	cr_expect(near(plan_reload_bytes(p, B, &from_ssd), B * adm * (u.reuse - u.near) * (kv + idx),
-		       1e-12));
-	cr_expect(near(from_ssd, B * adm * (u.reuse - u.host) * (kv + idx), 1e-12));
+	cr_expect(near(u.ingest, B * adm * (1 - u.reuse) * (kv + idx), 1e-12));
+	cr_expect(near(u.reload, B * adm * (u.reuse - u.near) * (kv + idx), 1e-12));
+	cr_expect(near(u.from_ssd, B * adm * (u.reuse - u.host) * (kv + idx), 1e-12));
 	plan_free(p);
 	/* a slow disk bounds the step: every sample waits for its reads */
 	s.sys.host_ssd_read = 1e6;
 	p = plan(&s);
 	struct result r = eval(p, B, 1);
-	double floor_s = from_ssd / (1e6 * G / s.sys.gpus_per_node);
+	double floor_s = u.from_ssd / (1e6 * G / s.sys.gpus_per_node);
 	cr_expect(r.tbt_mean >= floor_s * (1 - 1e-12) && r.tbt_mean <= floor_s * (1 + 1e-9),
 		  "step %g s, the NVMe's reads %g s", r.tbt_mean, floor_s);
 	plan_free(p);
@@ -235,8 +233,8 @@ Test(keepalive, gpu_only_reuse_by_hand)
 	s.wl.keepalive = WK_FOREVER;
 	p = plan(&s);
 	plan_reuse(p, B, &u);
-	cr_expect(u.reuse == s.wl.prefix_reuse && plan_reload_bytes(p, B, NULL) == 0);
-	cr_expect(near(plan_ingest_bytes(p, B), B * adm * (1 - s.wl.prefix_reuse) * (kv + idx),
+	cr_expect(u.reuse == s.wl.prefix_reuse && u.reload == 0);
+	cr_expect(near(u.ingest, B * adm * (1 - s.wl.prefix_reuse) * (kv + idx),
 		       1e-12));
 	plan_free(p);
 }

@@ -53,15 +53,20 @@ static const char *shown_path(const char *path)
 	return strncmp(path, zoo_home(), n) == 0 && path[n] == '/' ? path + n + 1 : path;
 }
 
-/* The family a row's device belongs to (device.family), else its name. */
+/* The family a row's device belongs to (device.family), else its name;
+ * the device file is read again only when the device changes (a table's
+ * rows share one). */
 static void family_of(const struct vrow *r, char *buf, size_t n)
 {
 	static struct kdevice d;
-	struct kerr err;
-	if (zoo_load_device(r->device, &d, NULL, &err) == 0 && d.family[0])
-		snprintf(buf, n, "%s", d.family);
-	else
-		snprintf(buf, n, "%s", r->device);
+	static char last[sizeof r->device], family[sizeof r->device];
+	if (strcmp(last, r->device) != 0) {
+		struct kerr err;
+		int ok = zoo_load_device(r->device, &d, NULL, &err) == 0 && d.family[0];
+		snprintf(family, sizeof family, "%s", ok ? d.family : r->device);
+		snprintf(last, sizeof last, "%s", r->device);
+	}
+	snprintf(buf, n, "%s", family);
 }
 
 #define VALID_MAX_FAMILIES 32 /* families summarised (far above the zoo's 5); a row of any

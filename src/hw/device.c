@@ -131,7 +131,6 @@ static int class_mask(const char *list, unsigned *mask, char *bad, size_t n)
 	return *mask ? 0 : (snprintf(bad, n, "(empty)"), -1);
 }
 
-
 /* The kernel-level values that price each class (io/calib.h): a class is
  * fitted when every one of them the file gives is. */
 static void read_fits(struct kdevice *d, const struct ini_doc *doc)
@@ -162,6 +161,7 @@ int device_op_fitted(const struct kdevice *d, enum op_class c, int selects)
 {
 	return d->fit[c] && (!selects || d->fit_select);
 }
+
 int device_validate(struct kdevice *d, const struct ini_doc *doc,
 		    struct kerr *err)
 {

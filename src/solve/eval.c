@@ -297,7 +297,7 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 		struct plan_reuse u;
 		plan_reuse(p, B, &u);
 		r->reuse = u.reuse, r->keepalive_s = u.keep_s;
-		r->ingest = plan_ingest_bytes(p, B), r->reload = plan_reload_bytes(p, B, NULL);
+		r->ingest = u.ingest, r->reload = u.reload;
 		pre[0] = p->pre_j, pre[1] = p->pre_j_node, pre[2] = p->pre_gpu_s;
 		if (u.reuse != d->wl->prefix_reuse)
 			plan_prefill_at(p, u.reuse, pre);

@@ -54,11 +54,13 @@ struct plan_slot_rate {
 enum plan_where { W_DEVICE, W_GPU_PRE, W_GPU_POST };
 
 /* Per kind of layer (and the tail) in plan_gpu_phases' memo: the phase
- * seconds, then the GPU's activity energy (J, all but the all-to-all) and
- * the all-to-all bytes leaving it. */
+ * seconds, then the GPU's activity energy (J, all but the all-to-all), the
+ * all-to-all bytes leaving it, and the seconds of its GPU work priced by
+ * values fitted on the GPU (device_op_fitted). */
 #define PLAN_PH_ENERGY PH_N
 #define PLAN_PH_A2A (PH_N + 1)
-#define PLAN_PH_STRIDE (PH_N + 2)
+#define PLAN_PH_FIT (PH_N + 2)
+#define PLAN_PH_STRIDE (PH_N + 3)
 
 struct plan_vmap {
 	int f, b; /* index of a slot's FLOPs and bytes among the packed values */
@@ -270,6 +272,18 @@ struct plan {
 /* What evaluations write: the memo of GPU phase times, the batch being
  * sampled and its placement, the buckets, the samples' results and the
  * search's state.  Owned by one thread at a time. */
+/* The prefix reuse a batch leaves room for: sessions that come back
+ * within keep_near s find their caches where they are used (HBM, or the
+ * devices); within keep_host s, in the host DRAM; within keep_s, on the
+ * host's NVMe (reuse >= host >= near).  Then, per step and the whole
+ * system: the cache bytes admissions bring in less what they reuse
+ * (ingest), and what the host tiers return (reload; from_ssd of it off
+ * the NVMe). */
+struct plan_reuse {
+	double reuse, host, near, keep_s, keep_host, keep_near;
+	double ingest, reload, from_ssd;
+};
+
 struct plan_ws {
 	/* GPU phase seconds for n requests per GPU in a micro-batch (price.c):
 	 * one layer of each kind, then the tail ((nkinds + 1) x PLAN_PH_STRIDE
@@ -314,6 +328,7 @@ struct plan_ws {
 	int *gpu_count, *dev_count, *link_count;
 	struct plan_buckets mem_bk, gpu_bk; /* the sides' buckets */
 	struct pipe_in pin; /* the pipeline input of the batch being sampled */
+	struct plan_reuse reuse; /* of the batch being sampled (plan_sample) */
 	struct plan_mb mbl[PIPE_MAX_MB]; /* the last sample's non-empty micro-batches */
 	double energy_last; /* the last sample's activity energy, J (NaN: none) */
 	double ctx_last;    /* the last sample's summed context */
@@ -412,13 +427,8 @@ int plan_slots_piped(const struct plan_slot_rate *sd, const struct attn_layout *
 double plan_bucket_energy(const struct plan *p, const struct attn_layout *lay,
 			  const struct plan_slot_rate *sd, const struct plan_vmap *map,
 			  const double *v, int want_gpu);
-/* The prefix reuse a batch of B leaves room for: sessions that come back
- * within keep_near s find their caches where they are used (HBM, or the
- * devices); within keep_host s, in the host DRAM; within keep_s, on the
- * host's NVMe.  reuse >= host >= near. */
-struct plan_reuse {
-	double reuse, host, near, keep_s, keep_host, keep_near;
-};
+/* The prefix reuse a batch of B leaves room for, and the bytes per step
+ * it leaves to move (plan_reuse, struct plan_reuse). */
 void plan_reuse(const struct plan *p, long B, struct plan_reuse *u);
 /* Each admission's prefill per output token at a prefix reuse: the
  * workload's mean input, its reused share already cached, at the mean
@@ -426,18 +436,13 @@ void plan_reuse(const struct plan *p, long B, struct plan_reuse *u);
  * share, GPU-seconds (NaN without the GPU's [energy]). */
 void plan_prefill_at(const struct plan *p, double reuse, double pre[3]);
 /* The share of a GPU's work priced by values fitted on its own
- * measurements (io/calib.h): its operators at n requests per micro-batch,
- * m micro-batches, and the cache side it runs (gpu_busy, the step's GPU
- * busy time, less those operators), fitted where every class it uses is.
- * NaN when a step cannot be built. */
+ * measurements (io/calib.h): its operators at n requests per micro-batch
+ * (the memo's PLAN_PH_FIT over plan_gpu_work), m micro-batches, and the
+ * cache side it runs (gpu_busy, the step's GPU busy time, less those
+ * operators), fitted where every class it uses is.  NaN when a step
+ * cannot be built. */
 double plan_gpu_fitted_share(const struct plan *p, struct plan_ws *w, long n, int m,
 			     double gpu_busy);
-/* Cache-ingest bytes per step for a batch of B (the whole system): the
- * admissions' caches less what their sessions reuse. */
-double plan_ingest_bytes(const struct plan *p, long B);
-/* Bytes per step the host tiers return to the GPUs (the whole system),
- * and of them, read from the NVMe (NULL: not wanted). */
-double plan_reload_bytes(const struct plan *p, long B, double *from_ssd);
 
 /* place.c */
 /* The requests of a batch in longest-first order (w->req_key; ties in

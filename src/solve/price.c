@@ -117,6 +117,8 @@ const double *plan_gpu_phases(const struct plan *p, struct plan_ws *w, long n)
 				t = o->time;
 				row[PLAN_PH_ENERGY] += o->count * (o->flops * device_energy_flop(gpu, o->dt) +
 								   o->bytes * 8 * gpu->e_bit);
+				if (device_op_fitted(gpu, op_table[o->kind].cls, op_table[o->kind].selects))
+					row[PLAN_PH_FIT] += o->count * t;
 			}
 			row[phase_of[o->kind]] += o->count * t;
 		}
@@ -142,22 +144,12 @@ double plan_gpu_fitted_share(const struct plan *p, struct plan_ws *w, long n, in
 			     double gpu_busy)
 {
 	const struct kdevice *gpu = p->d.gpu;
-	double fitted = 0, all = 0;
-	for (int k = 0; n > 0 && k <= p->nkinds; k++) {
-		if (gpu_part(p, w, n, k) != 0)
-			return NAN;
-		double layers = k < p->nkinds ? p->kind_layers[k] : 1;
-		for (int i = 0; i < w->step.n; i++) {
-			struct op_cost *o = &w->step.op[i];
-			if (o->side != SIDE_GPU)
-				continue; /* the all-to-all is the network's time */
-			roofline_op(o, gpu, p->d.up);
-			double t = layers * o->count * o->time;
-			all += t;
-			if (device_op_fitted(gpu, op_table[o->kind].cls, op_table[o->kind].selects))
-				fitted += t;
-		}
-	}
+	const double *ph = plan_gpu_phases(p, w, n);
+	if (!ph)
+		return NAN;
+	double all = plan_gpu_work(p, w, n), fitted = ph[p->nkinds * PLAN_PH_STRIDE + PLAN_PH_FIT];
+	for (int k = 0; k < p->nkinds; k++)
+		fitted += p->kind_layers[k] * ph[k * PLAN_PH_STRIDE + PLAN_PH_FIT];
 	/* the cache side the GPU runs (all of it without memory devices):
 	 * fitted only where every class it uses is */
 	double cache = fmax(gpu_busy - m * all, 0);
@@ -199,27 +191,9 @@ void plan_reuse(const struct plan *p, long B, struct plan_reuse *u)
 	if (p->idle_ssd > 0)
 		u->reuse = workload_reuse_within(wl, per_s > 0 ? (room + p->idle_host + p->idle_ssd) /
 							       per_s : INFINITY, &u->keep_s);
-}
-
-double plan_ingest_bytes(const struct plan *p, long B)
-{
-	struct plan_reuse u;
-	plan_reuse(p, B, &u);
-	return (double)B * p->adm_rate * (1 - u.reuse) * p->cache_in;
-}
-
-double plan_reload_bytes(const struct plan *p, long B, double *from_ssd)
-{
-	struct plan_reuse u;
-	if (from_ssd)
-		*from_ssd = 0;
-	if (!(p->idle_host > 0))
-		return 0;
-	plan_reuse(p, B, &u);
-	double adm = (double)B * p->adm_rate * p->cache_in;
-	if (from_ssd)
-		*from_ssd = adm * (u.reuse - u.host);
-	return adm * (u.reuse - u.near);
+	u->ingest = (double)B * p->adm_rate * (1 - u->reuse) * p->cache_in;
+	double adm = (double)B * p->adm_rate * p->cache_in; /* the admissions' caches */
+	u->reload = adm * (u->reuse - u->near), u->from_ssd = adm * (u->reuse - u->host);
 }
 
 /* ---- the cache side ---- */

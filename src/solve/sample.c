@@ -350,7 +350,7 @@ static int exact_loads(const struct plan *p, struct plan_ws *w, long B, int m, i
  * at the pace of their slowest device, layer kind by layer kind, into
  * in->dur and in->cdur (in->m counts them).  Returns -1 when the GPU side
  * cannot be built (w->fail says why). */
-static int price(const struct plan *p, struct plan_ws *w, long B, int m, int nm, struct pipe_in *in)
+static int price(const struct plan *p, struct plan_ws *w, int m, int nm, struct pipe_in *in)
 {
 	const struct design *d = &p->d;
 	const struct klink *ml = d->mlink;
@@ -360,7 +360,7 @@ static int price(const struct plan *p, struct plan_ws *w, long B, int m, int nm,
 	/* cache ingest, spread over the step's micro-batches and layers: from
 	 * the prefill side over the scale-out link (GPU-only, beside the
 	 * all-to-all), or into the devices (a GPU's share through its port) */
-	double ing = plan_ingest_bytes(p, B) / (m * layers);
+	double ing = w->reuse.ingest / (m * layers);
 	in->m = nm; /* an empty micro-batch (more of them than requests) does not run */
 	for (int mi = 0; mi < nm; mi++) {
 		const struct plan_mb *l = &w->mbl[mi];
@@ -428,7 +428,7 @@ static double step_energy(const struct plan *p, const struct plan_ws *w, long B,
 		e += w->mbl[i].energy;
 	/* links: queries, new rows and outputs of every request, and the
 	 * caches ingested (into the devices, or from the prefill side) */
-	double ing = plan_ingest_bytes(p, B);
+	double ing = w->reuse.ingest;
 	if (p->has_mem) {
 		double per = d->mtp * p->mtp_link;
 		for (int c = 0; c < LC_N; c++)
@@ -437,7 +437,7 @@ static double step_energy(const struct plan *p, const struct plan_ws *w, long B,
 	} else {
 		e += ing * 8 * d->out->energy_bit;
 		if (d->host)
-			e += plan_reload_bytes(p, B, NULL) * 8 * d->host->energy_bit;
+			e += w->reuse.reload * 8 * d->host->energy_bit;
 	}
 	return e;
 }
@@ -465,6 +465,7 @@ double plan_sample(const struct plan *p, struct plan_ws *w, long B, int m, int s
 	const struct design *d = &p->d;
 	int nm;
 	want_energy = want_energy && p->has_energy;
+	plan_reuse(p, B, &w->reuse); /* what the batch's admissions move */
 	if (fluid) { /* stages 1-5a from the batch's sums */
 		if (plan_fluid_sample(p, w, B, m, sample, want_energy, &nm, use_g, use_m) != 0)
 			return NAN; /* w->fail says why */
@@ -489,7 +490,7 @@ double plan_sample(const struct plan *p, struct plan_ws *w, long B, int m, int s
 	in->nclass = d->average_layers ? 1 : p->nkinds;
 	if (in->nclass > 1)
 		memcpy(in->layer_class, p->layer_kind, (size_t)p->layers);
-	if (price(p, w, B, m, nm, in) != 0)
+	if (price(p, w, m, nm, in) != 0)
 		return NAN; /* w->fail says why */
 	for (int i = 0; i < in->m; i++)
 		for (int t = 0; t < T_ALL; t++)
@@ -507,10 +508,10 @@ double plan_sample(const struct plan *p, struct plan_ws *w, long B, int m, int s
 		       * own ports (GPU-only uses them for nothing else), what comes
 		       * from the NVMe at its read rate too: it bounds the step only
 		       * where it takes longer */
-		double ssd, rl = plan_reload_bytes(p, B, &ssd);
-		rl /= p->gpus * d->host->bw * d->host->efficiency;
-		if (ssd > 0)
-			rl = fmax(rl, ssd / p->ssd_read);
+		const struct plan_reuse *u = &w->reuse;
+		double rl = u->reload / p->gpus / (d->host->bw * d->host->efficiency);
+		if (u->from_ssd > 0)
+			rl = fmax(rl, u->from_ssd / p->ssd_read);
 		po->makespan = fmax(po->makespan, rl);
 	}
 	w->energy_last = want_energy ? step_energy(p, w, B, nm, po->makespan) : NAN;

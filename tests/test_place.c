@@ -473,3 +473,57 @@ Test(place, a_hierarchical_all_to_all_crosses_each_node_once)
 	cr_expect_gt(ph[moe * PLAN_PH_STRIDE + PH_DISP] + ph[moe * PLAN_PH_STRIDE + PH_COMB], got);
 	plan_free(p);
 }
+
+/* Online placement keeps each sample's placement across evaluations and
+ * places only the requests past what it kept (place.c, struct
+ * plan_placed).  Over batches that go up and down, past a device's
+ * capacity (requests split, then overfull), on GPUs, devices and a host
+ * shared by GPUs with keys in HBM, every sample's placement, stores and
+ * step time equal a workspace that places every batch afresh, bit for
+ * bit. */
+Test(place, a_kept_placement_equals_one_placed_afresh)
+{
+	static struct setup s;
+	static const char *const systems[] = {"gpu-only", "gpu-karat", "gpu-host-gather"};
+	static const long walk[] = {40, 12, 90, 91, 60, 200, 150, 400, 399, 700, 30, 1000};
+	for (int k = 0; k < 3; k++) {
+		load(&s, "deepseek-v3.2", systems[k], 0, "agentic");
+		s.d.samples = 4;
+		if (system_has_memdev(&s.sys)) /* room for about 100 requests */
+			s.mem.mem_capacity = 100 * 6e9 / s.sys.memdevs;
+		struct plan *kept = plan(&s), *fresh = plan(&s);
+		fresh->ws->keep_off = 1;
+		long shards = 0, over = 0;
+		for (size_t i = 0; i < sizeof walk / sizeof *walk; i++)
+			for (int smp = 0; smp < 4; smp++) {
+				struct sample_view a, b;
+				struct kerr err;
+				cr_assert_eq(plan_inspect(kept, (double)walk[i], 2, smp, &a, &err), 0, "%s", err.msg);
+				cr_assert_eq(plan_inspect(fresh, (double)walk[i], 2, smp, &b, &err), 0, "%s", err.msg);
+				long B = walk[i];
+				cr_expect_eq(memcmp(a.dev, b.dev, sizeof(int) * (size_t)B), 0,
+					     "%s batch %ld sample %d: devices", systems[k], B, smp);
+				cr_expect_eq(memcmp(a.gpu, b.gpu, sizeof(int) * (size_t)B), 0,
+					     "%s batch %ld sample %d: GPUs", systems[k], B, smp);
+				cr_expect_eq(memcmp(a.nshard, b.nshard, sizeof(int) * (size_t)B), 0,
+					     "%s batch %ld sample %d: slices", systems[k], B, smp);
+				cr_expect(a.use_gpu == b.use_gpu && a.use_mem == b.use_mem &&
+						  (a.tbt == b.tbt || (isinf(a.tbt) && isinf(b.tbt))),
+					  "%s batch %ld sample %d: %.17g %.17g, %.17g %.17g, %.17g %.17g",
+					  systems[k], B, smp, a.use_gpu, b.use_gpu, a.use_mem, b.use_mem,
+					  a.tbt, b.tbt);
+				for (long j = 0; j < B; j++)
+					shards += a.nshard[j] > 0;
+				over += b.use_mem > (system_has_memdev(&s.sys) ? s.mem.mem_capacity : 1e300) ||
+					b.use_gpu > s.gpu.mem_capacity;
+			}
+		cr_expect_gt(kept->ws->kept[0].n, 0, "%s: sample 0 kept its placement", systems[k]);
+		if (k == 1)
+			cr_expect(shards > 0 && over > 0, "%s: %ld slices, %ld overfull samples",
+				  systems[k], shards, over);
+		if (k == 0)
+			cr_expect_gt(over, 0, "%s: some batch overfills HBM", systems[k]);
+		plan_free(kept);
+		plan_free(fresh);
+	}
+}

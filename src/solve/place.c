@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 void plan_order_longest(struct plan_ws *w, long B, int *out)
@@ -258,30 +259,29 @@ static int shard(const struct plan *p, struct plan_ws *w, long j, int r, int *cn
 
 /* In arrival order (online), or longest first (offline-lpt), onto the
  * device (the GPU itself without memory devices) with the most free room
- * that can hold the request, ties to the lowest summed context.  A request no device can hold goes to the roomiest one,
- * which it overfills: the capacity check then fails this sample.  Returns
- * whether every request fitted.  Devices are kept in a tournament tree by
- * room (a placement only shrinks its device's room); where index keys also take
- * HBM (the GPU runs the scan) or several GPUs share one device, they are
- * scanned instead. */
-static int place_memory(const struct plan *p, struct plan_ws *w, long B)
+ * that can hold the request, ties to the lowest summed context.  A
+ * request no device can hold goes to the roomiest one, which it
+ * overfills: the capacity check then fails this sample.  Places requests
+ * t = from .. B - 1 of that order on the state w holds after the first
+ * `from` (stores, requests per GPU, *fail_s and *fail_sg below); returns
+ * the first t that did not fit, or B.  Devices are kept in a tournament
+ * tree by room (a placement only shrinks its device's room); where index
+ * keys also take HBM (the GPU runs the scan) or several GPUs share one
+ * device, they are scanned instead. */
+static long place_run(const struct plan *p, struct plan_ws *w, long from, long B, int lpt,
+		      double *fail_s, double *fail_sg)
 {
-	place_reset(p, w, B);
-	int lpt = p->d.sys->placement == PLACE_OFFLINE_LPT; /* else as they arrive */
-	if (lpt)
-		plan_order_longest(w, B, w->req_order);
-	int D = p->devs, ok = 1;
+	int D = p->devs;
+	long bad = B;
 	int scan = p->has_mem && D < p->gpus;
 	int *cnt = w->gpu_placed; /* requests per GPU so far */
-	memset(cnt, 0, sizeof(int) * (size_t)p->gpus);
 	tour_build(p, w, D);
 	/* Rooms only shrink during a placement, so a split that failed for
 	 * caches of (s, sg) fails for any as large; and none succeeds when even
 	 * the roomiest device cannot take one slice.  Both skip shard()'s scan
 	 * of every node, which an overfull batch would pay per request.  The
 	 * tree's root (w->tour[1]) is the device with the most room. */
-	double fail_s = INFINITY, fail_sg = INFINITY;
-	for (long t = 0; t < B; t++) {
+	for (long t = from; t < B; t++) {
 		long j = lpt ? w->req_order[t] : t;
 		/* its context and cache bytes, read in key order (p->by_key) */
 		const double *e = p->by_key + PLAN_BK_N * w->req_key[j];
@@ -303,7 +303,8 @@ static int place_memory(const struct plan *p, struct plan_ws *w, long B)
 		}
 		int g = gpu_for(p, dev, cnt);
 		int fit = fits_bytes(p, w, dev, g, need, need_g);
-		if (!fit && p->d.sys->kv_shard == SHARD_ON && !(need >= fail_s && need_g >= fail_sg) &&
+		if (!fit && p->d.sys->kv_shard == SHARD_ON &&
+		    !(need >= *fail_s && need_g >= *fail_sg) &&
 		    (scan || need / PLAN_MAX_SHARDS <= room_of(p, w, root) + PLAN_SLACK_BYTES)) {
 			if (shard(p, w, j, w->req_pool[j], cnt)) {
 				for (int k = 0; !scan && k < w->nshard[j]; k++) /* its slices'
@@ -311,9 +312,10 @@ static int place_memory(const struct plan *p, struct plan_ws *w, long B)
 					tour_update(p, w, w->shard_dev[j * PLAN_MAX_SHARDS + k]);
 				continue;
 			}
-			fail_s = need, fail_sg = need_g;
+			*fail_s = need, *fail_sg = need_g;
 		}
-		ok &= fit;
+		if (!fit && bad == B)
+			bad = t;
 		w->req_gpu[j] = g, w->req_dev[j] = dev;
 		w->dev_load[dev] += e[PLAN_BK_CTX], w->dev_store[dev] += need;
 		w->gpu_store[g] += need_g;
@@ -322,7 +324,157 @@ static int place_memory(const struct plan *p, struct plan_ws *w, long B)
 			    * room sent it elsewhere) */
 			tour_update(p, w, dev);
 	}
-	return ok;
+	return bad;
+}
+
+/* The whole batch placed afresh; whether every request fitted. */
+static int place_memory(const struct plan *p, struct plan_ws *w, long B)
+{
+	place_reset(p, w, B);
+	int lpt = p->d.sys->placement == PLACE_OFFLINE_LPT; /* else as they arrive */
+	if (lpt)
+		plan_order_longest(w, B, w->req_order);
+	memset(w->gpu_placed, 0, sizeof(int) * (size_t)p->gpus);
+	double fail_s = INFINITY, fail_sg = INFINITY;
+	return place_run(p, w, 0, B, lpt, &fail_s, &fail_sg) == B;
+}
+
+/* The first n requests' devices, GPUs and slices from what sample c kept
+ * into w. */
+static void kept_copy(struct plan_ws *w, const struct plan_placed *c, long n)
+{
+	memcpy(w->req_dev, c->dev, sizeof(int) * (size_t)n);
+	memcpy(w->req_gpu, c->gpu, sizeof(int) * (size_t)n);
+	const int *sh = c->sh;
+	for (long j = 0; j < n; j++) {
+		int k = c->nsh[j];
+		w->nshard[j] = k;
+		if (k)
+			memcpy(w->shard_dev + j * PLAN_MAX_SHARDS, sh, sizeof(int) * (size_t)k), sh += k;
+	}
+}
+
+/* The stores of the first B requests c kept, added in the order and by
+ * the operations the placement used, so every sum is the same bit for
+ * bit (no tree: nothing is placed). */
+static void kept_replay(const struct plan *p, struct plan_ws *w, long B)
+{
+	w->nsharded = 0;
+	memset(w->dev_load, 0, sizeof(double) * (size_t)p->devs);
+	memset(w->dev_store, 0, sizeof(double) * (size_t)p->devs);
+	memset(w->gpu_store, 0, sizeof(double) * (size_t)p->gpus);
+	for (long j = 0; j < B; j++) {
+		int n = w->nshard[j];
+		if (n) {
+			for (int k = 0; k < n; k++) {
+				int dev = w->shard_dev[j * PLAN_MAX_SHARDS + k];
+				add_share(p, w, w->req_pool[j], plan_gpu_of(p, dev), dev, 1.0 / n);
+			}
+			w->nsharded++;
+			continue;
+		}
+		const double *e = p->by_key + PLAN_BK_N * w->req_key[j];
+		int dev = w->req_dev[j], g = w->req_gpu[j];
+		w->dev_load[dev] += e[PLAN_BK_CTX], w->dev_store[dev] += e[PLAN_BK_STORE];
+		w->gpu_store[g] += e[PLAN_BK_GSTORE];
+	}
+}
+
+/* Grows what sample c keeps to the first B requests of w, with the state
+ * after them; leaves c as it was where that would pass its share of
+ * PLAN_KEEP_BYTES or memory runs out (the next call places afresh). */
+static void kept_save(const struct plan *p, struct plan_ws *w, struct plan_placed *c, long B,
+		      long first_bad, double fail_s, double fail_sg)
+{
+	int D = p->devs, G = p->gpus;
+	long sh_need = 0;
+	for (long j = c->n; j < B; j++)
+		sh_need += w->nshard[j];
+	sh_need += c->nsh_used;
+	double share = PLAN_KEEP_BYTES / p->d.samples;
+	if ((double)B * (2 * sizeof(int) + 1) + (double)sh_need * sizeof(int) +
+		    (2.0 * D + G) * sizeof(double) + (double)G * sizeof(int) > share)
+		return;
+	if (B > c->cap) {
+		long cap = B > 2 * c->cap ? B : 2 * c->cap;
+		if ((double)cap * (2 * sizeof(int) + 1) > share / 2)
+			cap = B;
+		int *dev = realloc(c->dev, sizeof(int) * (size_t)cap);
+		if (dev)
+			c->dev = dev;
+		int *gpu = realloc(c->gpu, sizeof(int) * (size_t)cap);
+		if (gpu)
+			c->gpu = gpu;
+		unsigned char *nsh = realloc(c->nsh, (size_t)cap);
+		if (nsh)
+			c->nsh = nsh;
+		if (!dev || !gpu || !nsh)
+			return;
+		c->cap = cap;
+	}
+	if (sh_need > c->sh_cap) {
+		long cap = sh_need > 2 * c->sh_cap ? sh_need : 2 * c->sh_cap;
+		int *sh = realloc(c->sh, sizeof(int) * (size_t)cap);
+		if (!sh)
+			return;
+		c->sh = sh, c->sh_cap = cap;
+	}
+	if (!c->state) {
+		c->state = malloc(sizeof(double) * (2 * (size_t)D + (size_t)G));
+		c->cnt = malloc(sizeof(int) * (size_t)G);
+		if (!c->state || !c->cnt) {
+			free(c->state), free(c->cnt);
+			c->state = NULL, c->cnt = NULL;
+			return;
+		}
+	}
+	for (long j = c->n; j < B; j++) {
+		int k = w->nshard[j];
+		c->dev[j] = w->req_dev[j], c->gpu[j] = w->req_gpu[j];
+		c->nsh[j] = (unsigned char)k;
+		if (k)
+			memcpy(c->sh + c->nsh_used, w->shard_dev + j * PLAN_MAX_SHARDS,
+			       sizeof(int) * (size_t)k), c->nsh_used += k;
+	}
+	memcpy(c->state, w->dev_load, sizeof(double) * (size_t)D);
+	memcpy(c->state + D, w->dev_store, sizeof(double) * (size_t)D);
+	memcpy(c->state + 2 * D, w->gpu_store, sizeof(double) * (size_t)G);
+	memcpy(c->cnt, w->gpu_placed, sizeof(int) * (size_t)G);
+	c->n = B, c->first_bad = first_bad, c->nsharded = w->nsharded;
+	c->fail_s = fail_s, c->fail_sg = fail_sg;
+}
+
+/* Online placement from what sample c kept: its first min(B, c->n)
+ * requests as they were, the rest placed on the state after them (and
+ * kept).  The same placement, bit for bit, as place_memory's. */
+static int place_kept(const struct plan *p, struct plan_ws *w, long B, struct plan_placed *c)
+{
+	if (c->n >= B) {
+		kept_copy(w, c, B);
+		kept_replay(p, w, B);
+		return c->first_bad >= B;
+	}
+	long n = c->n;
+	double fail_s = INFINITY, fail_sg = INFINITY;
+	if (n > 0) {
+		int D = p->devs, G = p->gpus;
+		kept_copy(w, c, n);
+		memset(w->nshard + n, 0, sizeof(int) * (size_t)(B - n));
+		memcpy(w->dev_load, c->state, sizeof(double) * (size_t)D);
+		memcpy(w->dev_store, c->state + D, sizeof(double) * (size_t)D);
+		memcpy(w->gpu_store, c->state + 2 * D, sizeof(double) * (size_t)G);
+		memcpy(w->gpu_placed, c->cnt, sizeof(int) * (size_t)G);
+		w->nsharded = c->nsharded;
+		fail_s = c->fail_s, fail_sg = c->fail_sg;
+	} else {
+		place_reset(p, w, B);
+		memset(w->gpu_placed, 0, sizeof(int) * (size_t)p->gpus);
+	}
+	long bad = place_run(p, w, n, B, 0, &fail_s, &fail_sg);
+	if (n > 0 && c->first_bad < n)
+		bad = c->first_bad;
+	kept_save(p, w, c, B, bad, fail_s, fail_sg);
+	return bad >= B;
 }
 
 /* Whether unit totals store and gstore (round_robin's) hold every cache:
@@ -345,7 +497,7 @@ static int placement_fits(const struct plan *p, const double *store, const doubl
  * where that holds them all (so it never admits fewer); where neither
  * does, the memory-aware placement is the one reported (round-robin is
  * tried on the side, so the placement stays in p). */
-const int *plan_place(const struct plan *p, struct plan_ws *w, long B)
+const int *plan_place(const struct plan *p, struct plan_ws *w, long B, int sample)
 {
 	if (p->d.sys->admission == ADMIT_ROUND_ROBIN) {
 		place_round_robin(p, w, B);
@@ -353,8 +505,10 @@ const int *plan_place(const struct plan *p, struct plan_ws *w, long B)
 	}
 	/* online placement is in arrival order: NULL says so (CMR then sorts
 	 * the batch itself) */
-	const int *order = p->d.sys->placement == PLACE_OFFLINE_LPT ? w->req_order : NULL;
-	if (place_memory(p, w, B))
+	int lpt = p->d.sys->placement == PLACE_OFFLINE_LPT;
+	const int *order = lpt ? w->req_order : NULL;
+	int kept = !lpt && !w->keep_off && w->kept && sample >= 0 && sample < w->nkept;
+	if (kept ? place_kept(p, w, B, &w->kept[sample]) : place_memory(p, w, B))
 		return order;
 	round_robin(p, w, B, w->rr_load, w->rr_store, w->rr_gstore, NULL, NULL);
 	if (!placement_fits(p, w->rr_store, w->rr_gstore))

@@ -124,6 +124,11 @@ void plan_ws_free(struct plan_ws *w)
 	free(w->tbt), free(w->use_gpu), free(w->use_mem), free(w->per);
 	free(w->score), free(w->order), free(w->p99_top);
 	free(w->fl.st);
+	for (int i = 0; w->kept && i < w->nkept; i++) {
+		struct plan_placed *c = &w->kept[i];
+		free(c->dev), free(c->gpu), free(c->nsh), free(c->sh), free(c->state), free(c->cnt);
+	}
+	free(w->kept);
 	if (w->rng)
 		gsl_rng_free(w->rng);
 	free(w);
@@ -167,6 +172,8 @@ struct plan_ws *plan_ws_new(const struct plan *p)
 	w->score = grab((size_t)ns, sizeof(double), &fail);
 	w->order = grab_raw((size_t)ns, sizeof(size_t), &fail);
 	w->p99_top = grab_raw(3 * (size_t)plan_p99_top(ns), sizeof(double), &fail);
+	w->kept = grab((size_t)ns, sizeof *w->kept, &fail);
+	w->nkept = fail ? 0 : ns;
 	w->rng = gsl_rng_alloc(gsl_rng_taus2); /* cheap to seed: one stream per sample */
 	/* plan_sample takes pool indices from the top bits of 32 */
 	if (!w->rng || gsl_rng_min(w->rng) != 0 || gsl_rng_max(w->rng) != 0xffffffffUL)

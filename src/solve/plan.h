@@ -269,6 +269,26 @@ struct plan {
 	int nhelper;
 };
 
+/* One sample's online placement, kept across evaluations (place.c).
+ * Online placement is in arrival order, and the batch of B + 1 holds the
+ * batch of B (common random numbers): so the placement of the first n
+ * requests is the same at every batch of n or more.  A sample keeps the
+ * devices of the most requests it has placed and the state after the
+ * last, and places only the requests past them. */
+struct plan_placed {
+	long n, cap;         /* requests kept; room for */
+	int *dev, *gpu;      /* per request: its device and GPU */
+	unsigned char *nsh;  /* per request: its slices (0: whole) */
+	int *sh;             /* the slices' devices, request after request */
+	long nsh_used, sh_cap;
+	long first_bad;      /* the first request no device held (n: none) */
+	long nsharded;       /* requests split among the n */
+	double fail_s, fail_sg; /* the least caches a split failed for */
+	double *state;       /* after the n: dev_load, dev_store (D each),
+				gpu_store (G) */
+	int *cnt;            /* after the n: requests per GPU */
+};
+
 /* What evaluations write: the memo of GPU phase times, the batch being
  * sampled and its placement, the buckets, the samples' results and the
  * search's state.  Owned by one thread at a time. */
@@ -304,6 +324,10 @@ struct plan_ws {
 	double *lctx_view;  /* plan_inspect's contexts */
 	long nsharded;      /* requests split in the last sample */
 	const int *placed;  /* the last sample's placement order, or NULL */
+	struct plan_placed *kept; /* per sample (nkept): its online placement
+				     so far (place.c) */
+	int nkept;
+	int keep_off;       /* place every request afresh (tests) */
 	/* the placement (place.c) */
 	int *tour;          /* a tournament tree of the units by free room,
 			       2 tour_p entries */
@@ -448,10 +472,11 @@ double plan_gpu_fitted_share(const struct plan *p, struct plan_ws *w, long n, in
 /* The requests of a batch in longest-first order (w->req_key; ties in
  * arrival order), into out (uses w->scratch as scratch). */
 void plan_order_longest(struct plan_ws *w, long B, int *out);
-/* Places the B requests by the system's rule (w->req_gpu, req_dev, nshard
- * and the device and GPU stores); returns the order they were placed in,
- * or NULL for arrival order. */
-const int *plan_place(const struct plan *p, struct plan_ws *w, long B);
+/* Places the B requests of sample `sample` by the system's rule
+ * (w->req_gpu, req_dev, nshard and the device and GPU stores); returns the
+ * order they were placed in, or NULL for arrival order.  Online, it starts
+ * from what the sample kept (struct plan_placed) and keeps what it adds. */
+const int *plan_place(const struct plan *p, struct plan_ws *w, long B, int sample);
 /* w->by_gpu and gpu_start: each GPU's requests in the order it received
  * them (seq, or arrival order where seq is NULL). */
 void plan_group_by_gpu(const struct plan *p, struct plan_ws *w, long B, const int *seq);

@@ -471,7 +471,7 @@ double plan_sample(const struct plan *p, struct plan_ws *w, long B, int m, int s
 			return NAN; /* w->fail says why */
 	} else {
 		draw_requests(p, w, B, sample);
-		w->placed = plan_place(p, w, B);                  /* stage 2: placement */
+		w->placed = plan_place(p, w, B, sample);          /* stage 2: placement */
 		if (m > 1) /* one micro-batch needs no per-GPU order */
 			plan_group_by_gpu(p, w, B, w->placed);
 		assign_mb(p, w, B, m);                            /* stage 3: micro-batches */

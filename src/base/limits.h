@@ -54,9 +54,10 @@
  * workspace: about a megabyte at 256 samples and 4,096 requests). */
 #define PLAN_MAX_THREADS 64
 
-/* Bytes one workspace may keep of its samples' online placements
- * (solve/place.c: about 9 bytes a request, so 256 samples of 200,000
- * requests each); past a sample's share, it is placed afresh. */
+/* Bytes one plan may keep of its samples' online placements, over all
+ * its workspaces (solve/place.c: about 9 bytes a request, so 256 samples
+ * of 200,000 requests each on one thread); past a sample's share, it is
+ * placed afresh. */
 #define PLAN_KEEP_BYTES (512.0 * 1024 * 1024)
 
 /* Slices one request may be split into over a node's memory devices. */

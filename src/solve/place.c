@@ -382,7 +382,8 @@ static void kept_replay(const struct plan *p, struct plan_ws *w, long B)
 
 /* Grows what sample c keeps to the first B requests of w, with the state
  * after them; leaves c as it was where that would pass its share of
- * PLAN_KEEP_BYTES or memory runs out (the next call places afresh). */
+ * PLAN_KEEP_BYTES (the plan's, over its workspaces and samples) or memory
+ * runs out (the next call places afresh). */
 static void kept_save(const struct plan *p, struct plan_ws *w, struct plan_placed *c, long B,
 		      long first_bad, double fail_s, double fail_sg)
 {
@@ -391,7 +392,7 @@ static void kept_save(const struct plan *p, struct plan_ws *w, struct plan_place
 	for (long j = c->n; j < B; j++)
 		sh_need += w->nshard[j];
 	sh_need += c->nsh_used;
-	double share = PLAN_KEEP_BYTES / p->d.samples;
+	double share = PLAN_KEEP_BYTES / p->d.samples / (1 + p->nhelper); /* one workspace's */
 	if ((double)B * (2 * sizeof(int) + 1) + (double)sh_need * sizeof(int) +
 		    (2.0 * D + G) * sizeof(double) + (double)G * sizeof(int) > share)
 		return;

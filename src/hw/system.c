@@ -40,6 +40,11 @@ static const struct field system_fields[] = {
 	 "what the memory devices run: all (every cache-side stage they support, the default) or "
 	 "gather (the caches and the gather of the selected rows; the GPU scores, selects and "
 	 "attends)"},
+	{"system", "hot_in_hbm", FK_ENUM, U_INT, OFF(hot_in_hbm), 0, 0, 0, 0, 0, hot_in_hbm_names,
+	 "with memdev_role = gather: off (default: every cache in the memory devices) or on "
+	 "(a hybrid host tier: after every request's index keys, the requests whose whole cache "
+	 "fits in their GPU's HBM keep it there, shortest first, and attend over no link; the "
+	 "rest gather over it)"},
 	{"system", "layers", FK_ENUM, U_INT, OFF(layers), 0, 0, 0, 0, 0, layer_pricing_names,
 	 "how layers are priced: per-kind (default: each kind of layer as it is) or average "
 	 "(every layer at the average of the kinds, as a simpler model would)"},
@@ -81,6 +86,7 @@ const char *const in_hbm_names[IN_HBM_N + 1] = {"no", "yes", 0};
 const char *const memdev_role_names[ROLE_N + 1] = {"all", "gather", 0};
 
 const char *const kv_shard_names[SHARD_N + 1] = {"on", "off", 0};
+const char *const hot_in_hbm_names[HOT_N + 1] = {"off", "on", 0};
 const char *const via_port_names[VIA_PORT_N + 1] = {"yes", "no", 0};
 const char *const a2a_route_names[A2A_N + 1] = {"flat", "hierarchical", 0};
 
@@ -149,6 +155,10 @@ int system_validate(const struct ksystem *s, const struct ini_doc *doc,
 		if (s->memdev_in_hbm == IN_HBM_YES)
 			return kerr_set(err, path, line_of(doc, "memdev_in_hbm"),
 					"system.memdev_in_hbm is yes but system.memdev is none");
+		if (s->hot_in_hbm == HOT_ON)
+			return kerr_set(err, path, line_of(doc, "hot_in_hbm"),
+					"system.hot_in_hbm is on but system.memdev is none (every "
+					"cache is in HBM already)");
 		if (s->memdev_role != ROLE_ALL)
 			return kerr_set(err, path, line_of(doc, "memdev_role"),
 					"system.memdev_role is %s but system.memdev is none",
@@ -167,6 +177,11 @@ int system_validate(const struct ksystem *s, const struct ini_doc *doc,
 					"read bandwidth");
 		return 0;
 	}
+	if (s->hot_in_hbm == HOT_ON && s->memdev_role != ROLE_GATHER)
+		return kerr_set(err, path, line_of(doc, "hot_in_hbm"),
+				"system.hot_in_hbm is on but system.memdev_role is %s: only the "
+				"gather role (the GPU attends) keeps whole caches in HBM",
+				memdev_role_names[s->memdev_role]);
 	if (s->host_cache > 0 || s->host_ssd > 0)
 		return kerr_set(err, path, line_of(doc, s->host_cache > 0 ? "host_cache" : "host_ssd"),
 				"system.host_cache and host_ssd are for systems without memory devices (%s "

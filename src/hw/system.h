@@ -31,6 +31,9 @@ struct ksystem {
 	int kv_shard;                 /* enum kv_shard: split a request no one
 					 device can hold over its node's devices */
 	int memdev_role;              /* enum memdev_role */
+	int hot_in_hbm;               /* enum hot_in_hbm: in the gather role,
+					 requests whose whole cache fits in
+					 their GPU's HBM keep it there */
 	int memdev_in_hbm;            /* enum in_hbm: the memory devices are
 					 the GPUs' own HBM stacks (one per
 					 GPU): they hold the caches in what the
@@ -58,6 +61,12 @@ struct ksystem {
  * offload: the index keys in HBM, the selected rows over the link). */
 enum memdev_role { ROLE_ALL, ROLE_GATHER, ROLE_N };
 extern const char *const memdev_role_names[ROLE_N + 1];
+
+/* In the gather role, whether the requests whose whole cache fits in
+ * their GPU's HBM (after every request's index keys) keep it there, the
+ * rest gathering over the link: a hybrid host tier. */
+enum hot_in_hbm { HOT_OFF, HOT_ON, HOT_N };
+extern const char *const hot_in_hbm_names[HOT_N + 1];
 
 enum in_hbm { IN_HBM_NO, IN_HBM_YES, IN_HBM_N };
 extern const char *const in_hbm_names[IN_HBM_N + 1];

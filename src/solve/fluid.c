@@ -127,7 +127,8 @@ done:
 static int fluid_fits(const struct plan *p, struct plan_ws *w, long B, int m)
 {
 	const struct design *d = &p->d;
-	if (d->per_request || d->sys->admission != ADMIT_MEMORY || (p->has_mem && p->devs < p->gpus))
+	if (d->per_request || d->sys->admission != ADMIT_MEMORY || (p->has_mem && p->devs < p->gpus) ||
+	    p->hot) /* which requests stay whole in HBM is decided request by request */
 		return 0;
 	if ((double)B < (double)PLAN_FLUID_MIN * m * p->devs ||
 	    B < (long)PLAN_FLUID_PER_STRATUM * PLAN_FLUID_STRATA)
@@ -303,7 +304,8 @@ int plan_fluid_sample(const struct plan *p, struct plan_ws *w, long B, int m, in
 			  &l->attn_m);
 		memset(l->fb, 0, sizeof l->fb);
 		memset(l->fbp, 0, sizeof l->fbp);
-		l->fbm = l->fbpm = 0;
+		memset(l->hot, 0, sizeof l->hot); /* never hot_in_hbm (fluid_fits) */
+		l->fbm = l->fbpm = l->hotm = 0;
 		if (p->has_mem && p->gpu_side.k)
 			unit_time(p, &p->gpu_side, b, b + FV_RES + f->nm, (double)reqs, 1.0 / G,
 				  W_GPU_PRE, l->fb, &l->fbm);

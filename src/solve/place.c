@@ -492,13 +492,36 @@ static int placement_fits(const struct plan *p, const double *store, const doubl
 	return 1;
 }
 
-/* Places the batch by the system's rule; returns the order in which the
- * requests were placed (w->req_order), or NULL for arrival order.  Memory-aware
- * placement that cannot hold every request falls back to round-robin
- * where that holds them all (so it never admits fewer); where neither
- * does, the memory-aware placement is the one reported (round-robin is
- * tried on the side, so the placement stays in p). */
-const int *plan_place(const struct plan *p, struct plan_ws *w, long B, int sample)
+/* System hot_in_hbm: with every request's index keys already in its
+ * GPU's HBM, the requests whose whole cache fits in what HBM has left move
+ * it there from their device, shortest first (the most requests for the
+ * room, which spares the link the most gathers: in the baseline's
+ * favour).  order: the batch longest first, or NULL to sort it into
+ * w->req_order. */
+static void keep_hot(const struct plan *p, struct plan_ws *w, long B, const int *order)
+{
+	memset(w->req_hot, 0, (size_t)B);
+	w->nhot = 0;
+	if (!order) {
+		plan_order_longest(w, B, w->req_order);
+		order = w->req_order;
+	}
+	for (long t = B - 1; t >= 0; t--) {
+		int j = order[t];
+		if (w->nshard[j])
+			continue;
+		int r = w->req_pool[j], g = w->req_gpu[j], dev = w->req_dev[j];
+		double s = p->store[r];
+		if (s > p->free_gpu - w->gpu_store[g] + PLAN_SLACK_BYTES)
+			continue;
+		w->req_hot[j] = 1, w->nhot++;
+		w->gpu_store[g] += s, w->dev_store[dev] -= s;
+		w->dev_load[dev] -= p->ctx[r];
+	}
+}
+
+/* Places the batch by the rule (plan_place, without keep_hot). */
+static const int *place(const struct plan *p, struct plan_ws *w, long B, int sample)
 {
 	if (p->d.sys->admission == ADMIT_ROUND_ROBIN) {
 		place_round_robin(p, w, B);
@@ -516,6 +539,21 @@ const int *plan_place(const struct plan *p, struct plan_ws *w, long B, int sampl
 		return order;
 	place_round_robin(p, w, B);
 	return NULL;
+}
+
+/* Places the batch by the system's rule; returns the order in which the
+ * requests were placed (w->req_order), or NULL for arrival order.  Memory-aware
+ * placement that cannot hold every request falls back to round-robin
+ * where that holds them all (so it never admits fewer); where neither
+ * does, the memory-aware placement is the one reported (round-robin is
+ * tried on the side, so the placement stays in p).  With
+ * system.hot_in_hbm, then keep_hot. */
+const int *plan_place(const struct plan *p, struct plan_ws *w, long B, int sample)
+{
+	const int *order = place(p, w, B, sample);
+	if (p->hot)
+		keep_hot(p, w, B, order);
+	return order;
 }
 
 /* w->by_gpu and gpu_start from req_gpu (a counting sort), each GPU's

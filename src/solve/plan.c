@@ -51,6 +51,21 @@ static void place_slots(struct plan *p, const struct attn_layout *lay,
 	}
 }
 
+/* The slots of a request whole in HBM (system.hot_in_hbm): the device's
+ * (the cache write and the gather) at the GPU's rates, still priced
+ * where the device's are (on_gpu clear), the rest as sd has them. */
+static void hot_slots(const struct plan *p, const struct attn_layout *lay,
+		      const struct plan_slot_rate *sd, struct plan_slot_rate *hot)
+{
+	for (int s = 0; s < lay->n; s++) {
+		hot[s] = sd[s];
+		if (!sd[s].on_gpu) {
+			slot_rates(p->d.gpu, &lay->s[s], &hot[s]);
+			hot[s].on_gpu = 0, hot[s].after = 0;
+		}
+	}
+}
+
 /* Whether the device that runs lay's attention is a GPU whose sparse
  * kernel attends to all top-k slots (kernel.sparse_fixed_topk). */
 static int pads_topk(const struct attn_layout *lay, const struct plan_slot_rate *sd)
@@ -89,10 +104,11 @@ int plan_ensure_batch(const struct plan *p, struct plan_ws *w, long B)
 		c *= 2;
 	free(w->req_pool), free(w->req_key), free(w->req_gpu), free(w->req_dev), free(w->req_mb);
 	free(w->req_order), free(w->scratch), free(w->by_gpu), free(w->nshard), free(w->shard_dev);
-	free(w->lctx_view);
+	free(w->lctx_view), free(w->req_hot);
 	int fail = 0;
 	w->by_gpu = grab((size_t)c, sizeof(int), &fail);
 	w->nshard = grab((size_t)c, sizeof(int), &fail);
+	w->req_hot = grab((size_t)c, 1, &fail);
 	w->shard_dev = grab((size_t)c * PLAN_MAX_SHARDS, sizeof(int), &fail);
 	w->req_pool = grab((size_t)c, sizeof(int), &fail);
 	w->req_key = grab((size_t)c, sizeof(int), &fail);
@@ -113,7 +129,7 @@ void plan_ws_free(struct plan_ws *w)
 	free(w->memo), free(w->memo_ok);
 	free(w->req_pool), free(w->req_key), free(w->req_gpu), free(w->req_dev), free(w->req_mb);
 	free(w->req_order), free(w->scratch), free(w->by_gpu), free(w->nshard), free(w->shard_dev);
-	free(w->lctx_view);
+	free(w->lctx_view), free(w->req_hot);
 	free(w->tour), free(w->tour_key);
 	free(w->dev_load), free(w->dev_store), free(w->gpu_store);
 	free(w->rr_load), free(w->rr_store), free(w->rr_gstore);
@@ -121,6 +137,7 @@ void plan_ws_free(struct plan_ws *w)
 	free(w->mb_load), free(w->mb_count), free(w->gpu_share), free(w->gpu_big), free(w->gpu_remote);
 	free(w->gpu_count), free(w->dev_count), free(w->link_count);
 	free(w->mem_bk.acc), free(w->mem_bk.suml), free(w->gpu_bk.acc), free(w->gpu_bk.suml);
+	free(w->hot_bk.acc), free(w->hot_bk.suml), free(w->hot_count);
 	free(w->tbt), free(w->use_gpu), free(w->use_mem), free(w->per);
 	free(w->score), free(w->order), free(w->p99_top);
 	free(w->fl.st);
@@ -163,6 +180,11 @@ struct plan_ws *plan_ws_new(const struct plan *p)
 	w->mem_bk.suml = grab((size_t)PIPE_MAX_MB * D, sizeof(double), &fail);
 	w->gpu_bk.acc = grab((size_t)PIPE_MAX_MB * G * p->gpu_side.nres, sizeof(double), &fail);
 	w->gpu_bk.suml = grab((size_t)PIPE_MAX_MB * G, sizeof(double), &fail);
+	if (p->hot) {
+		w->hot_bk.acc = grab((size_t)PIPE_MAX_MB * G * p->mem_side.nres, sizeof(double), &fail);
+		w->hot_bk.suml = grab((size_t)PIPE_MAX_MB * G, sizeof(double), &fail);
+		w->hot_count = grab((size_t)PIPE_MAX_MB * G, sizeof(int), &fail);
+	}
 	w->tbt = grab((size_t)ns, sizeof(double), &fail);
 	w->use_gpu = grab((size_t)ns, sizeof(double), &fail);
 	w->use_mem = grab((size_t)ns, sizeof(double), &fail);
@@ -357,6 +379,11 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	place_slots(p, &p->layout_mtp, p->slot_dev_mtp);
 	p->layout.pad_topk = pads_topk(&p->layout, p->slot_dev);
 	p->layout_mtp.pad_topk = pads_topk(&p->layout_mtp, p->slot_dev_mtp);
+	p->hot = p->has_mem && d->sys->memdev_role == ROLE_GATHER && d->sys->hot_in_hbm == HOT_ON;
+	if (p->hot) {
+		hot_slots(p, &p->layout, p->slot_dev, p->slot_hot);
+		hot_slots(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_hot_mtp);
+	}
 	int S = p->layout.n, Sm = p->layout_mtp.n, D = p->devs, G = p->gpus;
 	double *f = grab_raw((size_t)PLAN_POOL * (S + Sm), sizeof(double), &fail);
 	double *b = grab_raw((size_t)PLAN_POOL * (S + Sm), sizeof(double), &fail);

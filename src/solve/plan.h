@@ -131,6 +131,8 @@ struct plan_mb {
 				      before the device's */
 	double fbp[LC_N], fbpm;    /* ... and after them (attention over the
 				      rows the device gathered) */
+	double hot[LC_N], hotm;    /* the busiest GPU's device stages of its
+				      requests whole in HBM (plan.h hot) */
 	double merge;      /* s per layer: split requests' partial outputs */
 	double bcast;      /* s per layer: their queries to the remote slices */
 	double energy;     /* J: its GPUs' operators and its cache-side work */
@@ -190,6 +192,11 @@ struct plan {
 	/* cache-side slots (the layers', the MTP layer's) and where they run */
 	struct attn_layout layout, layout_mtp;
 	struct plan_slot_rate slot_dev[ATTN_MAX_SLOTS], slot_dev_mtp[ATTN_MAX_SLOTS];
+	/* system.hot_in_hbm: a request whose whole cache is in HBM has the
+	 * device's slots (the cache write and the gather) run by the GPU from
+	 * HBM: slot_dev with those slots at the GPU's rates */
+	int hot;
+	struct plan_slot_rate slot_hot[ATTN_MAX_SLOTS], slot_hot_mtp[ATTN_MAX_SLOTS];
 	/* The pool (pool.c): contexts and cache bytes of PLAN_POOL sampled
 	 * requests, and their cache-side FLOPs and bytes packed into the
 	 * values its memory device (mem_side, per device) and its GPU
@@ -320,6 +327,8 @@ struct plan_ws {
 	int *req_gpu, *req_dev, *req_mb; /* where it runs, its micro-batch */
 	int *req_order, *scratch; /* orderings (CMR's longest first), scratch */
 	int *nshard;        /* per request: its slices, 0 when whole */
+	unsigned char *req_hot; /* per request: its whole cache in HBM (plan.h hot) */
+	long nhot;          /* such requests in the last sample */
 	int *shard_dev;     /* per request: the devices of its slices */
 	double *lctx_view;  /* plan_inspect's contexts */
 	long nsharded;      /* requests split in the last sample */
@@ -351,6 +360,9 @@ struct plan_ws {
 	/* per (micro-batch, unit): requests on each GPU, device and link */
 	int *gpu_count, *dev_count, *link_count;
 	struct plan_buckets mem_bk, gpu_bk; /* the sides' buckets */
+	struct plan_buckets hot_bk; /* per (micro-batch, GPU): the memory side's
+				       sums of the requests whole in HBM */
+	int *hot_count;     /* per (micro-batch, GPU): those requests */
 	struct pipe_in pin; /* the pipeline input of the batch being sampled */
 	struct plan_reuse reuse; /* of the batch being sampled (plan_sample) */
 	struct plan_mb mbl[PIPE_MAX_MB]; /* the last sample's non-empty micro-batches */

@@ -192,10 +192,12 @@ static int next_bucket(struct bucket_walk *w, int *fresh)
 
 /* The slowest unit (device or GPU) of one side in micro-batch i, class
  * by class: its cache-side time over each class's layers (t, LC_N) and
- * for the MTP layer (tm); with energy, the side's activity energy (the
- * GPU's stages where want_gpu) added into it, over the same walk. */
+ * for the MTP layer (tm), its slots at the rates sl (the layers') and slm
+ * (the MTP layer's); with energy, the side's activity energy (the GPU's
+ * stages where want_gpu) added into it, over the same walk. */
 static void side_peak(const struct plan *p, const struct plan_side *sd,
 		      const struct plan_buckets *bk, int i, int units, const int *cnt, int where,
+		      const struct plan_slot_rate *sl, const struct plan_slot_rate *slm,
 		      double *t, double *tm, double *energy, int want_gpu)
 {
 	memset(t, 0, sizeof(double) * LC_N);
@@ -205,13 +207,12 @@ static void side_peak(const struct plan *p, const struct plan_side *sd,
 	int fresh;
 	while (next_bucket(&w, &fresh)) {
 		if (fresh) {
-			plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, w.v, w.n, where, a);
-			b = plan_bucket_time(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_map_mtp, w.v,
-					     w.n, where, NULL);
+			plan_bucket_time(p, &p->layout, sl, p->slot_map, w.v, w.n, where, a);
+			b = plan_bucket_time(p, &p->layout_mtp, slm, p->slot_map_mtp, w.v, w.n, where,
+					     NULL);
 			if (energy)
-				last = plan_bucket_energy(p, &p->layout, p->slot_dev, p->slot_map, w.v,
-							  want_gpu) +
-				       p->d.mtp * plan_bucket_energy(p, &p->layout_mtp, p->slot_dev_mtp,
+				last = plan_bucket_energy(p, &p->layout, sl, p->slot_map, w.v, want_gpu) +
+				       p->d.mtp * plan_bucket_energy(p, &p->layout_mtp, slm,
 								     p->slot_map_mtp, w.v, want_gpu);
 		}
 		for (int k = 0; k < LC_N; k++)
@@ -252,6 +253,11 @@ static void fill_buckets(const struct plan *p, struct plan_ws *w, long B, int m)
 	memset(w->gpu_count, 0, sizeof(int) * (size_t)m * G);
 	memset(w->dev_count, 0, sizeof(int) * (size_t)m * D);
 	memset(w->link_count, 0, sizeof(int) * (size_t)m * p->link_units);
+	if (p->hot) {
+		memset(w->hot_bk.acc, 0, sizeof(double) * (size_t)m * G * sm->nres);
+		memset(w->hot_bk.suml, 0, sizeof(double) * (size_t)m * G);
+		memset(w->hot_count, 0, sizeof(int) * (size_t)m * G);
+	}
 	double tot = 0;
 	for (long j = 0; j < B; j++) {
 		int g = w->req_gpu[j], dev = w->req_dev[j], i = w->req_mb[j], r = w->req_pool[j];
@@ -262,9 +268,14 @@ static void fill_buckets(const struct plan *p, struct plan_ws *w, long B, int m)
 			continue;
 		}
 		double L = p->ctx[r];
-		add_to_bucket(sm, &w->mem_bk, i * D + dev, r, L, 1);
 		if (sg->k)
 			add_to_bucket(sg, &w->gpu_bk, i * G + g, r, L, 1);
+		if (p->hot && w->req_hot[j]) { /* its device stages on its GPU, no link */
+			add_to_bucket(sm, &w->hot_bk, i * G + g, r, L, 1);
+			w->hot_count[i * G + g]++;
+			continue;
+		}
+		add_to_bucket(sm, &w->mem_bk, i * D + dev, r, L, 1);
 		w->dev_count[i * D + dev]++;
 		w->link_count[i * p->link_units + (D >= G ? dev : g)]++;
 	}
@@ -315,17 +326,23 @@ static int exact_loads(const struct plan *p, struct plan_ws *w, long B, int m, i
 		 * devices' (the GPUs' caches without devices), then the stages the
 		 * memory device hands to the GPU */
 		double e_mem = 0, e_gpu = 0;
-		side_peak(p, &p->mem_side, &w->mem_bk, i, D, w->dev_count, W_DEVICE, l->attn, &l->attn_m,
-			  want_energy ? &e_mem : NULL, 0);
+		const struct plan_slot_rate *sl = p->slot_dev, *slm = p->slot_dev_mtp;
+		side_peak(p, &p->mem_side, &w->mem_bk, i, D, w->dev_count, W_DEVICE, sl, slm, l->attn,
+			  &l->attn_m, want_energy ? &e_mem : NULL, 0);
 		memset(l->fb, 0, sizeof l->fb);
 		memset(l->fbp, 0, sizeof l->fbp);
 		l->fbm = l->fbpm = 0;
 		if (p->has_mem && p->gpu_side.k) /* stages the memory device hands to the GPU */
-			side_peak(p, &p->gpu_side, &w->gpu_bk, i, G, w->gpu_count, W_GPU_PRE, l->fb, &l->fbm,
-				  want_energy ? &e_gpu : NULL, 1);
+			side_peak(p, &p->gpu_side, &w->gpu_bk, i, G, w->gpu_count, W_GPU_PRE, sl, slm, l->fb,
+				  &l->fbm, want_energy ? &e_gpu : NULL, 1);
 		if (p->has_post)
-			side_peak(p, &p->gpu_side, &w->gpu_bk, i, G, w->gpu_count, W_GPU_POST, l->fbp, &l->fbpm,
-				  NULL, 0);
+			side_peak(p, &p->gpu_side, &w->gpu_bk, i, G, w->gpu_count, W_GPU_POST, sl, slm, l->fbp,
+				  &l->fbpm, NULL, 0);
+		memset(l->hot, 0, sizeof l->hot);
+		l->hotm = 0;
+		if (p->hot) /* the device's stages of requests whole in HBM, on their GPU */
+			side_peak(p, &p->mem_side, &w->hot_bk, i, G, w->hot_count, W_DEVICE, p->slot_hot,
+				  p->slot_hot_mtp, l->hot, &l->hotm, want_energy ? &e_gpu : NULL, 0);
 		l->merge = l->bcast = 0;
 		if (w->nsharded)
 			split_times(p, w, B, i, &l->bcast, &l->merge);
@@ -367,7 +384,8 @@ static int price(const struct plan *p, struct plan_ws *w, int m, int nm, struct 
 		const double *ph = plan_gpu_phases(p, w, l->n);
 		if (!ph)
 			return -1;
-		int links = p->has_mem && l->c > 0;
+		/* every request whole in HBM: the link still brings the new caches */
+		int links = p->has_mem && (l->c > 0 || (p->hot && ing > 0));
 		double c = l->c, n_port = links && port ? l->n_port : 0;
 		for (int k = 0; k < nk; k++) {
 			int cl = p->kinds[k].cls;
@@ -376,7 +394,7 @@ static int price(const struct plan *p, struct plan_ws *w, int m, int nm, struct 
 			double *du = k ? in->cdur[k][mi] : in->dur[mi];
 			du[T_PRE] = pk[PH_PRE] + l->fb[cl] / lc;
 			du[T_ATTN] = l->attn[cl] / lc;
-			du[T_POST] = pk[PH_POST] + l->merge + l->fbp[cl] / lc;
+			du[T_POST] = pk[PH_POST] + l->merge + (l->fbp[cl] + l->hot[cl]) / lc;
 			du[T_DISP] = pk[PH_DISP];
 			if (!p->has_mem && ing > 0)
 				du[T_DISP] += ing / G / (d->out->bw * d->out->efficiency);
@@ -402,7 +420,7 @@ static int price(const struct plan *p, struct plan_ws *w, int m, int nm, struct 
 				in->dur[mi][t] = sum / layers;
 			}
 		double *du = in->dur[mi];
-		du[T_TAIL_G] = ph[nk * PLAN_PH_STRIDE + PH_TAIL] + (l->fbm + l->fbpm) * d->mtp;
+		du[T_TAIL_G] = ph[nk * PLAN_PH_STRIDE + PH_TAIL] + (l->fbm + l->fbpm + l->hotm) * d->mtp;
 		du[T_TAIL_M] = l->attn_m * d->mtp;
 		double mtp = p->mtp_link;
 		du[T_TAIL_L] = links && d->mtp > 0
@@ -433,7 +451,7 @@ static double step_energy(const struct plan *p, const struct plan_ws *w, long B,
 		double per = d->mtp * p->mtp_link;
 		for (int c = 0; c < LC_N; c++)
 			per += p->cls_out[c] + p->cls_back[c];
-		e += ((double)B * per + ing) * 8 * d->mlink->energy_bit;
+		e += ((double)(B - (p->hot ? w->nhot : 0)) * per + ing) * 8 * d->mlink->energy_bit;
 	} else {
 		e += ing * 8 * d->out->energy_bit;
 		if (d->host)

@@ -350,6 +350,7 @@ Test(price, gather_role_attends_on_the_gpu_after_the_rows_come_back)
 {
 	static struct setup s, a;
 	load(&s, "deepseek-v3.2", "gpu-host-gather", 32768, NULL);
+	s.sys.hot_in_hbm = HOT_OFF; /* every request gathered (test_hybrid.c: the tier) */
 	load(&a, "deepseek-v3.2", "gpu-host-offload", 32768, NULL);
 	struct plan *p = plan(&s), *pa = plan(&a);
 	int seen = 0;

@@ -155,14 +155,14 @@ int system_validate(const struct ksystem *s, const struct ini_doc *doc,
 		if (s->memdev_in_hbm == IN_HBM_YES)
 			return kerr_set(err, path, line_of(doc, "memdev_in_hbm"),
 					"system.memdev_in_hbm is yes but system.memdev is none");
-		if (s->hot_in_hbm == HOT_ON)
-			return kerr_set(err, path, line_of(doc, "hot_in_hbm"),
-					"system.hot_in_hbm is on but system.memdev is none (every "
-					"cache is in HBM already)");
 		if (s->memdev_role != ROLE_ALL)
 			return kerr_set(err, path, line_of(doc, "memdev_role"),
 					"system.memdev_role is %s but system.memdev is none",
 					memdev_role_names[s->memdev_role]);
+		if (s->hot_in_hbm == HOT_ON)
+			return kerr_set(err, path, line_of(doc, "hot_in_hbm"),
+					"system.hot_in_hbm is on but system.memdev is none (every "
+					"cache is in HBM already)");
 		if (s->memdevs != 0)
 			return kerr_set(err, path, line_of(doc, "memdevs"),
 					"system.memdevs is %g but system.memdev is none",

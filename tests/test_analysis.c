@@ -263,7 +263,7 @@ Test(analysis, saturating_search_equals_a_brute_force_scan)
 	cr_expect(fabs(res[b0].tok_per_w - bestG) < 1e-12 && fabs(res[b1].tok_per_w - bestd) < 1e-12);
 	study_grid_free(&g);
 	/* a limit stops it: no more than 32 GPUs and 2 devices a GPU */
-	memset(&gr, 0, sizeof gr);
+	study_grow_free(&gr);
 	sd.gpus_limit = 32, sd.per_gpu_limit = 2;
 	for (rounds = 0;; rounds++) {
 		cr_assert_eq(study_grid_grown(&sd, &gr, &g, &err), 0, "%s", err.msg);
@@ -277,4 +277,43 @@ Test(analysis, saturating_search_equals_a_brute_force_scan)
 	cr_expect_eq(gr.gpus[0], 32);
 	cr_expect_eq(gr.per_gpu[1], 0, "the list already reaches the limit of 2");
 	study_grid_free(&g);
+	study_grow_free(&gr);
+}
+
+/* Growth is per group: a workload whose GPU-only best stops gaining keeps
+ * its lists while another's grows (the grid solves no point the first
+ * does not need). */
+Test(analysis, each_group_grows_on_its_own)
+{
+	struct study_def sd;
+	small_study(&sd);
+	snprintf(sd.workloads.v[1], INI_VALUE, "azure-conv");
+	sd.workloads.n = 2;
+	sd.saturate = 0.01, sd.gpus_limit = 4096, sd.per_gpu_limit = 64;
+	struct study_grow gr;
+	memset(&gr, 0, sizeof gr);
+	struct study_grid g;
+	struct kerr err;
+	static struct result res[4096];
+	for (int rounds = 0;; rounds++) {
+		cr_assert_eq(study_grid_grown(&sd, &gr, &g, &err), 0, "%s", err.msg);
+		fill(&g, res);
+		for (int i = 0; i < g.n; i++) /* workload 1: GPU-only gains nothing past 8 */
+			if (g.pt[i].workload == 1 && g.pt[i].system == 0)
+				res[i].tok_per_w = 1;
+		if (study_grow_step(&sd, &g, res, &gr) == 0)
+			break;
+		study_grid_free(&g);
+		cr_assert_lt(rounds, 20, "never saturates");
+	}
+	int ns = g.nsystem, top[2] = {0, 0};
+	for (int i = 0; i < g.n; i++)
+		if (g.pt[i].system == 0 && g.pt[i].gpus > top[g.pt[i].workload])
+			top[g.pt[i].workload] = g.pt[i].gpus;
+	cr_expect_eq(gr.gpus[0 * ns + 0], 256, "workload 0 grows");
+	cr_expect_eq(gr.gpus[1 * ns + 0], 0, "workload 1 keeps its list");
+	cr_expect_eq(top[0], 256);
+	cr_expect_eq(top[1], 16, "no point past its list for workload 1");
+	study_grid_free(&g);
+	study_grow_free(&gr);
 }

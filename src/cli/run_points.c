@@ -169,7 +169,10 @@ int run_grid(struct run_points *g, struct study_grid *grid, struct pool *pl, int
 		if (done.res)
 			pool_free(&done);
 		study_grid_free(&old);
-		if (rc || !(g->sd->saturate > 0) || !study_grow_step(g->sd, grid, pl->res, &gr))
+		int grew = rc || !(g->sd->saturate > 0) ? 0 : study_grow_step(g->sd, grid, pl->res, &gr);
+		if (grew < 0)
+			rc = (die_msg("out of memory"), 1);
+		if (grew <= 0)
 			break;
 		/* this round's grid and results serve the next */
 		old = *grid, done = *pl;
@@ -179,5 +182,6 @@ int run_grid(struct run_points *g, struct study_grid *grid, struct pool *pl, int
 	if (done.res)
 		pool_free(&done);
 	study_grid_free(&old);
+	study_grow_free(&gr);
 	return rc;
 }

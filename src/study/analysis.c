@@ -48,14 +48,15 @@ static int counts(const struct int_list *l, int top, int *out)
 
 /* One system's points for one group: each GPU count, and with memory
  * devices each count per GPU (or its file's ratio r, when fixed), the
- * lists grown as gr says. */
-static int add_system(const struct study_def *sd, const struct study_grow *gr,
+ * lists grown as gr says at index `at` (the group's system). */
+static int add_system(const struct study_def *sd, const struct study_grow *gr, int at,
 		      struct study_grid *g, struct study_point p, double r, int fixed, int wide)
 {
 	int narrow = r > 0 && !wide; /* memdev_gpus, not the baseline's gpus */
 	int G[2 * STUDY_MAX_LIST], P[2 * STUDY_MAX_LIST];
-	int nG = counts(narrow ? &sd->mgpus : &sd->gpus, gr ? gr->gpus[p.system] : 0, G);
-	int nd = r > 0 && !fixed ? counts(&sd->per_gpu, gr ? gr->per_gpu[p.system] : 0, P) : 1;
+	int grown = gr && gr->gpus && at < gr->n; /* this group's system's growth */
+	int nG = counts(narrow ? &sd->mgpus : &sd->gpus, grown ? gr->gpus[at] : 0, G);
+	int nd = r > 0 && !fixed ? counts(&sd->per_gpu, grown ? gr->per_gpu[at] : 0, P) : 1;
 	for (int k = 0; k < nG; k++) {
 		p.gpus = G[k];
 		for (int d = 0; d < nd; d++) {
@@ -106,7 +107,8 @@ int study_grid_grown(const struct study_def *sd, const struct study_grow *gr,
 		for (int s = 0; s < ns; s++) {
 			g->start[gi * ns + s] = g->n;
 			p.system = s;
-			if (add_system(sd, gr, g, p, g->ratio[s], study_fixed(sd, sd->systems.v[s]),
+			if (add_system(sd, gr, gi * ns + s, g, p, g->ratio[s],
+				       study_fixed(sd, sd->systems.v[s]),
 				       study_wide(sd, sd->systems.v[s])) != 0) {
 				study_grid_free(g);
 				return kerr_set(err, 0, 0, "out of memory");

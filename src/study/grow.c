@@ -1,13 +1,15 @@
 /* grow.c: a saturating study's search (study/study.h, study_grow_step).
  * A system's GPU count and devices per GPU grow past the study's lists,
- * doubling, while its best point sits at the largest count tried and
- * that count still gained at least study.saturate over the one below;
+ * doubling, group by group (a model, workload, ... of the grid), while its
+ * best point there sits at the largest count tried and that count still
+ * gained at least study.saturate over the one below;
  * a physical limit (study.gpus_limit, memdevs_per_gpu_limit) stops them
  * too.  The runner solves the grown grid again (the points it has solved
  * are kept) until no system grows. */
 #include "study/study.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 /* A point's key: its GPU count, or (per) its devices per GPU. */
 static int key_of(const struct study_point *p, int per)
@@ -56,10 +58,25 @@ static int still_gaining(const struct study_grid *g, const struct result *res, i
 	return !(vp > 0) || vb >= vp * (1 + gain);
 }
 
+void study_grow_free(struct study_grow *gr)
+{
+	free(gr->gpus), free(gr->per_gpu);
+	gr->gpus = gr->per_gpu = NULL, gr->n = 0;
+}
+
 int study_grow_step(const struct study_def *s, const struct study_grid *g,
 		    const struct result *res, struct study_grow *gr)
 {
 	int grew = 0, ns = g->nsystem;
+	if (!gr->gpus) {
+		gr->n = g->ngroup * ns;
+		gr->gpus = calloc((size_t)gr->n, sizeof(int));
+		gr->per_gpu = calloc((size_t)gr->n, sizeof(int));
+		if (!gr->gpus || !gr->per_gpu) {
+			study_grow_free(gr);
+			return -1;
+		}
+	}
 	enum study_metric m = (enum study_metric)s->power;
 	for (int sys = 0; sys < ns; sys++) {
 		if (!study_grows(s, s->systems.v[sys]))
@@ -72,13 +89,14 @@ int study_grow_step(const struct study_def *s, const struct study_grid *g,
 				continue;
 			const struct study_point *p = &g->pt[b];
 			double vb = study_metric(&res[b], m);
+			int *G = &gr->gpus[gi * ns + sys], *P = &gr->per_gpu[gi * ns + sys];
 			if (still_gaining(g, res, lo, hi, m, 0, 0, p->gpus, vb, s->saturate, &top) &&
-			    2 * top <= s->gpus_limit && 2 * top > gr->gpus[sys])
-				gr->gpus[sys] = 2 * top, grew = 1;
+			    2 * top <= s->gpus_limit && 2 * top > *G)
+				*G = 2 * top, grew = 1;
 			if (devs && still_gaining(g, res, lo, hi, m, 1, p->gpus, key_of(p, 1), vb,
 						  s->saturate, &top) &&
-			    2 * top <= s->per_gpu_limit && 2 * top > gr->per_gpu[sys])
-				gr->per_gpu[sys] = 2 * top, grew = 1;
+			    2 * top <= s->per_gpu_limit && 2 * top > *P)
+				*P = 2 * top, grew = 1;
 		}
 	}
 	return grew;

@@ -142,18 +142,26 @@ int study_grid(const struct study_def *s, struct study_grid *g, struct kerr *err
 /* How far a saturating study has grown each system (index as in
  * study.systems): its largest GPU count and devices per GPU, each its
  * list's top doubled some times (0: the list as given). */
+/* How far each (group, system) of a grid has grown: its largest GPU count
+ * and devices per GPU (0: its lists as they are), gpus[gi * nsystem + s];
+ * NULL before study_grow_step allocates them.  Zero it to start;
+ * study_grow_free releases it. */
 struct study_grow {
-	int gpus[STUDY_MAX_LIST], per_gpu[STUDY_MAX_LIST];
+	int *gpus, *per_gpu;
+	int n; /* groups x systems */
 };
-/* study_grid with each system's lists grown as gr says (NULL: none). */
+void study_grow_free(struct study_grow *gr);
+/* study_grid with each group's systems' lists grown as gr says (NULL:
+ * none). */
 int study_grid_grown(const struct study_def *s, const struct study_grow *gr,
 		     struct study_grid *g, struct kerr *err);
 /* One round of a saturating study (s->saturate > 0) on its solved grid g
- * (res[i] for g->pt[i]): a system whose best, in some group, sits at its
+ * (res[i] for g->pt[i]): a system whose best in a group sits at its
  * largest GPU count, or devices per GPU, and gained at least s->saturate
  * over the step below (or the step below had nothing feasible) grows that
- * count to the next doubling within s's limit.  Returns 1 when some
- * system grew (gr updated), 0 when every one has saturated. */
+ * count in that group to the next doubling within s's limit.  Returns 1
+ * when some system grew (gr updated), 0 when every one has saturated, -1
+ * out of memory. */
 int study_grow_step(const struct study_def *s, const struct study_grid *g,
 		    const struct result *res, struct study_grow *gr);
 void study_grid_free(struct study_grid *g);

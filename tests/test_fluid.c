@@ -232,7 +232,7 @@ Test(fluid, solved_batch_within_one_percent, .timeout = 600)
 	} pts[] = {{"deepseek-v3.2", "gpu-only", "azure-conv"},
 		   {"glm-5.2", "gpu-only", "azure-conv"},
 		   {"minimax-m3", "gpu-duplex", "azure-conv"},
-		   {"minimax-m3", "gpu-karat-nvlink", "azure-code"},
+		   {"minimax-m3", "gpu-karat-nvlink", "azure-conv"},
 		   {"qwen3-235b-a22b", "gpu-duplex", "azure-code"}};
 	for (size_t i = 0; i < sizeof pts / sizeof *pts; i++) {
 		load(&s, pts[i].model, pts[i].system, 0, pts[i].workload);

@@ -118,7 +118,8 @@ Test(valid, shipped_tables_read_and_price)
 					     "validation/flashmla-dense-h100.csv",
 					     "validation/flashmla-sparse-h800.csv",
 					     "validation/topk-b200.csv",
-					     "validation/deepseek-production-h800.csv"};
+					     "validation/deepseek-production-h800.csv",
+					     "validation/a2a-fabric-lib-h100.csv"};
 	for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
 		struct vtable t;
 		struct kerr err;

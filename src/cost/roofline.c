@@ -123,8 +123,28 @@ double roofline_a2a(const struct klink *l, double bytes)
 {
 	if (!(bytes > 0))
 		return 0;
-	return bytes / (l->bw * l->efficiency) + (l->a2a_floor > l->latency ? l->a2a_floor
-									   : l->latency);
+	double x = bytes / (l->bw * l->efficiency);
+	double f = l->a2a_floor > l->latency ? l->a2a_floor : l->latency;
+	return x + f - l->a2a_overlap * (x < f ? x : f);
+}
+
+double roofline_a2a_nodes(const struct klink *up, const struct klink *out, double G, double gpn,
+			  double cross, double bytes)
+{
+	if (bytes <= 0)
+		return 0;
+	if (G <= gpn)
+		return roofline_a2a(up, bytes);
+	if (cross < 1) { /* hierarchical: each token crosses once per node it
+			  * needs; the copies then move over the scale-up link */
+		double away = bytes * (G - gpn) / (G - 1); /* copies bound for other nodes */
+		double t_up = roofline_a2a(up, bytes * (gpn - 1) / (G - 1) + away * (gpn - 1) / gpn);
+		return fmax(t_up, roofline_a2a(out, away * cross));
+	}
+	/* the shares for GPUs inside and outside the node move at once */
+	double t_up = roofline_a2a(up, bytes * (gpn - 1) / (G - 1));
+	double t_out = roofline_a2a(out, bytes * (G - gpn) / (G - 1));
+	return t_up > t_out ? t_up : t_out;
 }
 
 double roofline_ridge(const struct kdevice *d, enum op_class c, enum dtype t)

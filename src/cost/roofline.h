@@ -7,7 +7,8 @@
  * at least the operator's floor where the device gives one.  The fixed
  * time makes achieved bandwidth grow with size: bytes / time reaches half
  * of bw * eff_m at bytes = fixed * bw * eff_m.
- * An all-to-all on a link: bytes / (bw * eff) + max(latency, a2a_floor). */
+ * An all-to-all on a link: x = bytes / (bw * eff) and f = max(latency,
+ * a2a_floor) take x + f - a2a_overlap * min(x, f). */
 #ifndef KARAT_COST_ROOFLINE_H
 #define KARAT_COST_ROOFLINE_H
 
@@ -58,6 +59,14 @@ double roofline_transfer(const struct klink *l, double bytes);
  * the transfer plus the link's fixed time, its latency or its measured
  * all-to-all floor, whichever is larger.  Used by ops and the solver. */
 double roofline_a2a(const struct klink *l, double bytes);
+
+/* An expert all-to-all of `bytes` leaving each of G GPUs, gpn to a node:
+ * inside a node on up alone; across nodes, the shares for GPUs inside and
+ * outside the node at once (flat, cross = 1), or with cross < 1
+ * (hierarchical) each token crossing once per node it needs, cross bytes
+ * per routed copy bound there, its copies then forwarded on up. */
+double roofline_a2a_nodes(const struct klink *up, const struct klink *out, double G, double gpn,
+			  double cross, double bytes);
 
 /* FLOP/B at which compute and memory time are equal for class c, type t. */
 double roofline_ridge(const struct kdevice *d, enum op_class c, enum dtype t);

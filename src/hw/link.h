@@ -14,6 +14,9 @@ struct klink {
 	double a2a_floor;   /* s: the least time of an expert dispatch or
 			       combine over this link, measured at one token
 			       per GPU (0: none measured) */
+	double a2a_overlap; /* 0..1: the share of the shorter of the floor and
+			       the transfer that overlaps the longer (0: they
+			       add, the default; 1: the longer alone) */
 	int fitted;         /* 1: its efficiency and all-to-all floor are fitted on
 			       its own measurements (io/calib.h; zoo_load_link) */
 };

@@ -22,6 +22,7 @@ static const struct {
 	{"select", "core_rate"},
 	{"link", "efficiency"},
 	{"link", "a2a_floor"},
+	{"link", "a2a_overlap"},
 };
 
 int cal_is_kernel_value(const char *section, const char *key)

@@ -34,23 +34,8 @@ const unsigned char phase_of[OP_N] = {
  * scale-out across nodes. */
 static double a2a_time(const struct plan *p, double bytes)
 {
-	if (bytes <= 0)
-		return 0;
 	const struct design *d = &p->d;
-	double G = p->gpus, gpn = d->sys->gpus_per_node;
-	if (G <= gpn)
-		return roofline_a2a(d->up, bytes);
-	if (p->a2a_cross < 1) { /* hierarchical: each token crosses once per node it
-				  * needs; the copies then move over the scale-up link */
-		double away = bytes * (G - gpn) / (G - 1); /* copies bound for other nodes */
-		double t_up = roofline_a2a(d->up, bytes * (gpn - 1) / (G - 1) +
-						   away * (gpn - 1) / gpn);
-		return fmax(t_up, roofline_a2a(d->out, away * p->a2a_cross));
-	}
-	/* the shares for GPUs inside and outside the node move at once */
-	double t_up = roofline_a2a(d->up, bytes * (gpn - 1) / (G - 1));
-	double t_out = roofline_a2a(d->out, bytes * (G - gpn) / (G - 1));
-	return t_up > t_out ? t_up : t_out;
+	return roofline_a2a_nodes(d->up, d->out, p->gpus, d->sys->gpus_per_node, p->a2a_cross, bytes);
 }
 
 int plan_ensure_memo(const struct plan *p, struct plan_ws *w, long n)

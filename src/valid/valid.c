@@ -21,7 +21,7 @@
 
 const char *const vkernel_names[VK_N + 1] = {"gemm", "grouped_gemm", "mla_decode",
 					     "sparse_mla_decode", "indexer", "topk",
-					     "serving", 0};
+					     "serving", "dispatch", "combine", 0};
 const char *const valid_columns[VALID_COLUMNS] = {
 	"kernel", "model", "device", "dtype", "batch", "context", "heads", "q_len", "topk",
 	"m", "n", "k", "groups", "gpus", "measured", "unit", "source"};
@@ -37,6 +37,8 @@ static const unsigned needs[VK_N] = {
 	[VK_INDEXER] = C_BATCH | C_CTX | C_Q,
 	[VK_TOPK] = C_BATCH | C_CTX | C_TOPK,
 	[VK_SERVING] = C_BATCH | C_CTX | C_Q | C_GPUS,
+	[VK_DISPATCH] = C_BATCH | C_GPUS,
+	[VK_COMBINE] = C_BATCH | C_GPUS,
 };
 
 const char *valid_unit(enum vkernel k)
@@ -96,7 +98,8 @@ static void on_field(void *s, size_t len, void *data)
 			k++;
 		if (!vkernel_names[k])
 			rd_fail(r, "unknown kernel '%.*s' (gemm, grouped_gemm, mla_decode, "
-				"sparse_mla_decode, indexer, topk, serving)", (int)len, txt);
+				"sparse_mla_decode, indexer, topk, serving, dispatch, combine)",
+				(int)len, txt);
 		w->kernel = (enum vkernel)k;
 	} else if (f == 1) {
 		copy(w->model, sizeof w->model, txt, len, r, "model");
@@ -146,7 +149,7 @@ static int check_row(struct reader *r)
 			       -1;
 	}
 	int model_kernel = (w->kernel >= VK_MLA && w->kernel <= VK_INDEXER) ||
-			   w->kernel == VK_SERVING;
+			   w->kernel >= VK_SERVING;
 	if (model_kernel != !!w->model[0])
 		return rd_fail(r, "%s %s a model", vkernel_names[w->kernel],
 			       model_kernel ? "needs" : "does not take"), -1;
@@ -304,6 +307,39 @@ static int serving(const struct vrow *r, const struct kdevice *d, double *v, str
 	return rc;
 }
 
+/* The expert all-to-all: one MoE layer's dispatch or combine bytes
+ * leaving a GPU at `batch` tokens each over `gpus` GPUs, as the solver
+ * prices them (roofline_a2a_nodes, flat), on the GPU's scale-up link and
+ * the shipped GPU-only system's scale-out link and node size. */
+static int all_to_all(const struct vrow *r, const struct klink *up, double *t, struct kerr *err)
+{
+	static _Thread_local struct step s;
+	struct kmodel m;
+	struct ksystem sys;
+	struct klink out;
+	if (zoo_load_model(r->model, &m, NULL, err) != 0 ||
+	    zoo_load_system("gpu-only", &sys, NULL, err) != 0 ||
+	    zoo_load_link(sys.scaleout_link, &out, NULL, err) != 0)
+		return -1;
+	unsigned char seq[PIPE_MAX_LAYERS];
+	struct layer_kind kinds[PIPE_MAX_CLASSES];
+	double counts[PIPE_MAX_CLASSES];
+	int nk = step_layer_kinds(&m, &m.sp, seq, kinds, counts), k = 0;
+	while (k < nk && !kinds[k].moe)
+		k++;
+	if (k == nk)
+		return kerr_set(err, 0, 0, "model %s has no MoE layer", r->model);
+	struct kbatch b = {.requests = r->batch * r->gpus, .gpus = r->gpus, .context = 1024,
+			   .part = STEP_LAYER, .kind = kinds[k]};
+	if (step_build(&m, &b, &s, err) != 0)
+		return -1;
+	enum op_kind want = r->kernel == VK_DISPATCH ? OP_DISPATCH : OP_COMBINE;
+	for (int i = 0; i < s.n; i++)
+		if (s.op[i].kind == want)
+			*t = roofline_a2a_nodes(up, &out, r->gpus, sys.gpus_per_node, 1, s.op[i].bytes);
+	return 0;
+}
+
 int valid_model(const struct vrow *r, double *us, struct kerr *err)
 {
 	struct kdevice d;
@@ -335,6 +371,9 @@ int valid_model(const struct vrow *r, double *us, struct kerr *err)
 		t = o.time;
 	} else if (r->kernel == VK_SERVING) {
 		return serving(r, &d, us, err);
+	} else if (r->kernel == VK_DISPATCH || r->kernel == VK_COMBINE) {
+		if (all_to_all(r, &l, &t, err) != 0)
+			return -1;
 	} else if (layer_kernel(r, &d, &l, &t, err) != 0) {
 		return -1;
 	}

@@ -18,6 +18,11 @@ enum vkernel {
 	VK_SERVING,     /* a whole deployment: `batch` requests per GPU at
 			   `context` on `gpus` GPUs of `device` (GPU only,
 			   two micro-batches, OFMS), output tokens/s per GPU */
+	VK_DISPATCH,    /* the expert dispatch of `batch` tokens per GPU over
+			   `gpus` GPUs (the model's experts and dtypes; the
+			   GPU's scale-up link inside a node, GPU-only's
+			   scale-out link across nodes, flat) */
+	VK_COMBINE,     /* the same for the combine */
 	VK_N
 };
 extern const char *const vkernel_names[VK_N + 1];

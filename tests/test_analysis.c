@@ -213,6 +213,28 @@ static void fill(const struct study_grid *g, struct result *res)
 	}
 }
 
+/* Grows sd's grid round by round until no system grows: the last grid
+ * in g, its results in res, the growth in gr (zeroed here).  With
+ * flat_wl >= 0, GPU-only gains nothing past 8 GPUs in that workload. */
+static void saturate(const struct study_def *sd, struct study_grow *gr, struct study_grid *g,
+		     struct result *res, int flat_wl)
+{
+	struct kerr err;
+	memset(gr, 0, sizeof *gr);
+	for (int rounds = 0;; rounds++) {
+		cr_assert_eq(study_grid_grown(sd, gr, g, &err), 0, "%s", err.msg);
+		cr_assert_leq(g->n, 4096);
+		fill(g, res);
+		for (int i = 0; i < g->n; i++)
+			if (g->pt[i].workload == flat_wl && g->pt[i].system == 0)
+				res[i].tok_per_w = 1;
+		if (study_grow_step(sd, g, res, gr) == 0)
+			break;
+		study_grid_free(g);
+		cr_assert_lt(rounds, 20, "never saturates");
+	}
+}
+
 /* Issue 29 item 5: growing while one more step gains at least 1% ends on
  * the best a brute-force scan up to the limits finds.  By hand:
  * GPU-only's steps from 8 GPUs gain 8.8%, 5.9%, 3.5%, 1.3%, then -0.7%
@@ -226,21 +248,9 @@ Test(analysis, saturating_search_equals_a_brute_force_scan)
 	small_study(&sd);
 	sd.saturate = 0.01, sd.gpus_limit = 4096, sd.per_gpu_limit = 64;
 	struct study_grow gr;
-	memset(&gr, 0, sizeof gr);
 	struct study_grid g;
-	struct kerr err;
 	static struct result res[4096];
-	int rounds = 0;
-	for (;; rounds++) {
-		cr_assert_eq(study_grid_grown(&sd, &gr, &g, &err), 0, "%s", err.msg);
-		cr_assert_leq(g.n, 4096);
-		fill(&g, res);
-		int grew = study_grow_step(&sd, &g, res, &gr);
-		if (!grew)
-			break;
-		study_grid_free(&g);
-		cr_assert_lt(rounds, 20, "never saturates");
-	}
+	saturate(&sd, &gr, &g, res, -1);
 	int b0 = study_best_of(res, g.start[0], g.start[1], SM_TDP);
 	int b1 = study_best_of(res, g.start[1], g.start[2], SM_TDP);
 	cr_assert(b0 >= 0 && b1 >= 0);
@@ -265,15 +275,7 @@ Test(analysis, saturating_search_equals_a_brute_force_scan)
 	/* a limit stops it: no more than 32 GPUs and 2 devices a GPU */
 	study_grow_free(&gr);
 	sd.gpus_limit = 32, sd.per_gpu_limit = 2;
-	for (rounds = 0;; rounds++) {
-		cr_assert_eq(study_grid_grown(&sd, &gr, &g, &err), 0, "%s", err.msg);
-		fill(&g, res);
-		int grew = study_grow_step(&sd, &g, res, &gr);
-		if (!grew)
-			break;
-		study_grid_free(&g);
-		cr_assert_lt(rounds, 20);
-	}
+	saturate(&sd, &gr, &g, res, -1);
 	cr_expect_eq(gr.gpus[0], 32);
 	cr_expect_eq(gr.per_gpu[1], 0, "the list already reaches the limit of 2");
 	study_grid_free(&g);
@@ -291,21 +293,9 @@ Test(analysis, each_group_grows_on_its_own)
 	sd.workloads.n = 2;
 	sd.saturate = 0.01, sd.gpus_limit = 4096, sd.per_gpu_limit = 64;
 	struct study_grow gr;
-	memset(&gr, 0, sizeof gr);
 	struct study_grid g;
-	struct kerr err;
 	static struct result res[4096];
-	for (int rounds = 0;; rounds++) {
-		cr_assert_eq(study_grid_grown(&sd, &gr, &g, &err), 0, "%s", err.msg);
-		fill(&g, res);
-		for (int i = 0; i < g.n; i++) /* workload 1: GPU-only gains nothing past 8 */
-			if (g.pt[i].workload == 1 && g.pt[i].system == 0)
-				res[i].tok_per_w = 1;
-		if (study_grow_step(&sd, &g, res, &gr) == 0)
-			break;
-		study_grid_free(&g);
-		cr_assert_lt(rounds, 20, "never saturates");
-	}
+	saturate(&sd, &gr, &g, res, 1); /* workload 1: GPU-only gains nothing past 8 */
 	int ns = g.nsystem, top[2] = {0, 0};
 	for (int i = 0; i < g.n; i++)
 		if (g.pt[i].system == 0 && g.pt[i].gpus > top[g.pt[i].workload])

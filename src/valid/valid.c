@@ -307,19 +307,11 @@ static int serving(const struct vrow *r, const struct kdevice *d, double *v, str
 	return rc;
 }
 
-/* The expert all-to-all: one MoE layer's dispatch or combine bytes
- * leaving a GPU at `batch` tokens each over `gpus` GPUs, as the solver
- * prices them (roofline_a2a_nodes, flat), on the GPU's scale-up link and
- * the shipped GPU-only system's scale-out link and node size. */
-static int all_to_all(const struct vrow *r, const struct klink *up, double *t, struct kerr *err)
+int valid_a2a_bytes(const struct vrow *r, double *bytes, struct kerr *err)
 {
 	static _Thread_local struct step s;
 	struct kmodel m;
-	struct ksystem sys;
-	struct klink out;
-	if (zoo_load_model(r->model, &m, NULL, err) != 0 ||
-	    zoo_load_system("gpu-only", &sys, NULL, err) != 0 ||
-	    zoo_load_link(sys.scaleout_link, &out, NULL, err) != 0)
+	if (zoo_load_model(r->model, &m, NULL, err) != 0)
 		return -1;
 	unsigned char seq[PIPE_MAX_LAYERS];
 	struct layer_kind kinds[PIPE_MAX_CLASSES];
@@ -335,8 +327,26 @@ static int all_to_all(const struct vrow *r, const struct klink *up, double *t, s
 		return -1;
 	enum op_kind want = r->kernel == VK_DISPATCH ? OP_DISPATCH : OP_COMBINE;
 	for (int i = 0; i < s.n; i++)
-		if (s.op[i].kind == want)
-			*t = roofline_a2a_nodes(up, &out, r->gpus, sys.gpus_per_node, 1, s.op[i].bytes);
+		if (s.op[i].kind == want) {
+			*bytes = s.op[i].bytes;
+			return 0;
+		}
+	return kerr_set(err, 0, 0, "model %s: no %s", r->model, op_table[want].name);
+}
+
+/* The expert all-to-all of a row as the solver prices it
+ * (roofline_a2a_nodes, flat), on the GPU's scale-up link and the shipped
+ * GPU-only system's scale-out link and node size. */
+static int all_to_all(const struct vrow *r, const struct klink *up, double *t, struct kerr *err)
+{
+	struct ksystem sys;
+	struct klink out;
+	double bytes;
+	if (valid_a2a_bytes(r, &bytes, err) != 0 ||
+	    zoo_load_system("gpu-only", &sys, NULL, err) != 0 ||
+	    zoo_load_link(sys.scaleout_link, &out, NULL, err) != 0)
+		return -1;
+	*t = roofline_a2a_nodes(up, &out, r->gpus, sys.gpus_per_node, 1, bytes);
 	return 0;
 }
 

@@ -59,6 +59,11 @@ void vtable_free(struct vtable *t);
 /* The unit of a kernel's measurement: "us", or "tok_s_per_gpu". */
 const char *valid_unit(enum vkernel k);
 
+/* The bytes a dispatch or combine row's all-to-all moves out of each
+ * GPU (one MoE layer of its model at its tokens per GPU and EP size); 0,
+ * or -1 with err. */
+int valid_a2a_bytes(const struct vrow *r, double *bytes, struct kerr *err);
+
 /* The model's value of row r in its unit; 0, or -1 with err. */
 int valid_model(const struct vrow *r, double *value, struct kerr *err);
 

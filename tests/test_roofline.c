@@ -360,3 +360,27 @@ Test(roofline, topk_runs_at_the_selection_rate)
 	cr_expect_eq(zoo_load_device(tmp_ini_str(0, text), &d, NULL, &err), 0, "%s", err.msg);
 	cr_expect_eq(device_select_rate(&d), 1e11);
 }
+
+/* Issue 28 item 1: a GEMM in FP4 reaches its own share of the FP4 peak
+ * where the file gives efficiency.gemm_compute_fp4 (GB200: 0.75 of 10
+ * PFLOPS against 0.57 of 5 at FP8); other classes, other dtypes, and a
+ * device without an FP4 peak (FP4 runs at its FP8 rate) keep
+ * gemm_compute. */
+Test(roofline, a_gemm_in_fp4_takes_its_own_efficiency)
+{
+	struct kdevice d;
+	struct kerr err;
+	cr_assert_eq(zoo_load_device("gb200", &d, NULL, &err), 0, "%s", err.msg);
+	double f, b;
+	roofline_rates(&d, OC_GEMM, DT_FP4, &f, &b);
+	cr_expect(near(f, 1 / (10000e12 * 0.75), 1e-12), "FP4 GEMM: %g s/FLOP", f);
+	roofline_rates(&d, OC_GEMM, DT_FP8, &f, &b);
+	cr_expect(near(f, 1 / (5000e12 * 0.57), 1e-12), "FP8 GEMM: %g s/FLOP", f);
+	roofline_rates(&d, OC_SCAN, DT_FP4, &f, &b);
+	cr_expect(near(f, 1 / (10000e12 * d.eff_c[OC_SCAN]), 1e-12), "an FP4 scan: gemm's FP4 share is a GEMM's");
+	d.peak[DT_FP4] = 0; /* no FP4 units: its FP8 rate at gemm_compute */
+	roofline_rates(&d, OC_GEMM, DT_FP4, &f, &b);
+	cr_expect(near(f, 1 / (5000e12 * 0.57), 1e-12), "FP4 on FP8 units: %g s/FLOP", f);
+	cr_expect(near(roofline_ridge(&d, OC_GEMM, DT_FP8), 5000e12 * 0.57 / (d.mem_bw * d.eff_m[OC_GEMM]),
+		       1e-12));
+}

@@ -119,7 +119,8 @@ Test(valid, shipped_tables_read_and_price)
 					     "validation/flashmla-sparse-h800.csv",
 					     "validation/topk-b200.csv",
 					     "validation/deepseek-production-h800.csv",
-					     "validation/a2a-fabric-lib-h100.csv"};
+					     "validation/a2a-fabric-lib-h100.csv",
+					     "validation/gemm-gb200-azure.csv"};
 	for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
 		struct vtable t;
 		struct kerr err;

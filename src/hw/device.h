@@ -31,6 +31,8 @@ struct kdevice {
 					   buffers, graphs): bytes or a share */
 	double mem_bw;          /* B/s */
 	double eff_c[OC_N], eff_m[OC_N];
+	double eff_gemm_fp4;    /* a GEMM's compute efficiency at FP4 where the
+				   file gives one (0: gemm_compute's) */
 	double overhead;        /* s, fixed cost per operator launch */
 	/* Kernel-level detail ([kernel], optional; what a GPU's published
 	 * kernel timings show).  fixed[c]: the least time one kernel of class

@@ -120,7 +120,8 @@ Test(valid, shipped_tables_read_and_price)
 					     "validation/topk-b200.csv",
 					     "validation/deepseek-production-h800.csv",
 					     "validation/a2a-fabric-lib-h100.csv",
-					     "validation/gemm-gb200-azure.csv"};
+					     "validation/gemm-gb200-azure.csv",
+					     "validation/gemm-h200-azure.csv"};
 	for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
 		struct vtable t;
 		struct kerr err;

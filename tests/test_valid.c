@@ -121,7 +121,8 @@ Test(valid, shipped_tables_read_and_price)
 					     "validation/deepseek-production-h800.csv",
 					     "validation/a2a-fabric-lib-h100.csv",
 					     "validation/gemm-gb200-azure.csv",
-					     "validation/gemm-h200-azure.csv"};
+					     "validation/gemm-h200-azure.csv",
+					     "validation/a2a-deepep-h100.csv"};
 	for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
 		struct vtable t;
 		struct kerr err;

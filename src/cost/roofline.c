@@ -96,21 +96,21 @@ void roofline_op(struct op_cost *o, const struct kdevice *d,
 		o->bound = o->t_compute >= o->t_memory ? BOUND_COMPUTE : BOUND_MEMORY;
 }
 
-/* Class c's compute efficiency in dtype t on d: a GEMM run at the FP4
- * peak takes efficiency.gemm_compute_fp4 where the file gives it. */
-static double eff_compute(const struct kdevice *d, enum op_class c, enum dtype t)
+/* Class c's compute efficiency on d at the peak of dtype `used` (the one
+ * device_peak ran it at): a GEMM at the FP4 peak takes
+ * efficiency.gemm_compute_fp4 where the file gives it. */
+static double eff_compute(const struct kdevice *d, enum op_class c, enum dtype used)
 {
-	enum dtype used = t;
-	device_peak(d, t, &used);
 	return c == OC_GEMM && used == DT_FP4 && d->eff_gemm_fp4 > 0 ? d->eff_gemm_fp4 : d->eff_c[c];
 }
 
 void roofline_rates(const struct kdevice *d, enum op_class c, enum dtype t,
 		    double *s_per_flop, double *s_per_byte)
 {
-	double peak = device_peak(d, t, 0);
+	enum dtype used = t;
+	double peak = device_peak(d, t, &used);
 	int ok = (d->supports & (1u << c)) && peak > 0;
-	*s_per_flop = ok ? 1 / (peak * eff_compute(d, c, t)) : INFINITY;
+	*s_per_flop = ok ? 1 / (peak * eff_compute(d, c, used)) : INFINITY;
 	*s_per_byte = ok ? 1 / (d->mem_bw * d->eff_m[c]) : INFINITY;
 }
 
@@ -158,5 +158,7 @@ double roofline_a2a_nodes(const struct klink *up, const struct klink *out, doubl
 
 double roofline_ridge(const struct kdevice *d, enum op_class c, enum dtype t)
 {
-	return device_peak(d, t, 0) * eff_compute(d, c, t) / (d->mem_bw * d->eff_m[c]);
+	enum dtype used = t;
+	double peak = device_peak(d, t, &used);
+	return peak * eff_compute(d, c, used) / (d->mem_bw * d->eff_m[c]);
 }

@@ -304,8 +304,7 @@ int plan_fluid_sample(const struct plan *p, struct plan_ws *w, long B, int m, in
 			  &l->attn_m);
 		memset(l->fb, 0, sizeof l->fb);
 		memset(l->fbp, 0, sizeof l->fbp);
-		memset(l->hot, 0, sizeof l->hot); /* never hot_in_hbm (fluid_fits) */
-		l->fbm = l->fbpm = l->hotm = 0;
+		l->fbm = l->fbpm = 0;
 		if (p->has_mem && p->gpu_side.k)
 			unit_time(p, &p->gpu_side, b, b + FV_RES + f->nm, (double)reqs, 1.0 / G,
 				  W_GPU_PRE, l->fb, &l->fbm);

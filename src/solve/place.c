@@ -516,7 +516,6 @@ static void keep_hot(const struct plan *p, struct plan_ws *w, long B, const int 
 			continue;
 		w->req_hot[j] = 1, w->nhot++;
 		w->gpu_store[g] += s, w->dev_store[dev] -= s;
-		w->dev_load[dev] -= p->ctx[r];
 	}
 }
 

@@ -130,9 +130,8 @@ struct plan_mb {
 	double fb[LC_N], fbm;      /* the same for the stages the GPU runs
 				      before the device's */
 	double fbp[LC_N], fbpm;    /* ... and after them (attention over the
-				      rows the device gathered) */
-	double hot[LC_N], hotm;    /* the busiest GPU's device stages of its
-				      requests whole in HBM (plan.h hot) */
+				      rows the device gathered; with hot,
+				      the stages of requests whole in HBM) */
 	double merge;      /* s per layer: split requests' partial outputs */
 	double bcast;      /* s per layer: their queries to the remote slices */
 	double energy;     /* J: its GPUs' operators and its cache-side work */
@@ -463,6 +462,14 @@ int plan_slots_piped(const struct plan_slot_rate *sd, const struct attn_layout *
 double plan_bucket_energy(const struct plan *p, const struct attn_layout *lay,
 			  const struct plan_slot_rate *sd, const struct plan_vmap *map,
 			  const double *v, int want_gpu);
+/* System hot_in_hbm, micro-batch i: each GPU's work after the gather,
+ * its requests' attention over gathered rows (the GPU side's after slots)
+ * and the device stages of its requests whole in HBM (at the GPU's rates,
+ * p->slot_hot), one after the other on that GPU: the slowest GPU's sum,
+ * class by class, into fbp (LC_N) and *fbpm (the MTP layer); the latter
+ * stages' energy added into *energy (NULL: none). */
+void plan_hot_post_peak(const struct plan *p, const struct plan_ws *w, int i, double *fbp,
+			double *fbpm, double *energy);
 /* The prefix reuse a batch of B leaves room for, and the bytes per step
  * it leaves to move (plan_reuse, struct plan_reuse). */
 void plan_reuse(const struct plan *p, long B, struct plan_reuse *u);

@@ -263,3 +263,33 @@ double plan_bucket_energy(const struct plan *p, const struct attn_layout *lay,
 						 val_at(v, map[s].b) * sd[s].eb);
 	return e;
 }
+
+void plan_hot_post_peak(const struct plan *p, const struct plan_ws *w, int i, double *fbp,
+			double *fbpm, double *energy)
+{
+	memset(fbp, 0, sizeof(double) * LC_N);
+	*fbpm = 0;
+	for (int g = 0; g < p->gpus; g++) {
+		int u = i * p->gpus + g, nc = w->gpu_count[u], nh = w->hot_count[u];
+		double v[PLAN_MAX_VALUES], a[LC_N] = {0}, h[LC_N] = {0}, tm = 0;
+		if (nc && p->has_post) {
+			plan_side_values(&p->gpu_side, &w->gpu_bk, u, nc, v);
+			plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, v, nc, W_GPU_POST, a);
+			tm += plan_bucket_time(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_map_mtp, v, nc,
+					       W_GPU_POST, NULL);
+		}
+		if (nh) {
+			plan_side_values(&p->mem_side, &w->hot_bk, u, nh, v);
+			plan_bucket_time(p, &p->layout, p->slot_hot, p->slot_map, v, nh, W_DEVICE, h);
+			tm += plan_bucket_time(p, &p->layout_mtp, p->slot_hot_mtp, p->slot_map_mtp, v, nh,
+					       W_DEVICE, NULL);
+			if (energy)
+				*energy += plan_bucket_energy(p, &p->layout, p->slot_hot, p->slot_map, v, 0) +
+					   p->d.mtp * plan_bucket_energy(p, &p->layout_mtp, p->slot_hot_mtp,
+									 p->slot_map_mtp, v, 0);
+		}
+		for (int k = 0; k < LC_N; k++)
+			fbp[k] = fmax(fbp[k], a[k] + h[k]);
+		*fbpm = fmax(*fbpm, tm);
+	}
+}

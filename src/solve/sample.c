@@ -192,14 +192,13 @@ static int next_bucket(struct bucket_walk *w, int *fresh)
 
 /* The slowest unit (device or GPU) of one side in micro-batch i, class
  * by class: its cache-side time over each class's layers (t, LC_N) and
- * for the MTP layer (tm), its slots at the rates sl (the layers') and slm
- * (the MTP layer's); with energy, the side's activity energy (the GPU's
- * stages where want_gpu) added into it, over the same walk. */
+ * for the MTP layer (tm); with energy, the side's activity energy (the
+ * GPU's stages where want_gpu) added into it, over the same walk. */
 static void side_peak(const struct plan *p, const struct plan_side *sd,
 		      const struct plan_buckets *bk, int i, int units, const int *cnt, int where,
-		      const struct plan_slot_rate *sl, const struct plan_slot_rate *slm,
 		      double *t, double *tm, double *energy, int want_gpu)
 {
+	const struct plan_slot_rate *sl = p->slot_dev, *slm = p->slot_dev_mtp;
 	memset(t, 0, sizeof(double) * LC_N);
 	*tm = 0;
 	struct bucket_walk w = {.sd = sd, .bk = bk, .cnt = cnt, .i = i, .units = units};
@@ -326,23 +325,19 @@ static int exact_loads(const struct plan *p, struct plan_ws *w, long B, int m, i
 		 * devices' (the GPUs' caches without devices), then the stages the
 		 * memory device hands to the GPU */
 		double e_mem = 0, e_gpu = 0;
-		const struct plan_slot_rate *sl = p->slot_dev, *slm = p->slot_dev_mtp;
-		side_peak(p, &p->mem_side, &w->mem_bk, i, D, w->dev_count, W_DEVICE, sl, slm, l->attn,
-			  &l->attn_m, want_energy ? &e_mem : NULL, 0);
+		side_peak(p, &p->mem_side, &w->mem_bk, i, D, w->dev_count, W_DEVICE, l->attn, &l->attn_m,
+			  want_energy ? &e_mem : NULL, 0);
 		memset(l->fb, 0, sizeof l->fb);
 		memset(l->fbp, 0, sizeof l->fbp);
 		l->fbm = l->fbpm = 0;
 		if (p->has_mem && p->gpu_side.k) /* stages the memory device hands to the GPU */
-			side_peak(p, &p->gpu_side, &w->gpu_bk, i, G, w->gpu_count, W_GPU_PRE, sl, slm, l->fb,
-				  &l->fbm, want_energy ? &e_gpu : NULL, 1);
-		if (p->has_post)
-			side_peak(p, &p->gpu_side, &w->gpu_bk, i, G, w->gpu_count, W_GPU_POST, sl, slm, l->fbp,
-				  &l->fbpm, NULL, 0);
-		memset(l->hot, 0, sizeof l->hot);
-		l->hotm = 0;
-		if (p->hot) /* the device's stages of requests whole in HBM, on their GPU */
-			side_peak(p, &p->mem_side, &w->hot_bk, i, G, w->hot_count, W_DEVICE, p->slot_hot,
-				  p->slot_hot_mtp, l->hot, &l->hotm, want_energy ? &e_gpu : NULL, 0);
+			side_peak(p, &p->gpu_side, &w->gpu_bk, i, G, w->gpu_count, W_GPU_PRE, l->fb, &l->fbm,
+				  want_energy ? &e_gpu : NULL, 1);
+		if (p->hot)
+			plan_hot_post_peak(p, w, i, l->fbp, &l->fbpm, want_energy ? &e_gpu : NULL);
+		else if (p->has_post)
+			side_peak(p, &p->gpu_side, &w->gpu_bk, i, G, w->gpu_count, W_GPU_POST, l->fbp, &l->fbpm,
+				  NULL, 0);
 		l->merge = l->bcast = 0;
 		if (w->nsharded)
 			split_times(p, w, B, i, &l->bcast, &l->merge);
@@ -394,7 +389,7 @@ static int price(const struct plan *p, struct plan_ws *w, int m, int nm, struct 
 			double *du = k ? in->cdur[k][mi] : in->dur[mi];
 			du[T_PRE] = pk[PH_PRE] + l->fb[cl] / lc;
 			du[T_ATTN] = l->attn[cl] / lc;
-			du[T_POST] = pk[PH_POST] + l->merge + (l->fbp[cl] + l->hot[cl]) / lc;
+			du[T_POST] = pk[PH_POST] + l->merge + l->fbp[cl] / lc;
 			du[T_DISP] = pk[PH_DISP];
 			if (!p->has_mem && ing > 0)
 				du[T_DISP] += ing / G / (d->out->bw * d->out->efficiency);
@@ -420,7 +415,7 @@ static int price(const struct plan *p, struct plan_ws *w, int m, int nm, struct 
 				in->dur[mi][t] = sum / layers;
 			}
 		double *du = in->dur[mi];
-		du[T_TAIL_G] = ph[nk * PLAN_PH_STRIDE + PH_TAIL] + (l->fbm + l->fbpm + l->hotm) * d->mtp;
+		du[T_TAIL_G] = ph[nk * PLAN_PH_STRIDE + PH_TAIL] + (l->fbm + l->fbpm) * d->mtp;
 		du[T_TAIL_M] = l->attn_m * d->mtp;
 		double mtp = p->mtp_link;
 		du[T_TAIL_L] = links && d->mtp > 0

@@ -82,8 +82,9 @@ Test(cli, list_and_show)
 	cr_expect(strstr(out, "calibration of the kernel-level values") &&
 		  strstr(out, "efficiency.gemm_compute        sibling  h800"), "%s", out);
 	cr_expect_eq(run("show nvlink4"), 0);
-	cr_expect(strstr(out, "link.a2a_floor    fitted") && strstr(out, "link.a2a_overlap  fitted"),
-		  "%s", out);
+	cr_expect(strstr(out, "link.a2a_floor        fitted") &&
+		  strstr(out, "link.a2a_overlap      fitted") &&
+		  strstr(out, "link.allreduce_floor  assumed"), "%s", out);
 	cr_expect_eq(run("show nothing-here"), 2);
 }
 

@@ -12,6 +12,7 @@ struct emit {
 	int as_module;     /* emit everything as OP_MTP (draft module) */
 	int gpu_only;      /* drop the cache-side operators */
 	int pad_topk;      /* attn_geo.pad_topk for the attention stages */
+	double tp;         /* GPUs per unit (kbatch.tp; 0: 1) */
 	int overflow;
 };
 

@@ -85,7 +85,8 @@ static void moe(struct emit *e, double layers, double T, double global,
 	const struct kmodel *m = e->m;
 	double h = m->hidden, E = m->experts, k = m->active_experts;
 	emit_gemm(e, OP_ROUTER, layers, T, h, E, m->act_dt);
-	double away = (G - 1) / G; /* share of routed copies leaving the GPU */
+	double P = G * (e->tp > 1 ? e->tp : 1); /* GPUs */
+	double away = (P - 1) / P; /* share of routed copies leaving the GPU */
 	/* FP8 dispatch also carries an FP32 scale per 128 channels (DeepEP's
 	 * per-token-group quantisation; +3% for a 7168-wide row), FP4 an FP8
 	 * scale per 16 (NVFP4, +12.5%: developer.nvidia.com/blog/introducing-nvfp4-for-
@@ -221,7 +222,8 @@ int step_build(const struct kmodel *m, const struct kbatch *b, struct step *s,
 	s->n = 0;
 	s->local = local;
 	s->q = q;
-	struct emit e = {.s = s, .m = m, .gpu_only = b->gpu_only, .pad_topk = b->pad_topk};
+	struct emit e = {.s = s, .m = m, .gpu_only = b->gpu_only, .pad_topk = b->pad_topk,
+			 .tp = b->tp};
 
 	if (b->part == STEP_LAYER) {
 		one_layer(&e, sp, b->kind, &r, q, T, b->requests * q, G);

@@ -40,6 +40,10 @@ struct kbatch {
 	int pad_topk;         /* the device's sparse attention attends to all
 			       * top-k slots (kernel.sparse_fixed_topk) */
 	int part;             /* enum step_part (0: the whole step) */
+	double tp;            /* GPUs per unit (0 or 1: each GPU is one): with
+			       tensor-parallel attention (cost/tp.h) `gpus`
+			       counts units of tp GPUs, and a routed copy
+			       leaves its GPU unless it lands on that GPU */
 	struct layer_kind kind; /* STEP_LAYER: which */
 };
 

@@ -21,6 +21,9 @@ static const struct field link_fields[] = {
 	{"link", "a2a_overlap", FK_NUM, U_REAL, OFF(a2a_overlap), 0, 0, 0, 1, 0, 0,
 	 "share of the shorter of the all-to-all's floor and its transfer that overlaps the "
 	 "longer: 0 (default) adds them, 1 takes the longer alone"},
+	{"link", "allreduce_floor", FK_NUM, U_TIME, OFF(allreduce_floor), 0, 0, 0, 1, 0, 0,
+	 "least time of one all-reduce among a node's GPUs over it, at a few bytes (what "
+	 "tensor-parallel attention pays per layer beside the bytes)"},
 };
 
 /* [range]: the low and high of each assumed figure (io/range.h) */

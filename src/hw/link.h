@@ -17,6 +17,9 @@ struct klink {
 	double a2a_overlap; /* 0..1: the share of the shorter of the floor and
 			       the transfer that overlaps the longer (0: they
 			       add, the default; 1: the longer alone) */
+	double allreduce_floor; /* s: the least time of one all-reduce inside a
+				   node over this link, at a few bytes (0: none
+				   measured; tensor-parallel attention needs it) */
 	int fitted;         /* 1: its efficiency and all-to-all floor are fitted on
 			       its own measurements (io/calib.h; zoo_load_link) */
 };

@@ -76,6 +76,10 @@ static const struct field system_fields[] = {
 	 "its GPU, as DeepEP's low-latency decode kernels over RDMA) or hierarchical (a token "
 	 "crosses once to each node it needs, to its same-rank GPU, which forwards the copies "
 	 "over the scale-up link, as DeepEP's normal internode kernels)"},
+	{"system", "attention_tp", FK_NUM, U_INT, OFF(attention_tp), 0, 0, 1, 64, 0, 0,
+	 "GPUs of a node that share each attention layer, split by KV heads (tensor-parallel "
+	 "attention, GQA models on GPU-only systems; its all-reduce runs on the scale-up link); "
+	 "default 1: data-parallel attention, each GPU holds its requests whole"},
 	{"system", "memdev_in_hbm", FK_ENUM, U_INT, OFF(memdev_in_hbm), 0, 0, 0, 0, 0, in_hbm_names,
 	 "the memory devices are the GPUs' own HBM (one per GPU, sharing its capacity and TDP): "
 	 "no (default) or yes"},
@@ -151,6 +155,21 @@ int system_validate(const struct ksystem *s, const struct ini_doc *doc,
 		return kerr_set(err, path, line_of(doc, "gpus"),
 				"system.gpus (%g) must fill whole nodes of %g GPUs",
 				s->gpus, s->gpus_per_node);
+	double tp = s->attention_tp > 0 ? s->attention_tp : 1;
+	if (!whole(tp))
+		return kerr_set(err, path, line_of(doc, "attention_tp"),
+				"system.attention_tp must be a whole number (got %g)", tp);
+	if (tp > 1 && (fmod(s->gpus, tp) != 0 ||
+		       (s->gpus >= s->gpus_per_node && fmod(s->gpus_per_node, tp) != 0)))
+		return kerr_set(err, path, line_of(doc, "attention_tp"),
+				"system.attention_tp (%g) must divide the GPUs of a node (%g of "
+				"system.gpus %g): a tensor-parallel group stays inside a node",
+				tp, s->gpus < s->gpus_per_node ? s->gpus : s->gpus_per_node, s->gpus);
+	if (tp > 1 && system_has_memdev(s))
+		return kerr_set(err, path, line_of(doc, "attention_tp"),
+				"system.attention_tp is %g but system.memdev is %s: tensor-parallel "
+				"attention is for GPU-only systems (there the caches and their "
+				"attention are on the memory devices)", tp, s->memdev);
 	if (!system_has_memdev(s)) {
 		if (s->memdev_in_hbm == IN_HBM_YES)
 			return kerr_set(err, path, line_of(doc, "memdev_in_hbm"),

@@ -49,6 +49,10 @@ struct ksystem {
 					 sessions' caches (0: none) */
 	double host_ssd, host_ssd_read; /* NVMe per node for them, and its read
 					   bandwidth, B/s (0: none) */
+	double attention_tp;          /* GPUs of one node that shard each
+					 attention layer by KV heads (tensor
+					 parallel); 0 or 1: data-parallel
+					 attention, each GPU whole */
 	int scaleout_via_port;        /* enum via_port: the GPU's NIC sits
 					 behind its port (GPUDirect RDMA), so
 					 the cross-node all-to-all shares the

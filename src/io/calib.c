@@ -23,6 +23,7 @@ static const struct {
 	{"link", "efficiency"},
 	{"link", "a2a_floor"},
 	{"link", "a2a_overlap"},
+	{"link", "allreduce_floor"},
 };
 
 int cal_is_kernel_value(const char *section, const char *key)

@@ -11,6 +11,7 @@
 
 #include "cost/prefill.h"
 #include "cost/roofline.h"
+#include "cost/tp.h"
 
 static void slot_rates(const struct kdevice *dv, const struct attn_slot *s,
 		       struct plan_slot_rate *sd)
@@ -297,20 +298,23 @@ static int check_design(const struct design *d, struct kerr *err)
 	if (d->gpu->kind != DEV_GPU)
 		return kerr_set(err, 0, 0, "system.gpu '%s' is not a GPU (kind %s)",
 				d->gpu->name, dev_kind_names[d->gpu->kind]);
-	return system_validate(d->sys, NULL, err);
+	if (system_validate(d->sys, NULL, err) != 0)
+		return -1;
+	return tp_check(d->m, d->sys, d->up, err);
 }
 
 double plan_a2a_energy(const struct plan *p)
 {
 	const struct design *d = &p->d;
-	int G = p->gpus;
-	double gpn = d->sys->gpus_per_node, inside = G > 1 ? fmin(gpn - 1, G - 1) / (G - 1) : 1;
+	const struct klink *up = p->up1, *out = p->out1;
+	double G = p->gpus * p->tp, gpn = d->sys->gpus_per_node * p->tp; /* GPUs */
+	double inside = G > 1 ? fmin(gpn - 1, G - 1) / (G - 1) : 1;
 	if (p->a2a_cross < 1) { /* hierarchical (price.c a2a_time) */
 		double away = 1 - inside;
-		return 8 * ((inside + away * (gpn - 1) / gpn) * d->up->energy_bit +
-			    away * p->a2a_cross * d->out->energy_bit);
+		return 8 * ((inside + away * (gpn - 1) / gpn) * up->energy_bit +
+			    away * p->a2a_cross * out->energy_bit);
 	}
-	return 8 * (inside * d->up->energy_bit + (1 - inside) * d->out->energy_bit);
+	return 8 * (inside * up->energy_bit + (1 - inside) * out->energy_bit);
 }
 
 void plan_prefill_at(const struct plan *p, double reuse, double pre[3])
@@ -350,6 +354,32 @@ static void idle_room(struct plan *p)
 	p->idle_rate = p->adm_rate / d->slo;
 }
 
+/* With tensor-parallel attention the plan sees each group of tp GPUs as
+ * one unit (cost/tp.h): its own copies of the GPU, links and system, the
+ * design pointing at them; the all-to-all and the all-reduce keep one
+ * GPU's links. */
+static void units(struct plan *p)
+{
+	struct design *d = &p->d;
+	p->tp = tp_degree(d->sys);
+	p->up1 = d->up, p->out1 = d->out;
+	if (p->tp <= 1)
+		return;
+	p->unit_gpu = *d->gpu, p->unit_sys = *d->sys;
+	p->unit_up = *d->up, p->unit_out = *d->out;
+	tp_unit_device(&p->unit_gpu, p->tp);
+	tp_unit_system(&p->unit_sys, p->tp);
+	tp_unit_link(&p->unit_up, p->tp);
+	tp_unit_link(&p->unit_out, p->tp);
+	d->gpu = &p->unit_gpu, d->sys = &p->unit_sys;
+	d->up = &p->unit_up, d->out = &p->unit_out;
+	if (d->host) {
+		p->unit_host = *d->host;
+		tp_unit_link(&p->unit_host, p->tp);
+		d->host = &p->unit_host;
+	}
+}
+
 struct plan *plan_new(const struct design *d, struct kerr *err)
 {
 	if (check_design(d, err) != 0)
@@ -361,6 +391,8 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 		return NULL;
 	}
 	p->d = *d;
+	units(p);
+	d = &p->d;
 	p->gpus = (int)d->sys->gpus;
 	p->has_mem = system_has_memdev(d->sys);
 	p->in_hbm = p->has_mem && d->sys->memdev_in_hbm == IN_HBM_YES;

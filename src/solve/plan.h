@@ -165,8 +165,15 @@ struct plan_buckets {
  * Nothing after plan_new writes it; every evaluation writes only its
  * workspace (struct plan_ws), so one plan serves several workspaces. */
 struct plan {
-	struct design d;
-	int gpus;           /* G */
+	struct design d;    /* with tensor-parallel attention (tp > 1), its GPU,
+			       links and system are the plan's own unit copies */
+	double tp;          /* GPUs per unit: system.attention_tp (cost/tp.h) */
+	struct kdevice unit_gpu; /* tp GPUs as one */
+	struct ksystem unit_sys; /* units, units per node */
+	struct klink unit_up, unit_out, unit_host;
+	const struct klink *up1, *out1; /* one GPU's own links: the
+					   all-to-all and the all-reduce */
+	int gpus;           /* G: units (GPUs when tp = 1) */
 	int devs;           /* memory devices (D); the GPUs themselves without */
 	int devs_per_gpu;   /* D / G when D >= G, else 1 */
 	int gpus_per_dev;   /* G / D when D < G, else 1 */

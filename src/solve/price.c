@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cost/roofline.h"
+#include "cost/tp.h"
 
 const unsigned char phase_of[OP_N] = {
 	[OP_ATTN_NORM] = PH_PRE, [OP_QKV_PROJ] = PH_PRE, [OP_Q_PROJ] = PH_PRE,
@@ -30,12 +31,36 @@ const unsigned char phase_of[OP_N] = {
 
 /* ---- the GPU side ---- */
 
-/* All-to-all time of `bytes` leaving one GPU: scale-up inside the node,
- * scale-out across nodes. */
+/* All-to-all time of `bytes` leaving one unit: scale-up inside the node,
+ * scale-out across nodes, GPU by GPU (a unit of tp GPUs sends a tp-th
+ * from each, to every other GPU, its own unit's too). */
 static double a2a_time(const struct plan *p, double bytes)
 {
 	const struct design *d = &p->d;
-	return roofline_a2a_nodes(d->up, d->out, p->gpus, d->sys->gpus_per_node, p->a2a_cross, bytes);
+	return roofline_a2a_nodes(p->up1, p->out1, p->gpus * p->tp,
+				  d->sys->gpus_per_node * p->tp, p->a2a_cross, bytes / p->tp);
+}
+
+/* Tensor-parallel attention's all-reduces in one layer of kind k (the
+ * tail at k = nkinds: the MTP module's layer per draft token, and the
+ * gather of each rank's best tokens after the LM head at the floor) for
+ * n requests per unit, into its row: time after attention, energy. */
+static void tp_part(const struct plan *p, long n, int k, double *row)
+{
+	const struct design *d = &p->d;
+	double x = n * dtype_bytes((enum dtype)d->m->act_dt) * d->m->hidden;
+	double ar, t;
+	if (k < p->nkinds) {
+		ar = tp_allreduces(p->kinds[k].moe);
+		t = ar * tp_allreduce_time(p->up1, p->tp, x * p->q);
+		row[PH_POST] += t;
+		x *= p->q;
+	} else {
+		ar = d->mtp * design_mtp_layers(d);
+		t = ar * tp_allreduce_time(p->up1, p->tp, x) + p->up1->allreduce_floor;
+		row[PH_TAIL] += t;
+	}
+	row[PLAN_PH_ENERGY] += ar * p->tp * tp_allreduce_bytes(p->tp, x) * 8 * p->up1->energy_bit;
 }
 
 int plan_ensure_memo(const struct plan *p, struct plan_ws *w, long n)
@@ -65,7 +90,7 @@ int plan_ensure_memo(const struct plan *p, struct plan_ws *w, long n)
 static int gpu_part(const struct plan *p, struct plan_ws *w, long n, int k)
 {
 	struct kbatch kb = {.requests = (double)n * p->gpus, .gpus = p->gpus, .context = 1,
-			    .mtp = p->d.mtp, .sp = p->d.sp, .gpu_only = 1,
+			    .mtp = p->d.mtp, .sp = p->d.sp, .gpu_only = 1, .tp = p->tp,
 			    .part = k < p->nkinds ? STEP_LAYER : STEP_TAIL};
 	if (k < p->nkinds)
 		kb.kind = p->kinds[k];
@@ -107,6 +132,8 @@ const double *plan_gpu_phases(const struct plan *p, struct plan_ws *w, long n)
 			}
 			row[phase_of[o->kind]] += o->count * t;
 		}
+		if (p->tp > 1)
+			tp_part(p, n, k, ph + k * PLAN_PH_STRIDE);
 	}
 	w->memo_ok[n] = 1;
 	return ph;

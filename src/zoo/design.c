@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cost/attn.h"
+#include "cost/tp.h"
 #include "zoo/override.h"
 
 void design_link(struct design_parts *dp)
@@ -209,9 +210,12 @@ static int load_system(const struct design_spec *s, const struct override *ov,
 	if ((rc = apply_stage(s, ov, dp, ST_PARTS, err)) != 0 ||
 	    (rc = recheck(s, ov, dp, OV_GPU, ZOO_DEVICE, sy->gpu, &dp->gpu, err)) != 0)
 		return rc;
-	if (system_has_memdev(sy))
-		rc = recheck(s, ov, dp, OV_MEMDEV, ZOO_DEVICE, sy->memdev, &dp->mem, err);
-	return rc;
+	if (system_has_memdev(sy) &&
+	    (rc = recheck(s, ov, dp, OV_MEMDEV, ZOO_DEVICE, sy->memdev, &dp->mem, err)) != 0)
+		return rc;
+	if (tp_check(&dp->m, sy, &dp->up, err) != 0) /* the model is loaded by now */
+		return blame(dp, DI_SYSTEM, 0, -1);
+	return 0;
 }
 
 static int load_workload(const struct design_spec *s, const struct override *ov,

@@ -147,6 +147,68 @@ Test(analysis, iso_tdp_adds_the_baseline_point_the_grid_lacks)
 	study_grid_free(&g), study_grid_free(&extra);
 }
 
+/* attention_tp = 1, 4, 8: MiniMax-M3 (4 KV heads) runs GPU-only at 1 and
+ * 4, DeepSeek-V3.2 (MLA) at 1 alone, and GPU + KARAT at 1.  In MiniMax's
+ * group, GPU-only at 8 GPUs: 1.0 (tp 1), 1.5 (tp 4); at 16: 1.45, 1.4.
+ * KARAT (8 + 8) at 3.0 tok/s/W and 16,000 W: the iso-TDP count is 24
+ * GPUs (22.9, whole nodes), which the grid lacks, so the baseline is
+ * added there at both degrees: 0.9 (tp 1), 1.2 (tp 4).  Each view takes
+ * the baseline's best degree at its count: best 1.5 (8, tp 4), same-gpus
+ * 1.5 (tp 4), iso-tdp 1.2 (tp 4); at 16 tp 1 would win. */
+Test(analysis, the_baseline_tries_each_attention_split_its_model_takes)
+{
+	struct study_def sd;
+	small_study(&sd);
+	snprintf(sd.models.v[0], INI_VALUE, "minimax-m3");
+	snprintf(sd.models.v[1], INI_VALUE, "deepseek-v3.2");
+	sd.models.n = 2;
+	sd.per_gpu.n = 1;
+	sd.tp.v[0] = 1, sd.tp.v[1] = 4, sd.tp.v[2] = 8, sd.tp.n = 3;
+	struct study_grid g, extra = {0};
+	struct kerr err;
+	cr_assert_eq(study_grid(&sd, &g, &err), 0, "%s", err.msg);
+	cr_assert_eq(g.n, 8, "4 + 1 for MiniMax-M3, 2 + 1 for DeepSeek-V3.2 (%d)", g.n);
+	const int gpus[] = {8, 8, 16, 16, 8, 8, 16, 8}, tp[] = {1, 4, 1, 4, 1, 1, 1, 1};
+	const int sys[] = {0, 0, 0, 0, 1, 0, 0, 1};
+	for (int i = 0; i < 8; i++)
+		cr_expect(g.pt[i].gpus == gpus[i] && g.pt[i].tp == tp[i] && g.pt[i].system == sys[i],
+			  "point %d: %d GPUs, tp %d, system %d", i, g.pt[i].gpus, g.pt[i].tp,
+			  g.pt[i].system);
+	struct result res[8] = {ok(5600, 1.0), ok(5600, 1.5), ok(11200, 1.45), ok(11200, 1.4),
+				ok(16000, 3.0), ok(5600, 1.0), ok(11200, 1.0), ok(16000, 2.0)};
+	struct study_pick pk;
+	cr_assert_eq(study_pick(&g, res, SM_TDP, &pk, &extra), 0);
+	cr_expect_eq(pk.iso[1], 24);
+	cr_assert_eq(extra.n, 3, "MiniMax's baseline at 24 GPUs at tp 1 and 4, DeepSeek's at 1");
+	cr_expect(extra.pt[0].gpus == 24 && extra.pt[0].tp == 1 && extra.pt[0].model == 0);
+	cr_expect(extra.pt[1].gpus == 24 && extra.pt[1].tp == 4 && extra.pt[1].model == 0);
+	cr_expect(extra.pt[2].gpus == 24 && extra.pt[2].tp == 1 && extra.pt[2].model == 1);
+	struct result res2[3] = {ok(16800, 0.9), ok(16800, 1.2), ok(16800, 0.8)};
+	struct study_row rows[8];
+	struct study_range rng;
+	study_rows(&g, res, &extra, res2, &pk, SM_TDP, rows, &rng);
+	cr_expect(rows[0].b == &res[1] && rows[0].btp == 4, "the baseline's best: 8 GPUs, tp 4");
+	cr_expect(rows[1].v == STUDY_BEST && rows[1].b == &res[1] && rows[1].btp == 4);
+	cr_expect(rows[2].v == STUDY_SAME && rows[2].b == &res[1] && rows[2].btp == 4);
+	cr_expect(rows[3].v == STUDY_ISO && rows[3].b == &res2[1] && rows[3].btp == 4);
+	cr_expect(rows[4].b == &res[5] && rows[4].btp == 1, "DeepSeek-V3.2: data-parallel");
+	cr_expect(fabs(rng.lo[STUDY_ISO] - 2.5) < 1e-12, "2.0 / 0.8 for DeepSeek (%g)",
+		  rng.lo[STUDY_ISO]);
+	cr_expect(fabs(rng.hi[STUDY_ISO] - 2.5) < 1e-12, "3.0 / 1.2 for MiniMax (%g)",
+		  rng.hi[STUDY_ISO]);
+	/* at 16 GPUs the data-parallel point wins: a same-gpus pairing there */
+	res[4].tdp = 5600 * 2 - 1; /* 8 + 8 KARAT now iso at 16 */
+	study_pick_free(&pk);
+	study_grid_free(&extra);
+	extra = (struct study_grid){0};
+	cr_assert_eq(study_pick(&g, res, SM_TDP, &pk, &extra), 0);
+	cr_expect_eq(pk.iso[1], 16);
+	study_rows(&g, res, &extra, res2, &pk, SM_TDP, rows, &rng);
+	cr_expect(rows[3].b == &res[2] && rows[3].btp == 1, "16 GPUs: tp 1 at 1.45 beats 1.4");
+	study_pick_free(&pk);
+	study_grid_free(&g), study_grid_free(&extra);
+}
+
 /* The same grid picked per drawn watt, per node watt and per USD: each
  * side's best may change with the accounting.  GPU-only: 8 GPUs at 1.6
  * tok/s/W drawn, 0.8 per node watt, 1e5 tokens per USD (10 USD/Mtok);

@@ -228,7 +228,7 @@ Test(robust, run_refuses_overrides_it_would_drop)
 	for (int i = 0; i < 63; i++)
 		strcat(sets, " --set system.gpus_per_node=8");
 	cr_expect_eq(runf("run %s", sets), 2);
-	cr_expect(strstr(err, "63 --set options; karat run takes at most 61"), "%s", err);
+	cr_expect(strstr(err, "63 --set options; karat run takes at most 60"), "%s", err);
 }
 
 /* Finding 9: work over the limit is refused with the limit named, fast.

@@ -145,7 +145,7 @@ Test(study, a_small_study_runs_with_its_views)
 			   "baseline_bound_by,power_activity_w,power_node_w,usd_per_mtok,"
 			   "baseline_usd_per_mtok,vs_gpu_only_tdp,vs_gpu_only_activity,"
 			   "vs_gpu_only_node,vs_gpu_only_cost,grow_first,slo_ms,gpu,step,paper_lo,"
-			   "paper_hi\n";
+			   "paper_hi,attention_tp,baseline_attention_tp\n";
 	cr_assert(strncmp(text, head, strlen(head)) == 0, "%.200s", text);
 	cr_assert_eq(r.nrow, 5, "header + gpu-only best + 3 views of gpu-karat");
 	cr_expect_str_eq(r.cell[1][4], "gpu-only");

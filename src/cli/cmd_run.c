@@ -37,7 +37,7 @@ static const char *const run_head[] = {
 	"power", "bound_by", "baseline_bound_by", "power_activity_w", "power_node_w",
 	"usd_per_mtok", "baseline_usd_per_mtok", "vs_gpu_only_tdp", "vs_gpu_only_activity",
 	"vs_gpu_only_node", "vs_gpu_only_cost", "grow_first", "slo_ms", "gpu", "step",
-	"paper_lo", "paper_hi"};
+	"paper_lo", "paper_hi", "attention_tp", "baseline_attention_tp"};
 enum { RUN_NCOL = sizeof run_head / sizeof *run_head, RUN_NSHOWN = 14 };
 
 static void out_init(struct out *o, const struct study_def *sd)
@@ -100,6 +100,7 @@ static void row(struct out *o, const struct study_def *sd, const struct study_gr
 		snprintf(c[11], OUT_CELL, "%.6g", x->throughput);
 		snprintf(c[12], OUT_CELL, "%.6g", x->tdp);
 		snprintf(c[13], OUT_CELL, "%.6g", x->tok_per_w);
+		snprintf(c[36], OUT_CELL, "%d", p->tp);
 		snprintf(c[20], OUT_CELL, "%s", bound_of(o, g, x));
 		num_cell(c[22], x->power_act, "%.6g");
 		num_cell(c[23], x->power_node, "%.6g");
@@ -120,6 +121,7 @@ static void row(struct out *o, const struct study_def *sd, const struct study_gr
 	}
 	if (b) {
 		snprintf(c[15], OUT_CELL, "%.6g", b->tok_per_w);
+		snprintf(c[37], OUT_CELL, "%d", r->btp);
 		snprintf(c[21], OUT_CELL, "%s", bound_of(o, g, b));
 		num_cell(c[25], b->usd_per_mtok, "%.6g");
 	}
@@ -181,7 +183,8 @@ static void reach(const struct run_points *g, const struct pool *p1, const struc
 			const struct study_grid *gg = k ? e->g : g->g;
 			const struct pool *p = k ? p2 : p1;
 			for (int i = 0; p && p->applied && i < gg->n; i++) {
-				int own = 1 + (gg->pt[i].memdevs > 0) + (g->sd->gpu_types.n > 0) +
+				int own = 1 + (gg->pt[i].memdevs > 0) + (gg->pt[i].tp > 1) +
+					  (g->sd->gpu_types.n > 0) +
 					  (g->sd->nsteps ? study_step_sets(g->sd, gg->pt[i].step) : 0) +
 					  (g->unc && gg->pt[i].step > 0 ? g->unc->nset[gg->pt[i].system] : 0);
 				hit += (p->applied[i] >> (own + u)) & 1;
@@ -293,7 +296,7 @@ static int run_study(const struct study_def *sd, const struct args *a, int jobs,
 	int most = 0; /* the most overrides a draw puts on one system's points */
 	for (int i = 0; sd->draws > 0 && i < sd->systems.n; i++)
 		most = unc.nset[i] > most ? unc.nset[i] : most;
-	int room = ARGS_MAX_MANY - 3 - (sd->nsteps ? study_step_sets(sd, sd->nsteps - 1) : 0) -
+	int room = ARGS_MAX_MANY - 4 - (sd->nsteps ? study_step_sets(sd, sd->nsteps - 1) : 0) -
 		   (sd->draws > 0 ? most + 2 : 0);
 	if (a->nmany > room) {
 		die_msg("%s: %d --set options; its [steps] or draws leave room for %d", sd->path,
@@ -389,10 +392,11 @@ int cmd_run(const struct args *a)
 	const char *j = arg_get(c, a, "jobs");
 	if (j && parse_count("jobs", j, 0, 1, 256, &jobs))
 		return EXIT_USAGE;
-	/* three slots hold system.gpus, system.memdevs and system.gpu (gpu_types) */
-	if (a->nmany > ARGS_MAX_MANY - 3)
+	/* four slots hold system.gpus, system.memdevs, system.attention_tp and
+	 * system.gpu (gpu_types) */
+	if (a->nmany > ARGS_MAX_MANY - 4)
 		return usage_error(c, "%d --set options; karat run takes at most %d", a->nmany,
-				   ARGS_MAX_MANY - 3);
+				   ARGS_MAX_MANY - 4);
 	const char *out = arg_get(c, a, "out");
 	char dir[1100];
 	snprintf(dir, sizeof dir, "%s", out ? out : "");

@@ -27,6 +27,10 @@ static void make(const void *ctx, long idx, struct point_spec *ps,
 		snprintf(sets[ps->nsets], POOL_SET_LEN, "system.memdevs=%d", p->memdevs);
 		ps->sets[ps->nsets] = sets[ps->nsets], ps->nsets++;
 	}
+	if (p->tp > 1) {
+		snprintf(sets[ps->nsets], POOL_SET_LEN, "system.attention_tp=%d", p->tp);
+		ps->sets[ps->nsets] = sets[ps->nsets], ps->nsets++;
+	}
 	if (g->sd->gpu_types.n > 0) { /* both sides on the same GPU */
 		snprintf(sets[ps->nsets], POOL_SET_LEN, "system.gpu=%s", g->sd->gpu_types.v[p->gpu]);
 		ps->sets[ps->nsets] = sets[ps->nsets], ps->nsets++;

@@ -46,9 +46,20 @@ static int counts(const struct int_list *l, int top, int *out)
 	return n;
 }
 
+/* Whether attention at tp GPUs per unit runs for the point's model on its
+ * system at its GPU count (cost/tp.h; 1 always): a GQA model whose KV
+ * heads tp divides, and a unit inside a node. */
+static int tp_runs(const struct study_grid *g, const struct study_point *p, int tp)
+{
+	double kv = g->kv_heads[p->model], gpn = g->per_node_of[p->system];
+	double node = p->gpus < gpn ? p->gpus : gpn;
+	return tp == 1 || (kv > 0 && fmod(kv, tp) == 0 && fmod(node, tp) == 0);
+}
+
 /* One system's points for one group: each GPU count, and with memory
- * devices each count per GPU (or its file's ratio r, when fixed), the
- * lists grown as gr says at index `at` (the group's system). */
+ * devices each count per GPU (or its file's ratio r, when fixed), without
+ * them each tensor-parallel degree that runs, the lists grown as gr says
+ * at index `at` (the group's system). */
 static int add_system(const struct study_def *sd, const struct study_grow *gr, int at,
 		      struct study_grid *g, struct study_point p, double r, int fixed, int wide)
 {
@@ -57,12 +68,16 @@ static int add_system(const struct study_def *sd, const struct study_grow *gr, i
 	int grown = gr && gr->gpus && at < gr->n; /* this group's system's growth */
 	int nG = counts(narrow ? &sd->mgpus : &sd->gpus, grown ? gr->gpus[at] : 0, G);
 	int nd = r > 0 && !fixed ? counts(&sd->per_gpu, grown ? gr->per_gpu[at] : 0, P) : 1;
+	int nt = r > 0 || !sd->tp.n ? 1 : sd->tp.n;
 	for (int k = 0; k < nG; k++) {
 		p.gpus = G[k];
 		for (int d = 0; d < nd; d++) {
 			p.memdevs = r <= 0 ? 0 : fixed ? (int)fmax(1, p.gpus * r + 0.5) : p.gpus * P[d];
-			if (add(g, p) != 0)
-				return -1;
+			for (int t = 0; t < nt; t++) {
+				p.tp = r > 0 || !sd->tp.n ? 1 : sd->tp.v[t];
+				if (tp_runs(g, &p, p.tp) && add(g, p) != 0)
+					return -1;
+			}
 		}
 	}
 	return 0;
@@ -85,11 +100,16 @@ int study_grid_grown(const struct study_def *sd, const struct study_grow *gr,
 		return kerr_set(err, 0, 0, "study %s: the baseline %s is not one of its systems",
 				sd->name, sd->baseline);
 	for (int s = 0; s < ns; s++) { /* each system file loaded once */
-		double per_node;
-		if ((g->ratio[s] = system_ratio(sd->systems.v[s], &per_node, err)) < 0)
+		if ((g->ratio[s] = system_ratio(sd->systems.v[s], &g->per_node_of[s], err)) < 0)
 			return -1;
 		if (s == g->baseline)
-			g->per_node = per_node;
+			g->per_node = g->per_node_of[s];
+	}
+	for (int k = 0; sd->tp.n && k < sd->models.n; k++) { /* who can split attention */
+		struct kmodel m;
+		if (zoo_load_model(sd->models.v[k], &m, NULL, err) != 0)
+			return -1;
+		g->kv_heads[k] = m.attn == ATTN_GQA ? m.kv_heads : 0;
 	}
 	int nslo = sd->slos.n ? sd->slos.n : 1, ngpu = sd->gpu_types.n ? sd->gpu_types.n : 1;
 	int nstep = study_nstep(sd);
@@ -165,25 +185,36 @@ int study_iso_gpus(double tdp_x, double tdp_gpu, double per_node)
 	return G;
 }
 
-/* The baseline's point at G GPUs for group gi: its index in the grid
- * (*in_extra 0) or among the extra points (*in_extra 1), or -1. */
-static int baseline_at(const struct study_grid *g, const struct study_grid *extra, int gi,
-		       int G, int *in_extra)
+/* Whether extra point e is the baseline of group point q at G GPUs. */
+static int extra_of(const struct study_point *e, const struct study_point *q, int G)
 {
-	int k = gi * g->nsystem + g->baseline;
-	*in_extra = 0;
+	return e->gpus == G && e->model == q->model && e->algo == q->algo &&
+	       e->workload == q->workload && e->slo == q->slo && e->gpu == q->gpu &&
+	       e->step == q->step;
+}
+
+/* The baseline's points at G GPUs for group gi, in the grid or among the
+ * extra points (one per tensor-parallel degree it tries): calls f on each
+ * (in_extra 0 or 1, its index); returns how many. */
+static int baseline_at(const struct study_grid *g, const struct study_grid *extra, int gi,
+		       int G, void (*f)(void *, int, int), void *ctx)
+{
+	int k = gi * g->nsystem + g->baseline, n = 0;
 	for (int i = g->start[k]; i < g->start[k + 1]; i++)
 		if (g->pt[i].gpus == G)
-			return i;
+			f(ctx, 0, i), n++;
+	if (n)
+		return n;
 	const struct study_point *q = &g->pt[g->start[k]];
-	*in_extra = 1;
 	for (int i = 0; extra && i < extra->n; i++)
-		if (extra->pt[i].gpus == G && extra->pt[i].model == q->model &&
-		    extra->pt[i].algo == q->algo && extra->pt[i].workload == q->workload &&
-		    extra->pt[i].slo == q->slo && extra->pt[i].gpu == q->gpu &&
-		    extra->pt[i].step == q->step)
-			return i;
-	return -1;
+		if (extra_of(&extra->pt[i], q, G))
+			f(ctx, 1, i), n++;
+	return n;
+}
+
+static void count_none(void *ctx, int in_extra, int i)
+{
+	(void)ctx, (void)in_extra, (void)i;
 }
 
 int study_pick(const struct study_grid *g, const struct result *res, enum study_metric m,
@@ -198,16 +229,20 @@ int study_pick(const struct study_grid *g, const struct result *res, enum study_
 		int b0 = g->start[gi * ns + bs];
 		double tdp_gpu = res[b0].tdp / g->pt[b0].gpus;
 		for (int s = 0; s < ns; s++) {
-			int k = gi * ns + s, in_extra;
+			int k = gi * ns + s;
 			pk->best[k] = study_best_of(res, g->start[k], g->start[k + 1], m);
 			pk->iso[k] = 0;
 			if (pk->best[k] < 0 || s == bs)
 				continue;
 			pk->iso[k] = study_iso_gpus(res[pk->best[k]].tdp, tdp_gpu, g->per_node);
-			if (baseline_at(g, extra, gi, pk->iso[k], &in_extra) < 0) {
-				struct study_point q = g->pt[b0];
+			if (baseline_at(g, extra, gi, pk->iso[k], count_none, NULL) > 0)
+				continue;
+			/* the baseline there at each degree it tries at its first count */
+			for (int i = b0; i < g->start[gi * ns + bs + 1] && g->pt[i].gpus == g->pt[b0].gpus;
+			     i++) {
+				struct study_point q = g->pt[i];
 				q.gpus = pk->iso[k];
-				if (add(extra, q) != 0)
+				if (tp_runs(g, &q, q.tp) && add(extra, q) != 0)
 					return study_pick_free(pk), -1;
 			}
 		}
@@ -226,14 +261,34 @@ int study_nrows(const struct study_grid *g)
 	return g->ngroup * (1 + STUDY_NVIEW * (g->nsystem - 1));
 }
 
-/* The baseline's feasible result at G GPUs for group gi, or NULL. */
+/* The best feasible of the baseline's results at G GPUs in metric m. */
+struct best_of {
+	const struct study_grid *g, *extra;
+	const struct result *res, *res2, *best;
+	enum study_metric m;
+	int tp; /* the best's tensor-parallel degree */
+};
+
+static void keep_best(void *ctx, int in_extra, int i)
+{
+	struct best_of *b = ctx;
+	const struct result *r = in_extra ? (b->res2 ? &b->res2[i] : NULL) : &b->res[i];
+	if (r && r->feasible && isfinite(study_metric(r, b->m)) &&
+	    (!b->best || study_metric(r, b->m) > study_metric(b->best, b->m)))
+		b->best = r, b->tp = (in_extra ? b->extra : b->g)->pt[i].tp;
+}
+
+/* The baseline's best feasible result at G GPUs for group gi (over the
+ * tensor-parallel degrees it tries there), or NULL. */
 static const struct result *baseline_result(const struct study_grid *g, const struct result *res,
 					    const struct study_grid *extra,
-					    const struct result *res2, int gi, int G)
+					    const struct result *res2, int gi, int G,
+					    enum study_metric m, int *tp)
 {
-	int in_extra, i = baseline_at(g, extra, gi, G, &in_extra);
-	const struct result *r = i < 0 ? NULL : in_extra ? (res2 ? &res2[i] : NULL) : &res[i];
-	return r && r->feasible ? r : NULL;
+	struct best_of b = {g, extra, res, res2, NULL, m, 0};
+	baseline_at(g, extra, gi, G, keep_best, &b);
+	*tp = b.tp;
+	return b.best;
 }
 
 void study_widen(double *lo, double *hi, int *have, double q)
@@ -286,7 +341,7 @@ void study_rows(const struct study_grid *g, const struct result *res,
 		int bg = rb ? pb->gpus : 0;
 		for (int k = 0; k < SM_N; k++)
 			add_metric(g, res, gi, (enum study_metric)k, rng);
-		rows[n++] = (struct study_row){pb, rb, rb, bg, STUDY_BEST, 0};
+		rows[n++] = (struct study_row){pb, rb, rb, bg, STUDY_BEST, 0, rb ? pb->tp : 0};
 		for (int s = 0; s < ns; s++) {
 			int k = gi * ns + s;
 			if (s == bs)
@@ -294,14 +349,15 @@ void study_rows(const struct study_grid *g, const struct result *res,
 			const struct study_point *px = &g->pt[pk->best[k] >= 0 ? pk->best[k] : g->start[k]];
 			const struct result *rx = pk->best[k] >= 0 ? &res[pk->best[k]] : NULL;
 			int focus = s == ns - 1;
+			int tsame = 0, tiso = 0;
 			const struct result *same =
-				rx ? baseline_result(g, res, extra, res2, gi, px->gpus) : NULL;
+				rx ? baseline_result(g, res, extra, res2, gi, px->gpus, m, &tsame) : NULL;
 			const struct result *iso =
-				rx ? baseline_result(g, res, extra, res2, gi, pk->iso[k]) : NULL;
+				rx ? baseline_result(g, res, extra, res2, gi, pk->iso[k], m, &tiso) : NULL;
 			struct study_row r[STUDY_NVIEW] = {
-				{px, rx, rb, bg, STUDY_BEST, focus},
-				{px, rx, same, px->gpus, STUDY_SAME, focus},
-				{px, rx, iso, pk->iso[k], STUDY_ISO, focus}};
+				{px, rx, rb, bg, STUDY_BEST, focus, rb ? pb->tp : 0},
+				{px, rx, same, px->gpus, STUDY_SAME, focus, same ? tsame : 0},
+				{px, rx, iso, pk->iso[k], STUDY_ISO, focus, iso ? tiso : 0}};
 			for (int v = 0; v < STUDY_NVIEW; v++) {
 				add_range(rng, &r[v], m);
 				rows[n++] = r[v];

@@ -36,6 +36,10 @@ static const struct field study_fields[] = {
 	  "GPU counts tried for systems with memory devices (default: gpus)"),
 	S("memdevs_per_gpu", FK_INTS, per_gpu, 0, 1, 64,
 	  "memory devices per GPU tried (default: 1)"),
+	S("attention_tp", FK_INTS, tp, 0, 1, 64,
+	  "tensor-parallel attention degrees tried on the systems without memory devices "
+	  "(system.attention_tp), for each GQA model whose KV heads and a node's GPUs they "
+	  "divide (default: 1, data-parallel attention)"),
 	S("memdevs_fixed", FK_NAMES, fixed, 0, 0, 0,
 	  "systems that keep their file's devices per GPU"),
 	S("baseline_gpus_for", FK_NAMES, wide, 0, 0, 0,

@@ -24,6 +24,10 @@ struct study_def {
 	struct int_list mgpus;       /* ... for systems with memory devices
 					(memdev_gpus; default: gpus) */
 	struct int_list per_gpu;     /* memory devices per GPU tried */
+	struct int_list tp;          /* tensor-parallel attention degrees tried
+					on systems without memory devices, for
+					the GQA models whose KV heads they
+					divide (attention_tp; n 0: 1 alone) */
 	struct name_list fixed;      /* systems that keep their file's
 					devices per GPU (memdevs_fixed) */
 	struct name_list wide;       /* systems tried at the baseline's GPU
@@ -108,6 +112,7 @@ extern const char *const study_view_names[STUDY_NVIEW];
 struct study_point {
 	int model, algo, workload, system;
 	int gpus, memdevs;
+	int tp;            /* system.attention_tp (1: data-parallel) */
 	int slo, gpu, step;
 };
 
@@ -130,6 +135,9 @@ struct study_grid {
 	int *start;
 	double ratio[STUDY_MAX_LIST]; /* memory devices per GPU of each system's
 					 file (0: none) */
+	double per_node_of[STUDY_MAX_LIST]; /* each system's GPUs per node */
+	double kv_heads[STUDY_MAX_LIST]; /* each model's KV heads (0: MLA, no
+					    tensor-parallel attention) */
 	double per_node;              /* the baseline's GPUs per node */
 };
 
@@ -198,6 +206,7 @@ struct study_row {
 	int bgpus;
 	enum study_view v;
 	int focus;
+	int btp;   /* the baseline point's tensor-parallel degree (0: none) */
 };
 
 /* The focus system's range of ratios (its metric over the baseline's) in

@@ -21,6 +21,14 @@ static inline void load(struct setup *s, const char *model, const char *system,
 	s->d.samples = 32;
 }
 
+/* One GPU's weights as the plan holds them: the model's with the experts
+ * spread over the GPUs, and the redundant expert copies of system.eplb. */
+static inline double weights_by_hand(const struct setup *s)
+{
+	return model_weight_bytes(&s->m, s->sys.gpus) +
+	       system_moe_redundant(&s->sys) * model_expert_bytes(&s->m);
+}
+
 static inline struct plan *plan(struct setup *s)
 {
 	struct kerr err;

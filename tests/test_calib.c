@@ -31,7 +31,7 @@ Test(calib, fitted_share_by_hand)
 	struct plan *p = plan(&s);
 	struct result r = eval(p, 64, 1);
 	struct kbatch kb = {.requests = 64, .gpus = 8, .context = 32768, .mtp = s.d.mtp,
-			    .sp = s.d.sp};
+			    .sp = s.d.sp, .imbalance = system_moe_imbalance(&s.sys)};
 	cr_assert_eq(step_build(&s.m, &kb, &st, &err), 0, "%s", err.msg);
 	double gemm = 0;
 	for (int i = 0; i < st.n; i++) {

@@ -32,7 +32,7 @@ Test(place, memory_aware_places_on_the_roomiest_device_in_its_order)
 		cr_assert_eq(plan_inspect(p, (double)B, 1, 3, &v, &err), 0, "%s", err.msg);
 		int G = (int)s.sys.gpus, D = system_has_memdev(&s.sys) ? (int)s.sys.memdevs : G;
 		double cap = D == G && !system_has_memdev(&s.sys)
-				     ? s.gpu.mem_capacity - model_weight_bytes(&s.m, G)
+				     ? s.gpu.mem_capacity - weights_by_hand(&s)
 				     : s.mem.mem_capacity;
 		double used[64] = {0}, ctxsum[64] = {0};
 		/* the order it placed them in: as they arrived (NULL says so), or
@@ -148,7 +148,7 @@ Test(place, memory_reserve_is_subtracted_before_placement)
 	load(&s, "deepseek-v3.2", "gpu-karat", 65536, NULL);
 	s.d.slo = 10;
 	s.d.samples = 1;
-	double w = model_weight_bytes(&s.m, s.sys.gpus);
+	double w = weights_by_hand(&s);
 	s.gpu.mem_reserve = (struct share_bytes){0, 0.1};
 	s.gpu.mem_capacity = w / 0.9;
 	cr_expect(near(device_cache_capacity(&s.gpu), w, 1e-12));
@@ -187,7 +187,7 @@ Test(place, a_request_too_large_for_one_device_is_sharded)
 		load(&s, "deepseek-v3.2", systems[k], 131072, NULL);
 		s.d.slo = 10, s.d.samples = 1;
 		int mem = system_has_memdev(&s.sys);
-		double kv, idx, w = model_weight_bytes(&s.m, s.sys.gpus);
+		double kv, idx, w = weights_by_hand(&s);
 		attn_storage(&s.m, &s.m.sp, 131072, design_mtp_layers(&s.d), &kv, &idx);
 		s.gpu.mem_reserve = (struct share_bytes){0, 0};
 		if (mem)
@@ -446,7 +446,8 @@ Test(place, a_hierarchical_all_to_all_crosses_each_node_once)
 	struct step *st = &p->ws->step; /* the MoE layer's operators, again */
 	double disp = 0, comb = 0;
 	struct kbatch kb = {.requests = 16.0 * 64, .gpus = 64, .context = 1, .mtp = s.d.mtp,
-			    .sp = s.d.sp, .gpu_only = 1, .part = STEP_LAYER, .kind = p->kinds[moe]};
+			    .sp = s.d.sp, .gpu_only = 1, .part = STEP_LAYER, .kind = p->kinds[moe],
+			    .imbalance = system_moe_imbalance(&s.sys)};
 	struct kerr err;
 	cr_assert_eq(step_build(&s.m, &kb, st, &err), 0, "%s", err.msg);
 	for (int i = 0; i < st->n; i++)

@@ -100,7 +100,8 @@ Test(price, gpu_phases_of_the_kinds_sum_to_the_whole_step)
 	const double *ph = plan_gpu_phases(p, p->ws, n);
 	cr_assert_not_null(ph, "%s", p->ws->fail.msg);
 	struct kbatch kb = {.requests = (double)n * p->gpus, .gpus = p->gpus, .context = 1,
-			    .mtp = s.d.mtp, .sp = s.d.sp, .gpu_only = 1};
+			    .mtp = s.d.mtp, .sp = s.d.sp, .gpu_only = 1,
+			    .imbalance = system_moe_imbalance(&s.sys)};
 	cr_assert_eq(step_build(&s.m, &kb, &whole, &err), 0, "%s", err.msg);
 	double want[PH_N] = {0}, got[PH_N] = {0};
 	for (int i = 0; i < whole.n; i++) {
@@ -140,7 +141,8 @@ Test(price, activity_energy_by_hand)
 	struct plan *p = plan(&s);
 	struct result r = eval(p, 64, 1);
 	struct kerr err;
-	struct kbatch kb = {.requests = 64, .gpus = s.sys.gpus, .context = 32768, .sp = &s.m.sp};
+	struct kbatch kb = {.requests = 64, .gpus = s.sys.gpus, .context = 32768, .sp = &s.m.sp,
+			    .imbalance = system_moe_imbalance(&s.sys)};
 	cr_assert_eq(step_build(&s.m, &kb, &st, &err), 0, "%s", err.msg);
 	double e = 0;
 	for (int i = 0; i < st.n; i++) {

@@ -107,7 +107,7 @@ Test(solve, capacity_exactly_full_fits_one_byte_over_does_not)
 	s.d.slo = 10;
 	s.d.samples = 1;
 	s.gpu.mem_reserve = (struct share_bytes){0, 0};
-	s.gpu.mem_capacity = model_weight_bytes(&s.m, s.sys.gpus);
+	s.gpu.mem_capacity = weights_by_hand(&s);
 	p = plan(&s);
 	cr_expect(eval(p, 1, 1).feasible, "%s", eval(p, 1, 1).reason);
 	plan_free(p);

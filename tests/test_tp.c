@@ -31,8 +31,9 @@ Test(tp, the_allreduce_by_hand)
 
 /* Weights per GPU are R + X / G (R replicated, X the experts), so R and
  * X follow from two GPU counts: X = 8 (w(4) - w(8)), R = 2 w(8) - w(4).
- * Four GPUs of eight in a unit: each holds R / 4 + X / 8, and the unit
- * four GPUs' capacity less that. */
+ * Four GPUs of eight in a unit: each holds R / 4 + X / 8 and its
+ * redundant expert copy (system.eplb), and the unit four GPUs' capacity
+ * less that. */
 Test(tp, a_unit_holds_the_replicated_weights_once)
 {
 	static struct setup s;
@@ -41,11 +42,14 @@ Test(tp, a_unit_holds_the_replicated_weights_once)
 	double X = 8 * (w4 - w8), R = 2 * w8 - w4;
 	cr_assert_gt(R, 10e9, "MiniMax-M3 replicates over 10 GB per GPU (%g)", R);
 	s.sys.attention_tp = 4;
+	s.sys.moe_redundant = 1; /* each GPU's copy counts four times in a unit */
 	struct plan *p = plan(&s);
 	cr_expect_eq(p->gpus, 2, "8 GPUs are 2 units");
 	cr_expect_eq(p->tp, 4);
-	cr_expect_float_eq(p->weights / 4, R / 4 + X / 8, 1e-9 * w8, "per GPU %g, by hand %g",
-			   p->weights / 4, R / 4 + X / 8);
+	double one = system_moe_redundant(&s.sys) * model_expert_bytes(&s.m);
+	cr_expect_gt(one, 0);
+	cr_expect_float_eq(p->weights / 4, R / 4 + X / 8 + one, 1e-9 * w8, "per GPU %g, by hand %g",
+			   p->weights / 4, R / 4 + X / 8 + one);
 	double cap = device_cache_capacity(&s.gpu); /* one GPU's, the reserve a share */
 	cr_expect_float_eq(p->free_gpu, 4 * cap - p->weights, 1e-9 * cap);
 	cr_expect_float_eq(p->d.gpu->tdp, 4 * s.gpu.tdp, 1e-9, "the unit draws four GPUs' TDP");

@@ -13,6 +13,7 @@ struct emit {
 	int gpu_only;      /* drop the cache-side operators */
 	int pad_topk;      /* attn_geo.pad_topk for the attention stages */
 	double tp;         /* GPUs per unit (kbatch.tp; 0: 1) */
+	double imbalance;  /* kbatch.imbalance (0: 1) */
 	int overflow;
 };
 

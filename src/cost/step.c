@@ -94,17 +94,20 @@ static void moe(struct emit *e, double layers, double T, double global,
 	double row = h * dtype_bytes(m->dispatch_dt) +
 		     (m->dispatch_dt == DT_FP8 ? ceil(h / 128) * 4 : 0) +
 		     (m->dispatch_dt == DT_FP4 ? ceil(h / 16) : 0);
-	emit_op(e, OP_DISPATCH, layers, 0, T * k * row * away, DT_FP32);
+	/* the busiest GPU receives f times the mean copies, computes them and
+	 * returns them: the step waits for it */
+	double f = e->imbalance > 1 ? e->imbalance : 1;
+	emit_op(e, OP_DISPATCH, layers, 0, f * T * k * row * away, DT_FP32);
 	/* Expected distinct experts a GPU's share sees: each of its E/G
 	 * experts is untouched by one token with probability 1 - k/E. */
 	double active = (E / G) * (1 - pow(1 - k / E, global));
-	double pairs = global * k / G;
+	double pairs = f * global * k / G;
 	ffn_op(e, OP_EXPERTS, layers, pairs, m->expert_inter, active);
 	if (m->shared_experts > 0)
 		ffn_op(e, OP_SHARED_EXPERT, layers, T,
 		       m->shared_experts * m->expert_inter, 1);
 	emit_op(e, OP_COMBINE, layers, 0,
-		T * k * h * dtype_bytes(m->act_dt) * away, DT_FP32);
+		f * T * k * h * dtype_bytes(m->act_dt) * away, DT_FP32);
 }
 
 static void lm_head(struct emit *e, double T)
@@ -223,7 +226,7 @@ int step_build(const struct kmodel *m, const struct kbatch *b, struct step *s,
 	s->local = local;
 	s->q = q;
 	struct emit e = {.s = s, .m = m, .gpu_only = b->gpu_only, .pad_topk = b->pad_topk,
-			 .tp = b->tp};
+			 .tp = b->tp, .imbalance = b->imbalance};
 
 	if (b->part == STEP_LAYER) {
 		one_layer(&e, sp, b->kind, &r, q, T, b->requests * q, G);

@@ -40,6 +40,9 @@ struct kbatch {
 	int pad_topk;         /* the device's sparse attention attends to all
 			       * top-k slots (kernel.sparse_fixed_topk) */
 	int part;             /* enum step_part (0: the whole step) */
+	double imbalance;     /* the busiest GPU's routed token copies over the
+			       mean (0 or 1: balanced), which its experts and
+			       all-to-all carry (system_moe_imbalance) */
 	double tp;            /* GPUs per unit (0 or 1: each GPU is one): with
 			       tensor-parallel attention (cost/tp.h) `gpus`
 			       counts units of tp GPUs, and a routed copy

@@ -80,6 +80,16 @@ static const struct field system_fields[] = {
 	 "GPUs of a node that share each attention layer, split by KV heads (tensor-parallel "
 	 "attention, GQA models on GPU-only systems; its all-reduce runs on the scale-up link); "
 	 "default 1: data-parallel attention, each GPU holds its requests whole"},
+	{"system", "eplb", FK_ENUM, U_INT, OFF(eplb), 0, 0, 0, 0, 0, eplb_names,
+	 "expert-parallel load balancing: on (default: a balancer places and copies hot experts; "
+	 "the busiest GPU gets 1.109 x the mean routed tokens) or off (experts placed as they "
+	 "come: 2.564 x)"},
+	{"system", "moe_redundant_per_gpu", FK_NUM, U_REAL, OFF(moe_redundant), 0, 0, 0, 64, 0, 0,
+	 "redundant expert copies each GPU holds beyond its share, whose weights take HBM "
+	 "(default 0: not charged; eplb's published figure was measured with 1)"},
+	{"system", "moe_imbalance", FK_NUM, U_REAL, OFF(moe_imbalance), 0, 0, 1, 100, 0, 0,
+	 "the busiest GPU's routed token copies over the mean, which its expert GEMMs and "
+	 "all-to-all carry (default: eplb's published figure)"},
 	{"system", "memdev_in_hbm", FK_ENUM, U_INT, OFF(memdev_in_hbm), 0, 0, 0, 0, 0, in_hbm_names,
 	 "the memory devices are the GPUs' own HBM (one per GPU, sharing its capacity and TDP): "
 	 "no (default) or yes"},
@@ -92,6 +102,32 @@ const char *const memdev_role_names[ROLE_N + 1] = {"all", "gather", 0};
 const char *const kv_shard_names[SHARD_N + 1] = {"on", "off", 0};
 const char *const hot_in_hbm_names[HOT_N + 1] = {"off", "on", 0};
 const char *const via_port_names[VIA_PORT_N + 1] = {"yes", "no", 0};
+const char *const eplb_names[EPLB_N + 1] = {"on", "off", 0};
+
+/* TensorRT-LLM tech blog 4 ("Scaling Expert Parallelism in TensorRT-LLM,
+ * part 1"), Table 1: DeepSeek-R1 on 32 GB200s (EP32), local batch 256, a
+ * machine-translation dataset; the hottest rank's routed tokens over the
+ * mean, less one, averaged over layers and iterations: 1.564 without a
+ * balancer, 0.109 with EPLB and 9 expert slots per rank (one redundant
+ * copy per GPU; 0.115 with 8 slots on EP36).  The figure grows with the
+ * EP size and shrinks with the tokens per GPU; one figure for every EP
+ * size favours the wider (GPU-only's 256 GPUs against EP32).  The copies'
+ * HBM is charged only where moe_redundant_per_gpu says so: not by
+ * default, in the favour of GPU-only, whose batch HBM bounds. */
+#define EPLB_ON_IMBALANCE 1.109
+#define EPLB_OFF_IMBALANCE 2.564
+
+double system_moe_imbalance(const struct ksystem *s)
+{
+	if (s->moe_imbalance >= 1)
+		return s->moe_imbalance;
+	return s->eplb == EPLB_OFF ? EPLB_OFF_IMBALANCE : EPLB_ON_IMBALANCE;
+}
+
+double system_moe_redundant(const struct ksystem *s)
+{
+	return s->moe_redundant;
+}
 const char *const a2a_route_names[A2A_N + 1] = {"flat", "hierarchical", 0};
 
 const char *const layer_pricing_names[LAYERS_N + 1] = {"per-kind", "average", 0};

@@ -53,6 +53,15 @@ struct ksystem {
 					 attention layer by KV heads (tensor
 					 parallel); 0 or 1: data-parallel
 					 attention, each GPU whole */
+	int eplb;                     /* enum eplb: the experts are balanced
+					 by a load balancer with redundant
+					 copies (on) or placed as they come */
+	double moe_imbalance;         /* the busiest GPU's routed token copies
+					 over the mean (0: eplb's published
+					 figure, system_moe_imbalance) */
+	double moe_redundant;         /* redundant expert copies each GPU
+					 holds, whose weights take HBM (0:
+					 none) */
 	int scaleout_via_port;        /* enum via_port: the GPU's NIC sits
 					 behind its port (GPUDirect RDMA), so
 					 the cross-node all-to-all shares the
@@ -76,6 +85,18 @@ enum in_hbm { IN_HBM_NO, IN_HBM_YES, IN_HBM_N };
 extern const char *const in_hbm_names[IN_HBM_N + 1];
 
 enum via_port { VIA_PORT_YES, VIA_PORT_NO, VIA_PORT_N };
+
+/* Expert-parallel load balancing (system.eplb): on, the default, as a
+ * serving engine at scale runs it (DeepSeek's EPLB: hot experts placed,
+ * and copied, to even the GPUs' loads), or off. */
+enum eplb { EPLB_ON, EPLB_OFF, EPLB_N };
+extern const char *const eplb_names[EPLB_N + 1];
+
+/* The busiest GPU's routed token copies over the mean: moe_imbalance
+ * where given, else the published figure for s's eplb. */
+double system_moe_imbalance(const struct ksystem *s);
+/* Redundant expert copies each GPU holds (system.moe_redundant_per_gpu). */
+double system_moe_redundant(const struct ksystem *s);
 extern const char *const via_port_names[VIA_PORT_N + 1];
 
 /* How the expert all-to-all crosses nodes (system.a2a_route). */

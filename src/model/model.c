@@ -246,6 +246,16 @@ void model_params(const struct kmodel *m, struct param_count *p)
 		   m->mtp_layers * p->mtp_module;
 }
 
+double model_expert_bytes(const struct kmodel *m)
+{
+	double moe_layers = m->layers - m->dense_layers;
+	if (!(moe_layers > 0) || !(m->experts > 0))
+		return 0;
+	double mtp_moe = m->mtp_layers; /* an MTP module's FFN is a layer's */
+	return (moe_layers + mtp_moe) * 3 * m->hidden * m->expert_inter *
+	       dtype_bytes(m->expert_w_dt);
+}
+
 double model_weight_bytes(const struct kmodel *m, double gpus)
 {
 	struct param_count p;

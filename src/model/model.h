@@ -62,6 +62,10 @@ void model_params(const struct kmodel *m, struct param_count *p);
  * (everything else replicated: attention data-parallel). */
 double model_weight_bytes(const struct kmodel *m, double gpus);
 
+/* Bytes of one routed expert over every MoE layer (an MTP module's
+ * too): what a redundant copy of an expert adds to a GPU. */
+double model_expert_bytes(const struct kmodel *m);
+
 /* Query heads' dimension of one MLA head's q/k (nope + rope). */
 static inline double mla_qk_dim(const struct kmodel *m)
 {

@@ -404,7 +404,9 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 	p->q = 1 + d->mtp;
 	p->layers = d->m->layers;
 	p->nkinds = step_layer_kinds(d->m, d->sp, p->layer_kind, p->kinds, p->kind_layers);
-	p->weights = model_weight_bytes(d->m, p->gpus);
+	/* the experts spread over every GPU, and each GPU's redundant copies */
+	p->weights = model_weight_bytes(d->m, p->gpus) +
+		     p->tp * system_moe_redundant(d->sys) * model_expert_bytes(d->m);
 	attn_layout(d->m, d->sp, d->m->layers, 0, p->q, &p->layout);
 	attn_layout(d->m, d->sp, 1, 1, p->q, &p->layout_mtp);
 	place_slots(p, &p->layout, p->slot_dev);

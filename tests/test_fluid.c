@@ -223,13 +223,16 @@ Test(fluid, within_one_percent_across_tile_edges, .timeout = 600)
 }
 
 /* The solver's largest batch under the SLO, where it lies in the fluid
- * range: within 1% of the exact path's. */
+ * range: within 1% of the exact path's.  (DeepSeek-V3.2 on GPU-only runs
+ * azure-code: on azure-conv its answer, 2,039 requests, sits just below
+ * a GEMM tile edge, 256 per GPU, where the fluid path gives way to the
+ * exact one.) */
 Test(fluid, solved_batch_within_one_percent, .timeout = 600)
 {
 	static struct setup s;
 	static const struct {
 		const char *model, *system, *workload;
-	} pts[] = {{"deepseek-v3.2", "gpu-only", "azure-conv"},
+	} pts[] = {{"deepseek-v3.2", "gpu-only", "azure-code"},
 		   {"glm-5.2", "gpu-only", "azure-conv"},
 		   {"minimax-m3", "gpu-duplex", "azure-conv"},
 		   {"minimax-m3", "gpu-karat-nvlink", "azure-conv"},

@@ -33,7 +33,7 @@ Test(price, solver_cache_side_times_equal_ops)
 			double f[ATTN_MAX_SLOTS], b[ATTN_MAX_SLOTS], solver = 0;
 			attn_request(&s.m, &s.m.sp, &p->layout, 0, 65536, 1, f, b);
 			for (int x = 0; x < p->layout.n; x++)
-				solver += plan_slot_time(&p->slot_dev[x], &p->layout.s[x], f[x], b[x]);
+				solver += plan_slot_time(&p->slot_dev[x], &p->layout.s[x], f[x], b[x], 1);
 			struct kbatch kb = {.requests = 1, .gpus = 1, .context = 65536, .mtp = 0,
 					    .sp = &s.m.sp};
 			struct kerr err;

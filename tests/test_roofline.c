@@ -340,7 +340,22 @@ Test(roofline, topk_runs_at_the_selection_rate)
 	roofline_op(&o, &k, &l);
 	cr_expect(near(o.time, 4e9 / (1.2e12 * 0.8), 1e-12), "%.17g", o.time);
 	cr_assert_eq(zoo_load_device("h200", &h, NULL, &err), 0, "%s", err.msg);
-	cr_expect_eq(device_select_rate(&h), 3.4e11); /* flashinfer PR #3009 */
+	cr_expect_eq(device_select_rate(&h), 3.85e11); /* flashinfer PR #3009 */
+	/* rows side by side: 4 rows of 65,536 take one row's pass, 65,536 /
+	 * 9.05e9 = 7.24 us, plus the 4.13 us fixed time (the HBM read of the
+	 * 1 MB of scores, 0.26 us, joins it in the H200's p-norm) */
+	double tm = 4 * 4 * 65536 / (4.8e12 * h.eff_m[OC_SCAN]);
+	struct op_cost r = {.kind = OP_TOPK, .base = OP_TOPK, .cls = OC_SCAN, .side = SIDE_CACHE,
+			    .dt = DT_FP32, .count = 1, .flops = 4 * 65536, .bytes = 4 * 4 * 65536,
+			    .rows = 4};
+	roofline_op(&r, &h, &l);
+	cr_expect(near(r.time, 4.13e-6 + roofline_join(&h, 65536 / 9.05e9, tm), 1e-12), "%.17g",
+		  r.time);
+	cr_expect(near(r.time, 11.37e-6, 1e-3), "%.17g", r.time);
+	r.rows = 0; /* without rows, the throughput alone */
+	roofline_op(&r, &h, &l);
+	cr_expect(near(r.time, 4.13e-6 + roofline_join(&h, 4 * 65536 / 3.85e11, tm), 1e-12),
+		  "%.17g", r.time);
 	/* a device file must give cores with their rate, or a unit's rate */
 	const char *base = "[device]\nname = x\nkind = cpu\nlink = pcie5\ntdp = 100 W\n"
 			   "[compute]\nbf16 = 1 TFLOPS\n[memory]\ncapacity = 1 GB\n"

@@ -69,6 +69,8 @@ struct attn_slot {
 	enum dtype dt;
 	enum lclass lc;    /* the layer class it belongs to */
 	double layers;     /* instances per step: the layers of that class */
+	double rows;       /* a top-k slot's rows per request (at the model's
+			      longest context; 0: none) */
 };
 
 struct attn_layout {

@@ -61,6 +61,8 @@ struct op_cost {
 	/* a GEMM's shape (gm = 0: not a GEMM): groups of [gm x gk] x [gk x
 	 * gn], flops = 2 gm gn gk groups */
 	double gm, gn, gk, groups;
+	/* a selection's rows (0: none given): its flops are their scores */
+	double rows;
 	/* filled by the roofline, per instance */
 	double t_compute, t_memory, t_link, time;
 	enum bound bound;

@@ -86,6 +86,9 @@ void roofline_op(struct op_cost *o, const struct kdevice *d,
 		return;
 	}
 	o->t_compute = roofline_gemm_flops(d, o) * ic;
+	if (op_table[o->base].selects && d->select_row_rate > 0 && o->rows > 0)
+		/* rows side by side: at least the mean row's own pass */
+		o->t_compute = fmax(o->t_compute, o->flops / o->rows / d->select_row_rate);
 	o->t_memory = o->bytes * im;
 	double t = roofline_join(d, o->t_compute, o->t_memory);
 	double fixed = roofline_fixed(d, o->base), floor = roofline_floor(d, o->base);

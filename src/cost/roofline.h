@@ -6,7 +6,9 @@
  * times the kernels it launches (device_fixed, op_gpu_kernels), and time
  * at least the operator's floor where the device gives one.  The fixed
  * time makes achieved bandwidth grow with size: bytes / time reaches half
- * of bw * eff_m at bytes = fixed * bw * eff_m.
+ * of bw * eff_m at bytes = fixed * bw * eff_m.  A selection over rows on
+ * a device with select.row_rate computes for at least its mean row's
+ * own pass (the rows run side by side).
  * An all-to-all on a link: x = bytes / (bw * eff) and f = max(latency,
  * a2a_floor) take x + f - a2a_overlap * min(x, f). */
 #ifndef KARAT_COST_ROOFLINE_H

@@ -91,6 +91,9 @@ static const struct field device_fields[] = {
 	    "scores one core selects from per second"),
 	NUM("select", "unit_rate", select_unit_rate, U_REAL, 0, 1, 1e18, 1,
 	    "scores a hardware selection unit takes per second (instead of cores)"),
+	NUM("select", "row_rate", select_row_rate, U_REAL, 0, 0, 1e18, 0,
+	    "scores one row's pass takes per second (rows run side by side): a top-k over rows "
+	    "of n scores takes at least n / row_rate (default: no such floor)"),
 	NUM("select", "pipelined", select_pipelined, U_INT, 0, 0, 1, 0,
 	    "1: selection runs on other units than the index scan, so one request's top-k "
 	    "overlaps the next one's scan"),
@@ -148,7 +151,8 @@ static void read_fits(struct kdevice *d, const struct ini_doc *doc)
 		[OC_GATHER] = {"efficiency.gather_memory", "efficiency.overhead", 0},
 		[OC_ELEMENTWISE] = {"efficiency.elementwise_memory", "efficiency.overhead", 0},
 	};
-	static const char *const sel[] = {"select.unit_rate", "select.core_rate", "select.fixed", 0};
+	static const char *const sel[] = {"select.unit_rate", "select.core_rate", "select.fixed",
+					  "select.row_rate", 0};
 	static const char *const ovh[] = {"efficiency.overhead", 0};
 	for (int c = 0; c < OC_N; c++)
 		d->fit[c] = (unsigned char)cal_fitted(doc, keys[c]);

@@ -59,6 +59,9 @@ struct kdevice {
 	 * unit's rate; select_rate 0: none declared, top-k runs at its
 	 * operator class's roofline */
 	double select_cores, select_core_rate, select_unit_rate; /* scores/s */
+	/* scores/s of one row's own pass (0: none): rows run side by side, so
+	 * a selection takes at least its mean row's length at this rate */
+	double select_row_rate;
 	/* 1: those cores or that unit are not the units that scan the index:
 	 * a bucket's top-ks pipeline against its scans (solve/price.c) */
 	double select_pipelined;

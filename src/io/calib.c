@@ -20,6 +20,7 @@ static const struct {
 	{"select", "unit_rate"},
 	{"select", "fixed"},
 	{"select", "core_rate"},
+	{"select", "row_rate"},
 	{"link", "efficiency"},
 	{"link", "a2a_floor"},
 	{"link", "a2a_overlap"},

@@ -40,6 +40,8 @@ enum plan_slot_kind { SL_KV_WRITE, SL_INDEX_WRITE, SL_SCAN, SL_TOPK, SL_GATHER, 
 /* Roofline of one cache-side slot on the device that runs it. */
 struct plan_slot_rate {
 	double ic, im, ovh; /* s per FLOP, s per byte, s per instance */
+	double row;         /* s per score of one row's pass (a selection on a
+			       device with select.row_rate; 0: none) */
 	double floor;       /* s, the least time of an instance */
 	const struct kdevice *dev; /* the device that runs it (its overlap) */
 	double ef, eb;      /* J per FLOP, J per byte on that device (0: none given) */
@@ -453,7 +455,8 @@ double plan_gpu_work(const struct plan *p, struct plan_ws *w, long n);
 double plan_gpu_energy(const struct plan *p, struct plan_ws *w, long n, double e_a2a);
 /* Seconds of cache-side slot s for FLOPs f and bytes b per layer on the
  * device of sd (the roofline of cost/roofline.c, over s->layers). */
-double plan_slot_time(const struct plan_slot_rate *sd, const struct attn_slot *s, double f, double b);
+double plan_slot_time(const struct plan_slot_rate *sd, const struct attn_slot *s, double f,
+		      double b, double n);
 /* Seconds of the slots of lay that run where (enum plan_where: the
  * memory device, the GPU before it, the GPU after it), from a bucket's
  * packed sums v over its n requests (n sets the fill of a pipelined

@@ -211,11 +211,15 @@ void plan_reuse(const struct plan *p, long B, struct plan_reuse *u)
 
 /* ---- the cache side ---- */
 
-double plan_slot_time(const struct plan_slot_rate *sd, const struct attn_slot *s, double f, double b)
+double plan_slot_time(const struct plan_slot_rate *sd, const struct attn_slot *s, double f,
+		      double b, double n)
 {
 	if (f <= 0 && b <= 0)
 		return 0;
-	double t = roofline_join(sd->dev, f * sd->ic, b * sd->im) + sd->ovh;
+	double tc = f * sd->ic;
+	if (sd->row > 0 && s->rows > 0 && n > 0) /* the n requests' rows side by side */
+		tc = fmax(tc, f / (n * s->rows) * sd->row);
+	double t = roofline_join(sd->dev, tc, b * sd->im) + sd->ovh;
 	return s->layers * (t > sd->floor ? t : sd->floor);
 }
 
@@ -242,8 +246,8 @@ static inline double val_at(const double *v, int i)
 static double piped_pair(const struct plan_slot_rate *sd, const struct attn_slot *s,
 			 const double fb[4], double n)
 {
-	double ts = plan_slot_time(&sd[0], &s[0], fb[0], fb[1]);
-	double tk = plan_slot_time(&sd[1], &s[1], fb[2], fb[3]);
+	double ts = plan_slot_time(&sd[0], &s[0], fb[0], fb[1], n);
+	double tk = plan_slot_time(&sd[1], &s[1], fb[2], fb[3], n);
 	double mem = s[0].layers * (fb[1] * sd[0].im + fb[3] * sd[1].im);
 	double hi = fmax(fmax(ts, tk), mem), lo = fmin(ts, tk);
 	return fmin(ts + tk, hi + lo / (n > 1 ? n : 1));
@@ -272,7 +276,7 @@ double plan_bucket_time(const struct plan *p, const struct attn_layout *lay,
 				s++;
 			} else
 				x = plan_slot_time(&sd[s], &lay->s[s], val_at(v, map[s].f),
-						   val_at(v, map[s].b));
+						   val_at(v, map[s].b), n);
 			t += x;
 			if (per_class)
 				per_class[lay->s[s].lc] += x;

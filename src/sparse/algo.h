@@ -108,6 +108,8 @@ struct attn_geo {
 struct attn_stage {
 	double scan_f, scan_b, topk_f, topk_b, gather_b, attn_f, attn_b;
 	double ids_b;       /* of topk_b: the selected indices it writes */
+	double topk_rows;   /* the rows topk_f's scores lie in (a row: one
+			       query token's, one selector's) */
 };
 
 struct sparse_cfg;

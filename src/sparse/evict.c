@@ -31,6 +31,7 @@ static void h2o_stages(const struct attn_geo *g, const struct sparse_cfg *sp,
 	if (sp->p[SP_EVICT_TOPK] > 0) { /* a kernel of its own reads the scores again */
 		s->topk_f = g->H * C;
 		s->topk_b = 4 * g->H * C;
+		s->topk_rows = g->H;
 	} else
 		s->scan_f += g->H * C;
 	stage_dense(g, C, q, s);

@@ -24,6 +24,7 @@ void stage_topk(const struct sparse_cfg *sp, double units, double n, double k,
 		double q, struct attn_stage *s)
 {
 	s->topk_f += q * units * n;
+	s->topk_rows += q * units;
 	s->topk_b += q * units * (n * sp->p[SP_SCORE_BYTES] + k * STAGE_ID_BYTES);
 	s->ids_b += q * units * k * STAGE_ID_BYTES;
 }

@@ -77,6 +77,7 @@ static void magicpig_stages(const struct attn_geo *g, const struct sparse_cfg *s
 	s->scan_f = 2 * g->dk * K * T * g->H * q; /* hashing the query */
 	s->scan_b = g->H * q * walk * 5;          /* int32 id + 1-byte mask */
 	s->topk_f = g->H * q * walk;              /* collision counting */
+	s->topk_rows = g->H * q;
 	stage_attend(g, ns + fixed, fmin(L, stage_union_rows(g, sp, ns, L) + fixed), q, s);
 }
 

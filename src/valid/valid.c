@@ -376,7 +376,8 @@ int valid_model(const struct vrow *r, double *us, struct kerr *err)
 		struct op_cost o = {.kind = OP_TOPK, .base = OP_TOPK, .cls = OC_SCAN,
 				    .side = SIDE_CACHE, .dt = DT_FP32, .count = 1,
 				    .flops = r->batch * r->context,
-				    .bytes = 4 * r->batch * r->context, .groups = 1};
+				    .bytes = 4 * r->batch * r->context, .groups = 1,
+				    .rows = r->batch};
 		roofline_op(&o, &d, &l);
 		t = o.time;
 	} else if (r->kernel == VK_SERVING) {

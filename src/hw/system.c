@@ -198,9 +198,10 @@ int system_validate(const struct ksystem *s, const struct ini_doc *doc,
 	if (tp > 1 && (fmod(s->gpus, tp) != 0 ||
 		       (s->gpus >= s->gpus_per_node && fmod(s->gpus_per_node, tp) != 0)))
 		return kerr_set(err, path, line_of(doc, "attention_tp"),
-				"system.attention_tp (%g) must divide the GPUs of a node (%g of "
-				"system.gpus %g): a tensor-parallel group stays inside a node",
-				tp, s->gpus < s->gpus_per_node ? s->gpus : s->gpus_per_node, s->gpus);
+				"system.attention_tp (%g) must divide the %g GPUs of %s: a "
+				"tensor-parallel group stays inside a node", tp,
+				s->gpus < s->gpus_per_node ? s->gpus : s->gpus_per_node,
+				s->gpus < s->gpus_per_node ? "system.gpus" : "a node");
 	if (tp > 1 && system_has_memdev(s))
 		return kerr_set(err, path, line_of(doc, "attention_tp"),
 				"system.attention_tp is %g but system.memdev is %s: tensor-parallel "

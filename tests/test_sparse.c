@@ -68,6 +68,28 @@ Test(sparse, quest_by_hand)
 	}
 }
 
+/* DeepSeek-V3.2 (61 layers, no MTP here) at 131,072 tokens, k 2048: a
+ * flat top-k ranks 131,072 FP32 scores per layer; with select_block = 8
+ * it ranks the 16,384 block maxima, then the 2,048 x 8 = 16,384 tokens of
+ * the top blocks: 32,768, a quarter.  The bytes follow (4 B a score, 4 B
+ * an index written); the scan and everything after are unchanged.  Where
+ * the blocks would rank more than every score (65,536 tokens in blocks of
+ * 64: 1,024 + 65,536), the flat top-k runs. */
+Test(sparse, two_level_selection_by_hand)
+{
+	struct totals flat, two;
+	run_algo("deepseek-v3.2", "dsa", 131072, &flat);
+	run_algo("deepseek-v3.2", "dsa:select_block=8", 131072, &two);
+	cr_expect(near(flat.topk_f, 61 * 131072.0, 1e-12), "%.17g", flat.topk_f);
+	cr_expect(near(two.topk_f, 61 * (16384.0 + 16384.0), 1e-12), "%.17g", two.topk_f);
+	cr_expect(near(two.topk_b, 61 * (32768.0 * 4 + 2048 * 4), 1e-12), "%.17g", two.topk_b);
+	cr_expect(near(two.scan_f, flat.scan_f, 1e-15) && near(two.attn_b, flat.attn_b, 1e-15));
+	run_algo("deepseek-v3.2", "dsa:select_block=64", 65536, &two);
+	run_algo("deepseek-v3.2", "dsa", 65536, &flat);
+	cr_expect(near(two.topk_f, flat.topk_f, 1e-15), "flat: %.17g", two.topk_f);
+	cr_expect(near(flat.topk_f, 61 * 65536.0, 1e-12), "%.17g", flat.topk_f);
+}
+
 Test(sparse, windows_and_budgets_by_hand)
 {
 	struct totals t;

@@ -45,9 +45,12 @@ enum sp_param {
 	SP_PER_GROUP,      /* 1: one selection per KV group, 0: per query head */
 	SP_HASH_BITS, SP_HASH_TABLES, SP_SAMPLE,
 	SP_CAND_BLOCKS, SP_CAND_BLOCK, SP_FULL_SHARE, SP_REINDEX_SHARE,
-	SP_MTP_SHARE,
+	SP_MTP_SHARE,      /* 1: the MTP layer reuses a selection, no index scan */
 	SP_EVICT_TOPK,     /* 1: the evicted token found by a full top-k over
-			      the kept set; 0: by a running argmin */      /* 1: the MTP layer reuses a selection, no index scan */
+			      the kept set; 0: by a running argmin */
+	SP_SELECT_BLOCK,   /* B > 0: two-level selection, the top-k blocks of B
+			      tokens by their maxima, then the top-k of their
+			      tokens (0: one top-k over every score) */
 	SP_N
 };
 

@@ -45,7 +45,8 @@ const struct algo_row algo_row_dsa = {
 	       {SP_INDEX_DIM, 128, 1, DS32 " index_head_dim"},
 	       {SP_INDEX_DTYPE, DT_FP8, 1, "DeepSeek-V3.2-Exp model.py fp8_index (E4M3 keys)"},
 	       {SP_INDEX_SCALE, 4, 1, "DeepGEMM tests kv_cache_cast_to_fp8 (head_dim + 4 B)"},
-	       {SP_SCORE_BYTES, 4, 1, "DeepSeek-V3.2-Exp model.py (fp32 index scores)"}),
+	       {SP_SCORE_BYTES, 4, 1, "DeepSeek-V3.2-Exp model.py (fp32 index scores)"},
+	       {SP_SELECT_BLOCK, 0, 0, "assumed: the published top-k kernels (FlashInfer's, SGLang's) rank every score; select_block = B ranks n / B block maxima and the k B tokens of the top blocks, the same set"}),
 	.indexer = DSA_INDEXER,
 	.stages = dsa_stages, .writes = stage_own_index_writes, .index_layers = all_layers,
 };
@@ -89,7 +90,8 @@ const struct algo_row algo_row_index_share = {
 	       {SP_INDEX_OFFSET, 3, 0, "GLM-5.2 config.json index_skip_topk_offset"},
 	       {SP_SCORE_BYTES, 4, 1, "DSA path (fp32 logits)"},
 	       /* no claim on bytes: the MTP layer keeps its KV either way */
-	       {SP_MTP_SHARE, 1, 0, "GLM-5.2 config.json index_share_for_mtp_iteration = true (models.md section 4)"}),
+	       {SP_MTP_SHARE, 1, 0, "GLM-5.2 config.json index_share_for_mtp_iteration = true (models.md section 4)"},
+	       {SP_SELECT_BLOCK, 0, 0, "assumed: the published top-k kernels (FlashInfer's, SGLang's) rank every score; select_block = B ranks n / B block maxima and the k B tokens of the top blocks, the same set"}),
 	.indexer = DSA_INDEXER,
 	.stages = dsa_stages, .writes = stage_own_index_writes, .classes = share_classes,
 	.sequence = share_sequence, .index_layers = share_index_layers,

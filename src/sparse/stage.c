@@ -23,9 +23,16 @@ void stage_attend(const struct attn_geo *g, double sel, double rows, double q,
 void stage_topk(const struct sparse_cfg *sp, double units, double n, double k,
 		double q, struct attn_stage *s)
 {
-	s->topk_f += q * units * n;
+	/* two-level: the scan keeps each block's maximum; the top-k blocks by
+	 * maximum hold every top-k token (a block that holds one has a maximum
+	 * at or above the k-th score, and at most k blocks do), so ranking the
+	 * n / B maxima, then the k B tokens of those blocks, selects the same
+	 * set; where that ranks more than the n scores, the flat one runs */
+	double B = sp->p[SP_SELECT_BLOCK];
+	double ranked = B > 0 && n > k ? fmin(n, ceil(n / B) + fmin(n, k * B)) : n;
+	s->topk_f += q * units * ranked;
 	s->topk_rows += q * units;
-	s->topk_b += q * units * (n * sp->p[SP_SCORE_BYTES] + k * STAGE_ID_BYTES);
+	s->topk_b += q * units * (ranked * sp->p[SP_SCORE_BYTES] + k * STAGE_ID_BYTES);
 	s->ids_b += q * units * k * STAGE_ID_BYTES;
 }
 

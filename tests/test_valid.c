@@ -122,6 +122,7 @@ Test(valid, shipped_tables_read_and_price)
 					     "validation/a2a-fabric-lib-h100.csv",
 					     "validation/gemm-gb200-azure.csv",
 					     "validation/gemm-h200-azure.csv",
+					     "validation/gemm-h100-azure.csv",
 					     "validation/a2a-deepep-h100.csv"};
 	for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
 		struct vtable t;

@@ -181,7 +181,7 @@ Test(kernel, shipped_gpus_are_monotone_and_bounded)
 				const struct op_cost *o = &s.op[i];
 				if (o->side != SIDE_LINK)
 					cr_expect(o->time >= fmax(o->t_compute, o->t_memory) +
-								     roofline_fixed(&d, o->base) - 1e-18);
+								     roofline_op_fixed(&d, o) - 1e-18);
 			}
 			static const enum op_kind K[] = {OP_ATTENTION, OP_Q_UP, OP_EXPERTS, OP_O_PROJ};
 			for (size_t k = 0; k < 4; k++) {

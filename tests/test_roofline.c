@@ -65,7 +65,7 @@ Test(roofline, time_is_at_least_every_bound_everywhere)
 				 * time of the kernels the operator launches */
 				double top = fmax(o->t_compute, fmax(o->t_memory, o->t_link));
 				double extra = o->side == SIDE_LINK ? fmax(l.latency, l.a2a_floor)
-								    : roofline_fixed(&d, o->base);
+								    : roofline_op_fixed(&d, o);
 				if (o->side == SIDE_LINK) { /* the share of the shorter that overlaps */
 					cr_expect(o->time >= fmax(top, extra) - 1e-15 * top);
 					extra -= l.a2a_overlap * fmin(top, extra);

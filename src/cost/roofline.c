@@ -36,6 +36,16 @@ double roofline_fixed(const struct kdevice *d, enum op_kind k)
 	return d->kind == DEV_GPU ? one * op_gpu_kernels(k) : one;
 }
 
+double roofline_op_fixed(const struct kdevice *d, const struct op_cost *o)
+{
+	enum dtype used = o->dt;
+	if (o->cls == OC_GEMM && d->gemm_fixed_fp4 > 0 && device_peak(d, o->dt, &used) > 0 &&
+	    used == DT_FP4)
+		return d->kind == DEV_GPU ? d->gemm_fixed_fp4 * op_gpu_kernels(o->base)
+					  : d->gemm_fixed_fp4;
+	return roofline_fixed(d, o->base);
+}
+
 /* ceil for 0 <= x < 2^52 without a libm call (the tile search's loop). */
 static inline double up(double x)
 {
@@ -91,7 +101,7 @@ void roofline_op(struct op_cost *o, const struct kdevice *d,
 		o->t_compute = fmax(o->t_compute, o->flops / o->rows / d->select_row_rate);
 	o->t_memory = o->bytes * im;
 	double t = roofline_join(d, o->t_compute, o->t_memory);
-	double fixed = roofline_fixed(d, o->base), floor = roofline_floor(d, o->base);
+	double fixed = roofline_op_fixed(d, o), floor = roofline_floor(d, o->base);
 	o->time = t + fixed > floor ? t + fixed : floor;
 	if (fixed > t || floor > t + fixed)
 		o->bound = BOUND_OVERHEAD;

@@ -29,6 +29,9 @@ double roofline_join(const struct kdevice *d, double tc, double tm);
 /* Fixed seconds one instance of kind k pays on d: the kernel's least time
  * times the kernels it launches on a GPU (0 when fused into another). */
 double roofline_fixed(const struct kdevice *d, enum op_kind k);
+/* The same for operator o, at its data type: a GEMM that runs at the FP4
+ * peak takes kernel.gemm_fixed_fp4 where the device gives it. */
+double roofline_op_fixed(const struct kdevice *d, const struct op_cost *o);
 
 /* The least seconds one instance of kind k takes on d whatever its size
  * (kernel.CLASS_floor; 0 for none, and for an operator fused into

@@ -56,6 +56,8 @@ static const struct field device_fields[] = {
 	NUM("efficiency", "overhead", overhead, U_TIME, 1, 0, 1, 0, "fixed time per operator launch"),
 	NUM("kernel", "gemm_fixed", fixed[OC_GEMM], U_TIME, 0, 0, 1, 0,
 	    "least time of one GEMM kernel (default: efficiency.overhead)"),
+	NUM("kernel", "gemm_fixed_fp4", gemm_fixed_fp4, U_TIME, 0, 0, 1, 0,
+	    "least time of one GEMM kernel at FP4 (default: kernel.gemm_fixed)"),
 	NUM("kernel", "attention_fixed", fixed[OC_ATTENTION], U_TIME, 0, 0, 1, 0,
 	    "least time of one attention kernel (default: efficiency.overhead)"),
 	NUM("kernel", "scan_fixed", fixed[OC_SCAN], U_TIME, 0, 0, 1, 0,
@@ -140,10 +142,10 @@ static int class_mask(const char *list, unsigned *mask, char *bad, size_t n)
  * fitted when every one of them the file gives is. */
 static void read_fits(struct kdevice *d, const struct ini_doc *doc)
 {
-	static const char *const keys[OC_N][7] = {
+	static const char *const keys[OC_N][8] = {
 		[OC_GEMM] = {"efficiency.gemm_compute", "efficiency.gemm_compute_fp4",
-			     "efficiency.gemm_memory", "kernel.gemm_fixed", "kernel.overlap",
-			     "kernel.gemm_tile_k0", 0},
+			     "efficiency.gemm_memory", "kernel.gemm_fixed", "kernel.gemm_fixed_fp4",
+			     "kernel.overlap", "kernel.gemm_tile_k0", 0},
 		[OC_ATTENTION] = {"efficiency.attention_compute", "efficiency.attention_memory",
 				  "kernel.attention_fixed", "kernel.attention_floor", "kernel.overlap", 0},
 		[OC_SCAN] = {"efficiency.scan_compute", "efficiency.scan_memory", "efficiency.overhead",

@@ -31,6 +31,8 @@ struct kdevice {
 					   buffers, graphs): bytes or a share */
 	double mem_bw;          /* B/s */
 	double eff_c[OC_N], eff_m[OC_N];
+	double gemm_fixed_fp4;  /* s: a GEMM kernel's least time at FP4 where the
+				   file gives one (0: kernel.gemm_fixed's) */
 	double eff_gemm_fp4;    /* a GEMM's compute efficiency at FP4 where the
 				   file gives one (0: gemm_compute's) */
 	double overhead;        /* s, fixed cost per operator launch */

@@ -13,6 +13,7 @@ static const struct {
 } kernel_values[] = {
 	{"efficiency", "*"},
 	{"kernel", "gemm_fixed"},
+	{"kernel", "gemm_fixed_fp4"},
 	{"kernel", "attention_fixed"},
 	{"kernel", "attention_floor"},
 	{"kernel", "overlap"},

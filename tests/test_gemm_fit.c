@@ -1,0 +1,72 @@
+/* test_gemm_fit.c: the GB200's GEMM fixed times (kernel.gemm_fixed and
+ * kernel.gemm_fixed_fp4, issue 28 item 1), fitted on Azure's cuBLASLt
+ * table (validation/gemm-gb200-azure.csv).  A GEMM's time is its fixed
+ * time plus the join of its compute and memory times.  The fit, as a
+ * reader can redo it: price each row with no fixed time; the rows whose
+ * compute and memory come to under half the measured time are the ones
+ * the fixed part dominates; each precision's fixed time is the mean of
+ * their measured time less that join.  Checked: the shipped values are
+ * the fit, karat validate prices every row as here, and the table's mean
+ * error is under 10%. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "karat.h"
+
+/* A row's GEMM as karat validate builds it: weights and activations in
+ * the row's type, BF16 out. */
+static double gemm_time(const struct vrow *r, const struct kdevice *d, const struct klink *l)
+{
+	int dt = 0;
+	while (dtype_names[dt] && strcmp(dtype_names[dt], r->dtype) != 0)
+		dt++;
+	double e = dtype_bytes((enum dtype)dt);
+	struct op_cost o = {.kind = OP_O_PROJ, .base = OP_O_PROJ, .cls = OC_GEMM,
+			    .side = SIDE_GPU, .dt = (enum dtype)dt, .count = 1,
+			    .flops = 2 * r->m * r->n * r->k,
+			    .bytes = (r->n + r->m) * r->k * e + 2 * r->m * r->n,
+			    .gm = r->m, .gn = r->n, .gk = r->k, .groups = 1};
+	roofline_op(&o, d, l);
+	return o.time;
+}
+
+Test(gemm_fit, the_gb200_fixed_times_are_the_fit_of_its_table)
+{
+	struct vtable t;
+	struct kerr err;
+	cr_assert_eq(vtable_read(zoo_path("validation/gemm-gb200-azure.csv"), &t, &err), 0, "%s",
+		     err.msg);
+	struct kdevice d, bare;
+	struct klink l;
+	cr_assert_eq(zoo_load_device("gb200", &d, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(zoo_load_link(d.link, &l, NULL, &err), 0, "%s", err.msg);
+	bare = d;
+	bare.fixed[OC_GEMM] = 0, bare.gemm_fixed_fp4 = 0, bare.overhead = 0;
+	double sum[2] = {0, 0}, mean = 0;
+	int n[2] = {0, 0};
+	for (int i = 0; i < t.n; i++) {
+		const struct vrow *r = &t.rows[i];
+		cr_assert_eq(r->kernel, VK_GEMM);
+		double meas = r->measured * 1e-6, join = gemm_time(r, &bare, &l);
+		int fp4 = strcmp(r->dtype, "fp4") == 0;
+		if (join < meas / 2)
+			sum[fp4] += meas - join, n[fp4]++;
+		double v, here = gemm_time(r, &d, &l);
+		cr_assert_eq(valid_model(r, &v, &err), 0, "%s", err.msg);
+		cr_expect(fabs(v * 1e-6 / here - 1) < 1e-12, "line %d: validate %.6g us, here %.6g us",
+			  r->line, v, here * 1e6);
+		mean += fabs(here / meas - 1) / t.n;
+	}
+	cr_assert(n[0] >= 2 && n[1] >= 2, "%d FP8 and %d FP4 rows the fixed time dominates", n[0],
+		  n[1]);
+	cr_expect(fabs(d.fixed[OC_GEMM] / (sum[0] / n[0]) - 1) < 0.005, "FP8: shipped %g, fit %g",
+		  d.fixed[OC_GEMM], sum[0] / n[0]);
+	cr_expect(fabs(d.gemm_fixed_fp4 / (sum[1] / n[1]) - 1) < 0.005, "FP4: shipped %g, fit %g",
+		  d.gemm_fixed_fp4, sum[1] / n[1]);
+	cr_expect_lt(mean, 0.10, "mean absolute error %.1f%%", 100 * mean);
+	cr_log_info("fit: %.3g us (FP8, %d rows), %.3g us (FP4, %d rows); table %.1f%%",
+		    1e6 * sum[0] / n[0], n[0], 1e6 * sum[1] / n[1], n[1], 100 * mean);
+	vtable_free(&t);
+}

@@ -15,19 +15,11 @@
 #include "helpers.h"
 #include "karat.h"
 
-/* A row's GEMM as karat validate builds it: weights and activations in
- * the row's type, BF16 out. */
+/* A row's GEMM as karat validate builds it, on device d. */
 static double gemm_time(const struct vrow *r, const struct kdevice *d, const struct klink *l)
 {
-	int dt = 0;
-	while (dtype_names[dt] && strcmp(dtype_names[dt], r->dtype) != 0)
-		dt++;
-	double e = dtype_bytes((enum dtype)dt);
-	struct op_cost o = {.kind = OP_O_PROJ, .base = OP_O_PROJ, .cls = OC_GEMM,
-			    .side = SIDE_GPU, .dt = (enum dtype)dt, .count = 1,
-			    .flops = 2 * r->m * r->n * r->k,
-			    .bytes = (r->n + r->m) * r->k * e + 2 * r->m * r->n,
-			    .gm = r->m, .gn = r->n, .gk = r->k, .groups = 1};
+	struct op_cost o;
+	valid_gemm_op(r, &o);
 	roofline_op(&o, d, l);
 	return o.time;
 }

@@ -194,27 +194,28 @@ static int extra_of(const struct study_point *e, const struct study_point *q, in
 }
 
 /* The baseline's points at G GPUs for group gi, in the grid or among the
- * extra points (one per tensor-parallel degree it tries): calls f on each
- * (in_extra 0 or 1, its index); returns how many. */
+ * extra points (one per tensor-parallel degree it tries): calls f (unless
+ * NULL) on each (in_extra 0 or 1, its index); returns how many. */
 static int baseline_at(const struct study_grid *g, const struct study_grid *extra, int gi,
 		       int G, void (*f)(void *, int, int), void *ctx)
 {
 	int k = gi * g->nsystem + g->baseline, n = 0;
 	for (int i = g->start[k]; i < g->start[k + 1]; i++)
-		if (g->pt[i].gpus == G)
-			f(ctx, 0, i), n++;
+		if (g->pt[i].gpus == G) {
+			n++;
+			if (f)
+				f(ctx, 0, i);
+		}
 	if (n)
 		return n;
 	const struct study_point *q = &g->pt[g->start[k]];
 	for (int i = 0; extra && i < extra->n; i++)
-		if (extra_of(&extra->pt[i], q, G))
-			f(ctx, 1, i), n++;
+		if (extra_of(&extra->pt[i], q, G)) {
+			n++;
+			if (f)
+				f(ctx, 1, i);
+		}
 	return n;
-}
-
-static void count_none(void *ctx, int in_extra, int i)
-{
-	(void)ctx, (void)in_extra, (void)i;
 }
 
 int study_pick(const struct study_grid *g, const struct result *res, enum study_metric m,
@@ -235,7 +236,7 @@ int study_pick(const struct study_grid *g, const struct result *res, enum study_
 			if (pk->best[k] < 0 || s == bs)
 				continue;
 			pk->iso[k] = study_iso_gpus(res[pk->best[k]].tdp, tdp_gpu, g->per_node);
-			if (baseline_at(g, extra, gi, pk->iso[k], count_none, NULL) > 0)
+			if (baseline_at(g, extra, gi, pk->iso[k], NULL, NULL) > 0)
 				continue;
 			/* the baseline there at each degree it tries at its first count */
 			for (int i = b0; i < g->start[gi * ns + bs + 1] && g->pt[i].gpus == g->pt[b0].gpus;

@@ -350,6 +350,19 @@ static int all_to_all(const struct vrow *r, const struct klink *up, double *t, s
 	return 0;
 }
 
+void valid_gemm_op(const struct vrow *r, struct op_cost *o)
+{
+	int dt = 0;
+	while (dtype_names[dt] && strcmp(dtype_names[dt], r->dtype) != 0)
+		dt++;
+	double g = r->kernel == VK_GROUPED ? r->groups : 1, e = dtype_bytes((enum dtype)dt);
+	*o = (struct op_cost){.kind = OP_O_PROJ, .base = OP_O_PROJ, .cls = OC_GEMM,
+			      .side = SIDE_GPU, .dt = (enum dtype)dt, .count = 1,
+			      .flops = 2 * g * r->m * r->n * r->k,
+			      .bytes = g * ((r->n + r->m) * r->k * e + 2 * r->m * r->n),
+			      .gm = r->m, .gn = r->n, .gk = r->k, .groups = g};
+}
+
 int valid_model(const struct vrow *r, double *us, struct kerr *err)
 {
 	struct kdevice d;
@@ -359,16 +372,8 @@ int valid_model(const struct vrow *r, double *us, struct kerr *err)
 		return -1;
 	double t = 0;
 	if (r->kernel == VK_GEMM || r->kernel == VK_GROUPED) {
-		int dt = 0;
-		while (dtype_names[dt] && strcmp(dtype_names[dt], r->dtype) != 0)
-			dt++;
-		double g = r->kernel == VK_GROUPED ? r->groups : 1, e = dtype_bytes((enum dtype)dt);
-		/* weights and activations in dtype, BF16 out */
-		struct op_cost o = {.kind = OP_O_PROJ, .base = OP_O_PROJ, .cls = OC_GEMM,
-				    .side = SIDE_GPU, .dt = (enum dtype)dt, .count = 1,
-				    .flops = 2 * g * r->m * r->n * r->k,
-				    .bytes = g * ((r->n + r->m) * r->k * e + 2 * r->m * r->n),
-				    .gm = r->m, .gn = r->n, .gk = r->k, .groups = g};
+		struct op_cost o;
+		valid_gemm_op(r, &o);
 		roofline_op(&o, &d, &l);
 		t = o.time;
 	} else if (r->kernel == VK_TOPK) {

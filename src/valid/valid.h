@@ -64,6 +64,11 @@ const char *valid_unit(enum vkernel k);
  * or -1 with err. */
 int valid_a2a_bytes(const struct vrow *r, double *bytes, struct kerr *err);
 
+/* A gemm or grouped_gemm row's operator as validate prices it: weights and
+ * activations in the row's dtype, BF16 out (roofline_op times it). */
+struct op_cost;
+void valid_gemm_op(const struct vrow *r, struct op_cost *o);
+
 /* The model's value of row r in its unit; 0, or -1 with err. */
 int valid_model(const struct vrow *r, double *value, struct kerr *err);
 

@@ -49,6 +49,7 @@ Test(kernels, attention_kernels_match_reference)
 	run_and_check("mla_sparse", 1);
 	run_and_check("mla_sparse", 33);
 	run_and_check("mla_sparse", 300);
+	run_and_check("mla_sparse", 16);    /* whole scoring and value blocks */
 }
 
 Test(kernels, gather_and_topk_match_reference)
@@ -145,6 +146,18 @@ Test(kernels, fp8_decode_agrees_with_the_table)
 	for (int b = 0; b < 256; b++)
 		if (!isnan(t[b]))
 			cr_expect_eq(fp8_e4m3_value((uint8_t)b), t[b], "code 0x%02x", b);
+	uint8_t codes[256];
+	float vec[256];
+	for (int b = 0; b < 256; b++)
+		codes[b] = (uint8_t)b;
+	fp8_e4m3_decode(codes, 256, 1.0f, vec); /* the kernels' FP16 route */
+	for (int b = 0; b < 256; b++)
+		if (!isnan(t[b]))
+			cr_expect_eq(vec[b], t[b], "vector decode of 0x%02x: %g", b, vec[b]);
+	fp8_e4m3_decode(codes, 256, 0.75f, vec);
+	for (int b = 0; b < 256; b++)
+		if (!isnan(t[b]))
+			cr_expect_eq(vec[b], t[b] * 0.75f, "scaled decode of 0x%02x", b);
 	cr_expect_eq(fp8_e4m3_encode(1.0f), 0x38);
 	cr_expect_eq(fp8_e4m3_encode(1000.0f), 0x7E, "saturates at 448");
 }

@@ -2,6 +2,7 @@
  * absorbed MLA over gathered FP8 rows (DSA's sparse attention) and dense
  * GQA over a BF16 cache.  Softmax is exact (max-subtracted). */
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 
 #include "kernels/common.h"
@@ -20,10 +21,12 @@
 #define MLA_ROW 656
 #define MT 16
 
+#define MB 8 /* rows per scoring pass */
+
 struct mla {
 	int k;
 	uint8_t *rows;
-	float *q, *qt, *lat, *s, *out; /* qt: q transposed, [dim][head] */
+	float *q, *qt, *lat, *s, *sum, *out; /* qt: q transposed, [dim][head]; s: [row][head] */
 };
 
 static double mla_flops(double k) { return 2176.0 * MLA_H * k; }
@@ -43,8 +46,9 @@ static void *mla_setup(double size, struct kerr *err)
 	s->qt = kalloc(sizeof(float) * MLA_H * MLA_K, err);
 	s->lat = kalloc(sizeof(float) * k * MLA_K, err);
 	s->s = kalloc(sizeof(float) * MLA_H * k, err);
+	s->sum = kalloc(sizeof(float) * MLA_H, err);
 	s->out = kalloc(sizeof(float) * MLA_H * MLA_R, err);
-	if (!s->rows || !s->q || !s->qt || !s->lat || !s->s || !s->out)
+	if (!s->rows || !s->q || !s->qt || !s->lat || !s->s || !s->sum || !s->out)
 		return mla_teardown(s), NULL;
 	gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
 	if (!g)
@@ -72,77 +76,73 @@ static void mla_decode_row(const uint8_t *row, float *dst)
 	uint16_t rope[MLA_P];
 	memcpy(sc, row + MLA_R, sizeof sc);
 	memcpy(rope, row + MLA_R + 16, sizeof rope);
-	for (int c = 0; c < MLA_R; c++)
-		dst[c] = fp8_e4m3_value(row[c]) * sc[c / 128];
+	for (int b = 0; b < 4; b++)
+		fp8_row(row + 128 * b, 128, sc[b], dst + 128 * b);
 	for (int c = 0; c < MLA_P; c++)
 		dst[MLA_R + c] = bf16_to_f32(rope[c]);
 }
 
+/* Scores, then the softmax, then P x latent.  The rows are decoded once
+ * into lat (FP32), which the last step reads once per thread: each thread
+ * owns a range of 8-head groups and walks the rows in blocks of 16. */
 static void mla_run(void *state)
 {
 	struct mla *s = state;
-	int k = s->k, pairs = (k + 1) / 2;
+	const int k = s->k, blocks = (k + MB - 1) / MB;
 	const float scale = 1.0f / sqrtf(192.0f);
 #pragma omp parallel
 	{
 #pragma omp for schedule(static)
-		for (int t = 0; t < k; t++)
-			mla_decode_row(s->rows + (size_t)t * MLA_ROW, s->lat + (size_t)t * MLA_K);
-		/* scores: heads are the vector dimension, two rows per pass */
-#pragma omp for schedule(static)
-		for (int p = 0; p < pairs; p++) {
-			int t0 = 2 * p, t1 = t0 + 1 < k ? t0 + 1 : t0;
-			const float *r0 = s->lat + (size_t)t0 * MLA_K, *r1 = s->lat + (size_t)t1 * MLA_K;
-			for (int half = 0; half < MLA_H; half += 64) {
-				float d0[64], d1[64];
-				heads64_dots(s->qt + half, MLA_H, r0, r1, MLA_K, d0, d1);
-				for (int h = 0; h < 64; h++) {
-					s->s[(size_t)(half + h) * k + t0] = d0[h] * scale;
-					s->s[(size_t)(half + h) * k + t1] = d1[h] * scale;
-				}
+		for (int b = 0; b < blocks; b++) { /* 8 rows x 128 heads */
+			int t0 = b * MB, nr = k - t0 < MB ? k - t0 : MB;
+			float pad[MB][MLA_K], sc[MB][MLA_H];
+			const float *x = s->lat + (size_t)t0 * MLA_K;
+			for (int r = 0; r < nr; r++)
+				mla_decode_row(s->rows + (size_t)(t0 + r) * MLA_ROW,
+					       s->lat + (size_t)(t0 + r) * MLA_K);
+			if (nr < MB) { /* the last block: zero rows fill the pass */
+				memset(pad, 0, sizeof pad);
+				memcpy(pad, x, sizeof(float) * (size_t)nr * MLA_K);
+				x = &pad[0][0];
 			}
+			for (int h0 = 0; h0 < MLA_H; h0 += 32)
+				heads32_dots(s->qt + h0, MLA_H, x, MLA_K, MLA_K, &sc[0][h0], MLA_H);
+			for (int r = 0; r < nr; r++)
+				for (int h = 0; h < MLA_H; h++)
+					s->s[(size_t)(t0 + r) * MLA_H + h] = sc[r][h] * scale;
 		}
 #pragma omp for schedule(static)
-		for (int h = 0; h < MLA_H; h++) {
-			float *pr = s->s + (size_t)h * k, mx = -INFINITY, sum = 0;
+		for (int h0 = 0; h0 < MLA_H; h0 += TILE) { /* 16 heads side by side */
+			float mx[TILE], sum[TILE];
+			for (int i = 0; i < TILE; i++)
+				mx[i] = -INFINITY, sum[i] = 0;
 			for (int t = 0; t < k; t++)
-				mx = pr[t] > mx ? pr[t] : mx;
-			for (int t = 0; t < k; t++)
-				sum += pr[t] = expf(pr[t] - mx);
-			for (int t = 0; t < k; t++)
-				pr[t] /= sum;
-		}
-		/* out = P x latent: blocks of 64 rows (147 KB, L2-resident); 8 heads x
-		 * 32 dims (16 vectors) accumulate in registers across a block */
-#pragma omp for schedule(static)
-		for (int h0 = 0; h0 < MLA_H; h0 += 8) {
-			float o[8][MLA_R];
-			for (int i = 0; i < 8; i++)
-				for (int c = 0; c < MLA_R; c++)
-					o[i][c] = 0;
-			for (int t0 = 0; t0 < k; t0 += 64) {
-				int t1 = t0 + 64 < k ? t0 + 64 : k;
-				for (int c0 = 0; c0 < MLA_R; c0 += 32) {
-					float acc[8][32];
-					for (int i = 0; i < 8; i++)
-						for (int c = 0; c < 32; c++)
-							acc[i][c] = o[i][c0 + c];
-					for (int t = t0; t < t1; t++) {
-						const float *v = s->lat + (size_t)t * MLA_K + c0;
-						for (int i = 0; i < 8; i++) {
-							float pi = s->s[(size_t)(h0 + i) * k + t];
-							for (int c = 0; c < 32; c++)
-								acc[i][c] += pi * v[c];
-						}
-					}
-					for (int i = 0; i < 8; i++)
-						for (int c = 0; c < 32; c++)
-							o[i][c0 + c] = acc[i][c];
+				for (int i = 0; i < TILE; i++) {
+					float v = s->s[(size_t)t * MLA_H + h0 + i];
+					mx[i] = v > mx[i] ? v : mx[i];
 				}
-			}
-			for (int i = 0; i < 8; i++)
-				memcpy(s->out + (size_t)(h0 + i) * MLA_R, o[i], sizeof o[i]);
+			for (int t = 0; t < k; t++)
+				for (int i = 0; i < TILE; i++) {
+					float *v = &s->s[(size_t)t * MLA_H + h0 + i];
+					sum[i] += *v = expf(*v - mx[i]);
+				}
+			for (int i = 0; i < TILE; i++)
+				s->sum[h0 + i] = sum[i];
 		}
+		int nth = omp_get_num_threads(), me = omp_get_thread_num();
+		int h0 = MLA_H / 8 * me / nth * 8, h1 = MLA_H / 8 * (me + 1) / nth * 8;
+		memset(s->out + (size_t)h0 * MLA_R, 0, sizeof(float) * (size_t)(h1 - h0) * MLA_R);
+		for (int t0 = 0; t0 < k; t0 += TILE) {
+			int nt = k - t0 < TILE ? k - t0 : TILE;
+			const float *v = s->lat + (size_t)t0 * MLA_K, *p = s->s + (size_t)t0 * MLA_H;
+			for (int h = h0; h < h1; h += 8)
+				for (int c = 0; c < MLA_R; c += TILE)
+					pv_slice(v + c, MLA_K, TILE_F32, nt, p + h, 1, MLA_H,
+						 s->out + (size_t)h * MLA_R + c, MLA_R);
+		}
+		for (int h = h0; h < h1; h++)
+			for (int c = 0; c < MLA_R; c++)
+				s->out[(size_t)h * MLA_R + c] /= s->sum[h];
 	}
 }
 
@@ -155,8 +155,18 @@ static int mla_check(void *state, char *why, size_t n)
 	int rc = 0;
 	if (!lat || !p)
 		rc = check_fail(why, n, "out of memory");
-	for (int t = 0; t < k && !rc; t++)
-		mla_decode_row(s->rows + (size_t)t * MLA_ROW, lat + (size_t)t * MLA_K);
+	const float *t8 = fp8_e4m3_table();
+	for (int t = 0; t < k && !rc; t++) { /* the naive decode, through the table */
+		const uint8_t *row = s->rows + (size_t)t * MLA_ROW;
+		float sc[4];
+		uint16_t rope[MLA_P];
+		memcpy(sc, row + MLA_R, sizeof sc);
+		memcpy(rope, row + MLA_R + 16, sizeof rope);
+		for (int c = 0; c < MLA_R; c++)
+			lat[(size_t)t * MLA_K + c] = t8[row[c]] * sc[c / 128];
+		for (int c = 0; c < MLA_P; c++)
+			lat[(size_t)t * MLA_K + MLA_R + c] = bf16_to_f32(rope[c]);
+	}
 	for (int h = 0; h < MLA_H && !rc; h++) {
 		double mx = -INFINITY, sum = 0;
 		for (int t = 0; t < k; t++) {
@@ -186,7 +196,8 @@ static void mla_teardown(void *state)
 	struct mla *s = state;
 	if (!s)
 		return;
-	free(s->rows), free(s->q), free(s->qt), free(s->lat), free(s->s), free(s->out);
+	free(s->rows), free(s->q), free(s->qt), free(s->lat), free(s->s), free(s->sum),
+		free(s->out);
 	free(s);
 }
 
@@ -194,20 +205,19 @@ static void mla_teardown(void *state)
  * Llama-3.1-70B: 64 query heads in 8 groups of 8, 128 dims.  K is kept in
  * pages of 16 tokens stored dimension-major ([kv][page][dim][16], the same
  * bytes as row-major, a layout a near-memory device is free to choose), so
- * 16 tokens are one vector; V is row-major [kv][token][dim].
+ * 16 tokens are one vector.  V is kept in the same pages, each split into
+ * eight 16-dim slices of 16 tokens ([kv][page][slice][16][16]), so the
+ * product P x V reads a page in address order.
  * FLOPs: 4 x 64 x 128 per token.  Bytes: 2 x 8 x 128 x 2 = 4096 per token. */
 #define GH 64
 #define GKV 8
 #define GG (GH / GKV)
 #define GD 128
-#ifndef GQA_PF
-#define GQA_PF 2 /* prefetch distance in 16-token pages */
-#endif
 
 struct gqa {
 	int L, pages;
 	uint16_t *k, *v;
-	float *q, *s, *out;
+	float *q, *out;
 };
 
 static double gqa_flops(double L) { return 4.0 * GH * GD * L; }
@@ -220,6 +230,13 @@ static inline size_t gqa_kidx(const struct gqa *s, int kv, int t, int d)
 	       (size_t)(t % TILE);
 }
 
+/* V element (token t, dim d) of KV head kv in its sliced pages. */
+static inline size_t gqa_vidx(const struct gqa *s, int kv, int t, int d)
+{
+	size_t slice = ((size_t)kv * s->pages + (size_t)(t / TILE)) * (GD / TILE) + (size_t)(d / TILE);
+	return (slice * TILE + (size_t)(t % TILE)) * TILE + (size_t)(d % TILE);
+}
+
 static void gqa_teardown(void *state);
 
 static void *gqa_setup(double size, struct kerr *err)
@@ -229,22 +246,24 @@ static void *gqa_setup(double size, struct kerr *err)
 		return kerr_set(err, 0, 0, "out of memory"), NULL;
 	s->L = (int)size;
 	s->pages = (s->L + TILE - 1) / TILE;
-	size_t nk = (size_t)GKV * s->pages * TILE * GD, nv = (size_t)GKV * s->L * GD;
+	size_t nk = (size_t)GKV * s->pages * TILE * GD;
 	s->k = kalloc(2 * nk, err); /* padding tokens of the last page are zero */
-	s->v = kalloc(2 * nv, err);
+	s->v = kalloc(2 * nk, err);
 	s->q = kalloc(sizeof(float) * GH * GD, err);
-	s->s = kalloc(sizeof(float) * GH * (size_t)s->pages * TILE, err);
 	s->out = kalloc(sizeof(float) * GH * GD, err);
-	if (!s->k || !s->v || !s->q || !s->s || !s->out)
+	if (!s->k || !s->v || !s->q || !s->out)
 		return gqa_teardown(s), NULL;
 	gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
 	if (!g)
 		return kerr_set(err, 0, 0, "out of memory"), gqa_teardown(s), NULL;
 	gsl_rng_set(g, KSEED + 6);
-	for (int kv = 0; kv < GKV; kv++)
-		for (int t = 0; t < s->L; t++)
-			fill_bf16(g, s->v + ((size_t)kv * s->L + t) * GD, GD);
 	uint16_t row[GD];
+	for (int kv = 0; kv < GKV; kv++)
+		for (int t = 0; t < s->L; t++) {
+			fill_bf16(g, row, GD);
+			for (int d = 0; d < GD; d++)
+				s->v[gqa_vidx(s, kv, t, d)] = row[d];
+		}
 	for (int kv = 0; kv < GKV; kv++)
 		for (int t = 0; t < s->L; t++) {
 			fill_bf16(g, row, GD);
@@ -256,73 +275,53 @@ static void *gqa_setup(double size, struct kerr *err)
 	return s;
 }
 
+/* One pass over the cache with an online softmax (as flash-decoding does):
+ * each page's 16 scores per head are exponentiated against the running
+ * maximum, and the sums so far are rescaled when the maximum rises. */
 static void gqa_run(void *state)
 {
 	struct gqa *s = state;
-	const int L = s->L, P = s->pages, W = P * TILE;
+	const int L = s->L, P = s->pages;
 	const float scale = 1.0f / sqrtf((float)GD);
 #pragma omp parallel for schedule(static)
 	for (int kv = 0; kv < GKV; kv++) {
 		const float *q = s->q + (size_t)kv * GG * GD;
-		float *sc = s->s + (size_t)kv * GG * W;
-		float mx[GG], sum[GG];
-		for (int g = 0; g < GG; g++)
-			mx[g] = -INFINITY, sum[g] = 0;
-		for (int p = 0; p < P; p++) { /* scores of 16 tokens at once */
-			float kt[GD][TILE], acc[8][TILE];
-			const uint16_t *kp = s->k + ((size_t)kv * P + p) * GD * TILE;
-			float *ktf = &kt[0][0];
-			for (int i = 0; i < GD * TILE; i += 32) /* PF pages ahead */
-				__builtin_prefetch(kp + GQA_PF * GD * TILE + i);
-			for (int i = 0; i < GD * TILE; i++)
-				ktf[i] = bf16_to_f32(kp[i]);
-			tile_dots(q, GD, GG, GD, (const float(*)[TILE])kt, acc);
-			int nt = L - p * TILE < TILE ? L - p * TILE : TILE;
-			for (int g = 0; g < GG; g++)
-				for (int j = 0; j < nt; j++) {
-					float a = acc[g][j] * scale;
-					sc[(size_t)g * W + p * TILE + j] = a;
-					mx[g] = a > mx[g] ? a : mx[g];
-				}
-		}
+		float mx[GG], sum[GG], out[GG][GD];
 		for (int g = 0; g < GG; g++) {
-			float *pr = sc + (size_t)g * W;
-			for (int t = 0; t < L; t++)
-				sum[g] += pr[t] = expf(pr[t] - mx[g]);
-		}
-		/* P x V over blocks of 256 tokens (64 KB of V, L2-resident); within a
-		 * block four 32-dim quarters keep 8 heads x 2 vectors in registers */
-		float out[GG][GD];
-		for (int g = 0; g < GG; g++)
+			mx[g] = -INFINITY, sum[g] = 0;
 			for (int c = 0; c < GD; c++)
 				out[g][c] = 0;
-		for (int t0 = 0; t0 < L; t0 += 256) {
-			int t1 = t0 + 256 < L ? t0 + 256 : L;
-			for (int c0 = 0; c0 < GD; c0 += 32) {
-				float acc[GG][32];
-				for (int g = 0; g < GG; g++)
-					for (int c = 0; c < 32; c++)
-						acc[g][c] = out[g][c0 + c];
-				for (int t = t0; t < t1; t++) {
-					const uint16_t *vr = s->v + ((size_t)kv * L + t) * GD + c0;
-					if (c0 == 0) /* first sweep of the block streams V in */
-						__builtin_prefetch(vr + GQA_PF * 16 * GD),
-							__builtin_prefetch(vr + GQA_PF * 16 * GD + 32),
-							__builtin_prefetch(vr + GQA_PF * 16 * GD + 64),
-							__builtin_prefetch(vr + GQA_PF * 16 * GD + 96);
-					float vf[32];
-					for (int c = 0; c < 32; c++)
-						vf[c] = bf16_to_f32(vr[c]);
-					for (int g = 0; g < GG; g++) {
-						float pg = sc[(size_t)g * W + t];
-						for (int c = 0; c < 32; c++)
-							acc[g][c] += pg * vf[c];
-					}
+		}
+		for (int p = 0; p < P; p++) {
+			float acc[8][TILE], pr[GG][TILE];
+			const uint16_t *kp = s->k + ((size_t)kv * P + p) * GD * TILE;
+			const uint16_t *vp = s->v + ((size_t)kv * P + p) * TILE * GD;
+			tile_dots(q, GD, GG, GD, kp, TILE_BF16, acc);
+			int nt = L - p * TILE < TILE ? L - p * TILE : TILE;
+			for (int g = 0; g < GG; g++) {
+				float a[TILE], ps = 0;
+				for (int j = 0; j < TILE; j++)
+					a[j] = acc[g][j] * scale;
+				for (int j = nt; j < TILE; j++) /* padding never wins */
+					a[j] = -1e30f;
+				float m = max16(a);
+				m = m > mx[g] ? m : mx[g];
+				if (m > mx[g]) { /* rescale what came before */
+					float r = expf(mx[g] - m);
+					sum[g] *= r;
+					for (int c = 0; c < GD; c++)
+						out[g][c] *= r;
+					mx[g] = m;
 				}
-				for (int g = 0; g < GG; g++)
-					for (int c = 0; c < 32; c++)
-						out[g][c0 + c] = acc[g][c];
+#pragma omp simd reduction(+ : ps)
+				for (int j = 0; j < TILE; j++)
+					ps += pr[g][j] = expf(a[j] - m);
+				sum[g] += ps;
 			}
+			/* for each 16-dim slice the 8 heads' sums stay in registers
+			 * over the page's 16 tokens */
+			for (int c = 0; c < GD; c += TILE)
+				pv_slice(vp + c * TILE, TILE, TILE_BF16, nt, &pr[0][0], TILE, 1, &out[0][c], GD);
 		}
 		for (int g = 0; g < GG; g++)
 			for (int c = 0; c < GD; c++)
@@ -353,7 +352,7 @@ static int gqa_check(void *state, char *why, size_t n)
 		for (int d = 0; d < GD && !rc; d++) {
 			double o = 0;
 			for (int t = 0; t < L; t++)
-				o += p[t] * bf16_to_f32(s->v[((size_t)kv * L + t) * GD + d]);
+				o += p[t] * bf16_to_f32(s->v[gqa_vidx(s, kv, t, d)]);
 			o /= sum;
 			if (!close_rel(s->out[(size_t)h * GD + d], o, 1e-4))
 				rc = check_fail(why, n, "gqa_dense head %d dim %d: %g, reference %g", h, d,
@@ -369,7 +368,7 @@ static void gqa_teardown(void *state)
 	struct gqa *s = state;
 	if (!s)
 		return;
-	free(s->k), free(s->v), free(s->q), free(s->s), free(s->out);
+	free(s->k), free(s->v), free(s->q), free(s->out);
 	free(s);
 }
 

@@ -56,6 +56,23 @@ static inline float fp8_e4m3_value(uint8_t b)
 	return (mag >> 3) ? normal : (sign ? -sub : sub);
 }
 
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#include <immintrin.h>
+
+/* 16 E4M3 bytes as floats times 2^-8, in four instructions.  Sign-extended
+ * to 16 bits and shifted left by 7, a byte's exponent and mantissa land in
+ * an FP16's, whose bias (15) is 8 above E4M3's (7); clearing bit 14 drops
+ * the copy of the sign.  Subnormal codes become FP16 subnormals of the same
+ * scaled value, and the FP16 to FP32 conversion is exact, so this equals
+ * fp8_e4m3_value(b) * 2^-8 for every non-NaN code (tested). */
+static inline __m512 fp8x16_scaled(const uint8_t *p)
+{
+	__m256i w = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)p));
+	w = _mm256_and_si256(_mm256_slli_epi16(w, 7), _mm256_set1_epi16((short)0xBFFF));
+	return _mm512_cvtph_ps(w);
+}
+#endif
+
 /* Relative closeness for checks. */
 int close_rel(double a, double b, double tol);
 

@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include "kernels/kernel.h"
+#include "kernels/tile.h"
 
 static float table[256];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -38,4 +39,9 @@ uint8_t fp8_e4m3_encode(float x)
 			err = d, best = b;
 	}
 	return (uint8_t)best;
+}
+
+void fp8_e4m3_decode(const uint8_t *b, int n, float mul, float *dst)
+{
+	fp8_row(b, n, mul, dst);
 }

@@ -64,23 +64,25 @@ static float relu_weighted(const float *dots, const float *w)
 	return tot;
 }
 
-/* The 64 heads are the vector dimension (4 x 16 lanes); two tokens share
- * each load of the transposed query, so 8 accumulators stay in flight. */
+/* Eight tokens per pass: their keys are decoded into rows, and the 64
+ * heads (two sets of 32 lanes) are the vector dimension, so each load of
+ * the transposed query serves all eight. */
+#define IB 8
+
 static void indexer_run(void *state)
 {
 	struct indexer *s = state;
-	int pairs = (s->n + 1) / 2;
+	int blocks = (s->n + IB - 1) / IB;
 #pragma omp parallel for schedule(static)
-	for (int p = 0; p < pairs; p++) {
-		int t0 = 2 * p, t1 = t0 + 1 < s->n ? t0 + 1 : t0;
-		float k0[ID], k1[ID], d0[IH], d1[IH];
-		const uint8_t *b0 = s->keys + (size_t)t0 * ID, *b1 = s->keys + (size_t)t1 * ID;
-		for (int d = 0; d < ID; d++)
-			k0[d] = fp8_e4m3_value(b0[d]), k1[d] = fp8_e4m3_value(b1[d]);
-		heads64_dots(s->qt, IH, k0, k1, ID, d0, d1);
-		s->out[t0] = relu_weighted(d0, s->w) * s->scale[t0];
-		if (t1 != t0)
-			s->out[t1] = relu_weighted(d1, s->w) * s->scale[t1];
+	for (int b = 0; b < blocks; b++) {
+		int t0 = b * IB, nr = s->n - t0 < IB ? s->n - t0 : IB;
+		float k[IB][ID], d[IB][IH];
+		for (int r = 0; r < IB; r++) /* the last block repeats its last token */
+			fp8_row(s->keys + (size_t)(t0 + (r < nr ? r : nr - 1)) * ID, ID, 1, k[r]);
+		heads32_dots(s->qt, IH, &k[0][0], ID, ID, &d[0][0], IH);
+		heads32_dots(s->qt + 32, IH, &k[0][0], ID, ID, &d[0][32], IH);
+		for (int r = 0; r < nr; r++)
+			s->out[t0 + r] = relu_weighted(d[r], s->w) * s->scale[t0 + r];
 	}
 }
 
@@ -264,6 +266,9 @@ static inline size_t msa_kidx(int t, int d)
 static void msa_run(void *state)
 {
 	struct msa *s = state;
+	float q8[MH * MD]; /* the query times 2^8: tiles read keys times 2^-8 */
+	for (int i = 0; i < MH * MD; i++)
+		q8[i] = s->q[i] * 0x1p8f;
 #pragma omp parallel for schedule(static)
 	for (int b = 0; b < s->blocks; b++) {
 		float best[MH];
@@ -271,12 +276,9 @@ static void msa_run(void *state)
 			best[h] = -INFINITY;
 		int t1 = (b + 1) * MBLK < s->n ? (b + 1) * MBLK : s->n;
 		for (int t0 = b * MBLK; t0 < t1; t0 += TILE) {
-			float kt[MD][TILE], acc[8][TILE];
+			float acc[8][TILE];
 			const uint8_t *kp = s->keys + msa_kidx(t0, 0);
-			float *ktf = &kt[0][0];
-			for (int i = 0; i < MD * TILE; i++)
-				ktf[i] = fp8_e4m3_value(kp[i]);
-			tile_dots(s->q, MD, MH, MD, (const float(*)[TILE])kt, acc);
+			tile_dots(q8, MD, MH, MD, kp, TILE_FP8S, acc);
 			int nt = t1 - t0 < TILE ? t1 - t0 : TILE;
 			for (int h = 0; h < MH; h++)
 				for (int j = 0; j < nt; j++)

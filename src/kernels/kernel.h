@@ -38,6 +38,9 @@ const struct kernel_def *kernel_find(const char *name);
 
 /* FP8 E4M3 to float through a 256-entry table (filled on first use). */
 const float *fp8_e4m3_table(void);
+/* n E4M3 bytes (n a multiple of 16) times mul, through the kernels' own
+ * vector decode (tile.h), for tests. */
+void fp8_e4m3_decode(const uint8_t *b, int n, float mul, float *dst);
 /* Float to the nearest E4M3 byte (saturating), for building inputs. */
 uint8_t fp8_e4m3_encode(float x);
 

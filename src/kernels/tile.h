@@ -1,34 +1,94 @@
-/* tile.h: the one inner kernel every scoring loop shares: dot products of
- * up to 8 query rows with a tile of 16 tokens stored dimension-major
- * (kt[d] holds dimension d of the 16 tokens), out[i][j] = q_i . token_j.
- * With GCC or Clang the 8 accumulators are 16-float vectors kept in
- * registers (GNU vector extension); other compilers get the plain loop. */
+/* tile.h: the inner kernels the scoring and attention loops share, each
+ * with its sums in registers: dot products of up to 8 query rows with a
+ * tile of 16 tokens stored dimension-major (tile_dots), of 32 heads with 8
+ * rows (heads32_dots), and the probability-weighted sum of value rows
+ * (pv_slice).  With GCC or Clang the sums are 16-float vectors (GNU vector
+ * extension, AVX-512 conversions where the target has them); other
+ * compilers get the plain loops. */
 #ifndef KARAT_KERNELS_TILE_H
 #define KARAT_KERNELS_TILE_H
 
+#include "kernels/common.h"
+
 #define TILE 16
+
+/* How a tile's elements are stored: FP32, BF16, or FP8 E4M3 read as
+ * its value times 2^-8 (the caller scales the query by 2^8, exactly). */
+enum tile_kind { TILE_F32, TILE_BF16, TILE_FP8S };
 
 #if defined(__GNUC__)
 typedef float vtile __attribute__((vector_size(64)));
 
-/* q: rows of length dims, stride ldq; nq <= 8 rows. */
-static inline void tile_dots(const float *q, int ldq, int nq, int dims,
-			     const float (*kt)[TILE], float out[8][TILE])
+/* 16 consecutive BF16 values as floats. */
+static inline vtile bf16_vec(const uint16_t *p)
+{
+	vtile v;
+#if defined(__AVX512F__)
+	__m512i u = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p));
+	v = (vtile)_mm512_castsi512_ps(_mm512_slli_epi32(u, 16));
+#else
+	for (int j = 0; j < TILE; j++)
+		v[j] = bf16_to_f32(p[j]);
+#endif
+	return v;
+}
+
+/* The 16 elements from element off of an array of the given kind. */
+static inline vtile vec16(const void *base, size_t off, enum tile_kind kind)
+{
+	vtile v;
+	if (kind == TILE_BF16) {
+		v = bf16_vec((const uint16_t *)base + off);
+	} else if (kind == TILE_FP8S) {
+		const uint8_t *p = (const uint8_t *)base + off;
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+		v = (vtile)fp8x16_scaled(p);
+#else
+		for (int j = 0; j < TILE; j++)
+			v[j] = fp8_e4m3_value(p[j]) * 0x1p-8f;
+#endif
+	} else {
+		__builtin_memcpy(&v, (const float *)base + off, sizeof v);
+	}
+	return v;
+}
+
+/* The 16 elements of row d of a tile, as floats. */
+static inline vtile tile_row(const void *kt, int d, enum tile_kind kind)
+{
+	return vec16(kt, (size_t)d * TILE, kind);
+}
+
+/* q: rows of length dims, stride ldq; nq <= 8 rows; kt: dims rows of 16
+ * elements of the given kind. */
+static inline void tile_dots(const float *q, int ldq, int nq, int dims, const void *kt,
+			     enum tile_kind kind, float out[8][TILE])
 {
 	vtile a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, a4 = {0}, a5 = {0}, a6 = {0}, a7 = {0};
 	const float *q0 = q, *q1 = q + ldq, *q2 = q + 2 * ldq, *q3 = q + 3 * ldq;
 	const float *q4 = q + 4 * ldq, *q5 = q + 5 * ldq, *q6 = q + 6 * ldq, *q7 = q + 7 * ldq;
 	if (nq == 8) {
 		for (int d = 0; d < dims; d++) {
-			vtile k;
-			__builtin_memcpy(&k, kt[d], sizeof k);
+			vtile k = tile_row(kt, d, kind);
 			a0 += k * q0[d], a1 += k * q1[d], a2 += k * q2[d], a3 += k * q3[d];
 			a4 += k * q4[d], a5 += k * q5[d], a6 += k * q6[d], a7 += k * q7[d];
 		}
+	} else if (nq == 4) { /* two rows of the tile per pass: 8 chains in flight */
+		vtile b0 = {0}, b1 = {0}, b2 = {0}, b3 = {0};
+		int d = 0;
+		for (; d + 1 < dims; d += 2) {
+			vtile k = tile_row(kt, d, kind), l = tile_row(kt, d + 1, kind);
+			a0 += k * q0[d], a1 += k * q1[d], a2 += k * q2[d], a3 += k * q3[d];
+			b0 += l * q0[d + 1], b1 += l * q1[d + 1], b2 += l * q2[d + 1], b3 += l * q3[d + 1];
+		}
+		for (; d < dims; d++) {
+			vtile k = tile_row(kt, d, kind);
+			a0 += k * q0[d], a1 += k * q1[d], a2 += k * q2[d], a3 += k * q3[d];
+		}
+		a0 += b0, a1 += b1, a2 += b2, a3 += b3;
 	} else {
 		for (int d = 0; d < dims; d++) {
-			vtile k;
-			__builtin_memcpy(&k, kt[d], sizeof k);
+			vtile k = tile_row(kt, d, kind);
 			a0 += k * q0[d];
 			if (nq > 1) a1 += k * q1[d];
 			if (nq > 2) a2 += k * q2[d];
@@ -45,8 +105,17 @@ static inline void tile_dots(const float *q, int ldq, int nq, int dims,
 	__builtin_memcpy(out[6], &a6, sizeof a6), __builtin_memcpy(out[7], &a7, sizeof a7);
 }
 #else
-static inline void tile_dots(const float *q, int ldq, int nq, int dims,
-			     const float (*kt)[TILE], float out[8][TILE])
+static inline float elem(const void *base, size_t i, enum tile_kind kind)
+{
+	if (kind == TILE_BF16)
+		return bf16_to_f32(((const uint16_t *)base)[i]);
+	if (kind == TILE_FP8S)
+		return fp8_e4m3_value(((const uint8_t *)base)[i]) * 0x1p-8f;
+	return ((const float *)base)[i];
+}
+
+static inline void tile_dots(const float *q, int ldq, int nq, int dims, const void *kt,
+			     enum tile_kind kind, float out[8][TILE])
 {
 	for (int i = 0; i < 8; i++)
 		for (int j = 0; j < TILE; j++)
@@ -54,37 +123,94 @@ static inline void tile_dots(const float *q, int ldq, int nq, int dims,
 	for (int d = 0; d < dims; d++)
 		for (int i = 0; i < nq; i++)
 			for (int j = 0; j < TILE; j++)
-				out[i][j] += q[i * ldq + d] * kt[d][j];
+				out[i][j] += q[i * ldq + d] * elem(kt, (size_t)d * TILE + j, kind);
 }
 #endif
 
-/* d0[h] = sum_d qt[d][h] k0[d] and d1[h] likewise with k1, for 64 heads;
- * qt rows have stride ldq.  Heads are the vector dimension (4 x 16 lanes)
- * and two tokens share each load of qt: 8 accumulators in flight. */
-static inline void heads64_dots(const float *qt, int ldq, const float *k0,
-				const float *k1, int dims, float *d0, float *d1)
+/* The largest of 16 floats: a lane tree where AVX-512 has one, not a
+ * chain of 16 dependent comparisons. */
+static inline float max16(const float *a)
+{
+#if defined(__AVX512F__)
+	return _mm512_reduce_max_ps(_mm512_loadu_ps(a));
+#else
+	float m = a[0];
+	for (int j = 1; j < TILE; j++)
+		m = a[j] > m ? a[j] : m;
+	return m;
+#endif
+}
+
+/* o[i * ldo + c] += sum_j p[i * ph + j * pt] v[j * ldv + c] for 8 query
+ * rows i, 16 columns c and nt value rows j of the given kind. */
+static inline void pv_slice(const void *v, size_t ldv, enum tile_kind kind, int nt,
+			    const float *p, size_t ph, size_t pt, float *o, size_t ldo)
 {
 #if defined(__GNUC__)
-	vtile a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, b0 = {0}, b1 = {0}, b2 = {0}, b3 = {0};
-	for (int d = 0; d < dims; d++) {
-		const float *r = qt + (long)d * ldq;
-		vtile q0, q1, q2, q3;
-		__builtin_memcpy(&q0, r, 64), __builtin_memcpy(&q1, r + 16, 64);
-		__builtin_memcpy(&q2, r + 32, 64), __builtin_memcpy(&q3, r + 48, 64);
-		float x = k0[d], y = k1[d];
-		a0 += q0 * x, a1 += q1 * x, a2 += q2 * x, a3 += q3 * x;
-		b0 += q0 * y, b1 += q1 * y, b2 += q2 * y, b3 += q3 * y;
+	vtile a[8];
+	for (int i = 0; i < 8; i++)
+		__builtin_memcpy(&a[i], o + i * ldo, sizeof a[i]);
+	for (int j = 0; j < nt; j++) {
+		vtile x = vec16(v, (size_t)j * ldv, kind);
+		for (int i = 0; i < 8; i++)
+			a[i] += x * p[i * ph + (size_t)j * pt];
 	}
-	__builtin_memcpy(d0, &a0, 64), __builtin_memcpy(d0 + 16, &a1, 64);
-	__builtin_memcpy(d0 + 32, &a2, 64), __builtin_memcpy(d0 + 48, &a3, 64);
-	__builtin_memcpy(d1, &b0, 64), __builtin_memcpy(d1 + 16, &b1, 64);
-	__builtin_memcpy(d1 + 32, &b2, 64), __builtin_memcpy(d1 + 48, &b3, 64);
+	for (int i = 0; i < 8; i++)
+		__builtin_memcpy(o + i * ldo, &a[i], sizeof a[i]);
 #else
-	for (int h = 0; h < 64; h++)
-		d0[h] = d1[h] = 0;
-	for (int d = 0; d < dims; d++)
-		for (int h = 0; h < 64; h++)
-			d0[h] += qt[(long)d * ldq + h] * k0[d], d1[h] += qt[(long)d * ldq + h] * k1[d];
+	for (int j = 0; j < nt; j++)
+		for (int i = 0; i < 8; i++)
+			for (int c = 0; c < TILE; c++)
+				o[i * ldo + c] += p[i * ph + (size_t)j * pt] *
+						  elem(v, (size_t)j * ldv + c, kind);
+#endif
+}
+
+/* out[r * ldo + i] = sum_d qt[d * ldq + i] x[r * ldx + d] for 32 heads i
+ * and 8 rows r: heads are the vector dimension (2 x 16 lanes), each load of
+ * qt serves 8 rows, 16 sums in flight. */
+static inline void heads32_dots(const float *qt, size_t ldq, const float *x, size_t ldx,
+				int dims, float *out, size_t ldo)
+{
+#if defined(__GNUC__)
+	vtile a[8][2];
+	for (int r = 0; r < 8; r++)
+		a[r][0] = a[r][1] = (vtile){0};
+	for (int d = 0; d < dims; d++) {
+		vtile q0, q1;
+		__builtin_memcpy(&q0, qt + (size_t)d * ldq, sizeof q0);
+		__builtin_memcpy(&q1, qt + (size_t)d * ldq + TILE, sizeof q1);
+		for (int r = 0; r < 8; r++) {
+			float y = x[(size_t)r * ldx + (size_t)d];
+			a[r][0] += q0 * y, a[r][1] += q1 * y;
+		}
+	}
+	for (int r = 0; r < 8; r++) {
+		__builtin_memcpy(out + (size_t)r * ldo, &a[r][0], sizeof a[r][0]);
+		__builtin_memcpy(out + (size_t)r * ldo + TILE, &a[r][1], sizeof a[r][1]);
+	}
+#else
+	for (int r = 0; r < 8; r++)
+		for (int i = 0; i < 32; i++) {
+			float t = 0;
+			for (int d = 0; d < dims; d++)
+				t += qt[(size_t)d * ldq + i] * x[(size_t)r * ldx + d];
+			out[(size_t)r * ldo + i] = t;
+		}
+#endif
+}
+
+/* n FP8 E4M3 bytes (n a multiple of 16) times mul, as floats. */
+static inline void fp8_row(const uint8_t *b, int n, float mul, float *dst)
+{
+#if defined(__GNUC__)
+	for (int c = 0; c < n; c += TILE) {
+		vtile v = vec16(b, (size_t)c, TILE_FP8S) * (mul * 0x1p8f);
+		__builtin_memcpy(dst + c, &v, sizeof v);
+	}
+#else
+	for (int c = 0; c < n; c++)
+		dst[c] = fp8_e4m3_value(b[c]) * mul;
 #endif
 }
 

@@ -177,6 +177,7 @@ void attn_emit_class(struct emit *e, const struct sparse_cfg *sp, enum lclass cl
 		sum.scan_f += w * one.scan_f, sum.scan_b += w * one.scan_b;
 		sum.topk_f += w * one.topk_f, sum.topk_b += w * one.topk_b;
 		sum.topk_rows += w * one.topk_rows;
+		sum.topk_passes = one.topk_passes;
 		sum.gather_b += w * one.gather_b;
 		sum.attn_f += w * one.attn_f, sum.attn_b += w * one.attn_b;
 	}
@@ -184,7 +185,7 @@ void attn_emit_class(struct emit *e, const struct sparse_cfg *sp, enum lclass cl
 	int at = e->s->n;
 	emit_op(e, OP_TOPK, count, sum.topk_f, sum.topk_b, DT_FP32);
 	if (e->s->n > at)
-		e->s->op[at].rows = sum.topk_rows;
+		e->s->op[at].rows = sum.topk_rows, e->s->op[at].passes = sum.topk_passes;
 	emit_op(e, OP_GATHER, count, 0, sum.gather_b, DT_FP32);
 	emit_op(e, OP_ATTENTION, count, sum.attn_f, sum.attn_b, m->attn_dt);
 }
@@ -276,6 +277,7 @@ void attn_layout(const struct kmodel *m, const struct sparse_cfg *sp,
 			struct attn_stage st;
 			stages(&g, sp, lc[i].cls, m->max_context, q, m->mtp_overlap, &st);
 			lay->s[lay->n - ATTN_SLOTS_PER_CLASS + 3].rows = st.topk_rows;
+			lay->s[lay->n - ATTN_SLOTS_PER_CLASS + 3].passes = st.topk_passes;
 		}
 		double kv_w, idx_w;
 		writes(&g, sp, lc[i].cls, &kv_w, &idx_w);

@@ -71,6 +71,8 @@ struct attn_slot {
 	double layers;     /* instances per step: the layers of that class */
 	double rows;       /* a top-k slot's rows per request (at the model's
 			      longest context; 0: none) */
+	double passes;     /* a top-k slot's full passes over its scores (0:
+			      the device's own kernel's) */
 };
 
 struct attn_layout {

@@ -63,6 +63,8 @@ struct op_cost {
 	double gm, gn, gk, groups;
 	/* a selection's rows (0: none given): its flops are their scores */
 	double rows;
+	/* a selection's full passes over its scores (0: the device's own) */
+	double passes;
 	/* filled by the roofline, per instance */
 	double t_compute, t_memory, t_link, time;
 	enum bound bound;

@@ -99,6 +99,8 @@ void roofline_op(struct op_cost *o, const struct kdevice *d,
 	if (op_table[o->base].selects && d->select_row_rate > 0 && o->rows > 0)
 		/* rows side by side: at least the mean row's own pass */
 		o->t_compute = fmax(o->t_compute, o->flops / o->rows / d->select_row_rate);
+	if (op_table[o->base].selects) /* fewer passes over the scores */
+		o->t_compute *= device_select_scale(d, o->passes);
 	o->t_memory = o->bytes * im;
 	double t = roofline_join(d, o->t_compute, o->t_memory);
 	double fixed = roofline_op_fixed(d, o), floor = roofline_floor(d, o->base);

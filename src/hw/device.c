@@ -96,6 +96,10 @@ static const struct field device_fields[] = {
 	NUM("select", "row_rate", select_row_rate, U_REAL, 0, 0, 1e18, 0,
 	    "scores one row's pass takes per second (rows run side by side): a top-k over rows "
 	    "of n scores takes at least n / row_rate (default: no such floor)"),
+	NUM("select", "passes", select_passes, U_REAL, 0, 1, 64, 0,
+	    "full passes its own top-k kernel makes over the scores (default 1): a selection "
+	    "seeded by the previous step (an algorithm's select_prev = P) takes P / passes of "
+	    "its time per score where P is fewer"),
 	NUM("select", "pipelined", select_pipelined, U_INT, 0, 0, 1, 0,
 	    "1: selection runs on other units than the index scan, so one request's top-k "
 	    "overlaps the next one's scan"),
@@ -273,6 +277,11 @@ double device_cache_capacity(const struct kdevice *d)
 double device_select_rate(const struct kdevice *d)
 {
 	return d->select_unit_rate > 0 ? d->select_unit_rate : d->select_cores * d->select_core_rate;
+}
+
+double device_select_scale(const struct kdevice *d, double passes)
+{
+	return passes > 0 && d->select_passes > passes ? passes / d->select_passes : 1;
 }
 
 int device_has_energy(const struct kdevice *d)

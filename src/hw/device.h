@@ -64,6 +64,8 @@ struct kdevice {
 	/* scores/s of one row's own pass (0: none): rows run side by side, so
 	 * a selection takes at least its mean row's length at this rate */
 	double select_row_rate;
+	/* full passes its own top-k kernel makes over the scores (0: one) */
+	double select_passes;
 	/* 1: those cores or that unit are not the units that scan the index:
 	 * a bucket's top-ks pipeline against its scans (solve/price.c) */
 	double select_pipelined;
@@ -93,6 +95,11 @@ int device_validate(struct kdevice *d, const struct ini_doc *doc,
 /* Scores per second the device's selection runs at: its unit's rate, or
  * its cores x their rate; 0 when it declares neither. */
 double device_select_rate(const struct kdevice *d);
+
+/* The share of its per-score time a selection that makes `passes` full
+ * passes (0: the device's own count) takes: passes / select.passes where
+ * that is fewer, else 1. */
+double device_select_scale(const struct kdevice *d, double passes);
 
 /* Whether the device gives its activity energy ([energy] section). */
 int device_has_energy(const struct kdevice *d);

@@ -22,6 +22,7 @@ static const struct {
 	{"select", "fixed"},
 	{"select", "core_rate"},
 	{"select", "row_rate"},
+	{"select", "passes"},
 	{"link", "efficiency"},
 	{"link", "a2a_floor"},
 	{"link", "a2a_overlap"},

@@ -168,6 +168,10 @@ double plan_gpu_fitted_share(const struct plan *p, struct plan_ws *w, long n, in
 	double cache = fmax(gpu_busy - m * all, 0);
 	int cache_fit = device_op_fitted(gpu, OC_ATTENTION, 0) && device_op_fitted(gpu, OC_SCAN, 1) &&
 			device_op_fitted(gpu, OC_GATHER, 0) && device_op_fitted(gpu, OC_ELEMENTWISE, 0);
+	for (int s = 0; s < p->layout.n; s++) /* a pass count its file assumes */
+		if (op_table[p->layout.s[s].kind].selects &&
+		    device_select_scale(gpu, p->layout.s[s].passes) < 1)
+			cache_fit = 0;
 	double total = m * all + cache;
 	return total > 0 ? fmin((m * fitted + (cache_fit ? cache : 0)) / total, 1) : NAN;
 }

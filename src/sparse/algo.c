@@ -39,6 +39,7 @@ const struct sp_param_info sp_params[SP_N] = {
 	[SP_MTP_SHARE] = {"mtp_share", U_INT, 0, 1, 0, "1: the MTP layer reuses the last indexer layer's selection"},
 	[SP_EVICT_TOPK] = {"evict_topk", U_INT, 0, 1, 0, "1: a full top-k over the kept set finds the token to evict; 0: an argmin fused into the score update"},
 	[SP_SELECT_BLOCK] = {"select_block", U_TOKENS, 0, 1e9, 0, "0: one top-k over every score; B: the top-k blocks of B tokens by their maxima (taken in the scan), then the top-k of their tokens (the same set)"},
+	[SP_SELECT_PREV] = {"select_prev", U_REAL, 0, 64, 0, "0: the device's own top-k; P: a top-k seeded by the previous step's k-th score that makes P full passes over the scores (the same set), where the device's kernel makes more"},
 };
 
 const struct algo_info algo_table[ALGO_N] = {

@@ -51,6 +51,9 @@ enum sp_param {
 	SP_SELECT_BLOCK,   /* B > 0: two-level selection, the top-k blocks of B
 			      tokens by their maxima, then the top-k of their
 			      tokens (0: one top-k over every score) */
+	SP_SELECT_PREV,    /* P > 0: the top-k seeded by the previous step's
+			      k-th score, P full passes over the scores
+			      (0: the device's own kernel) */
 	SP_N
 };
 
@@ -113,6 +116,8 @@ struct attn_stage {
 	double ids_b;       /* of topk_b: the selected indices it writes */
 	double topk_rows;   /* the rows topk_f's scores lie in (a row: one
 			       query token's, one selector's) */
+	double topk_passes; /* full passes the top-k makes over its scores
+			       (0: as many as the device's own kernel) */
 };
 
 struct sparse_cfg;

@@ -12,6 +12,10 @@
 
 #define DS32 "deepseek-ai/DeepSeek-V3.2-Exp inference/config_671B_v3.2.json"
 #define DSV41 "transformers deepseek_v41 configuration (sparse_attention.md 2.2)"
+#define SRC_PREV \
+	"assumed: the device's own top-k; select_prev = P seeds it with the previous step's k-th " \
+	"score and makes P full passes over the scores (TensorRT-LLM's GVR: 1-2, against radix " \
+	"select's 3-4; tech blog 21, arXiv 2604.22312)"
 
 /* Query, key and head-weight projections on the layers that score. */
 #define DSA_INDEXER {.classes = 1u << LC_SPARSE | 1u << LC_REINDEX, .q_from_lora = 1, .head_weights = 1}
@@ -46,7 +50,8 @@ const struct algo_row algo_row_dsa = {
 	       {SP_INDEX_DTYPE, DT_FP8, 1, "DeepSeek-V3.2-Exp model.py fp8_index (E4M3 keys)"},
 	       {SP_INDEX_SCALE, 4, 1, "DeepGEMM tests kv_cache_cast_to_fp8 (head_dim + 4 B)"},
 	       {SP_SCORE_BYTES, 4, 1, "DeepSeek-V3.2-Exp model.py (fp32 index scores)"},
-	       {SP_SELECT_BLOCK, 0, 0, "assumed: the published top-k kernels (FlashInfer's, SGLang's) rank every score; select_block = B ranks n / B block maxima and the k B tokens of the top blocks, the same set"}),
+	       {SP_SELECT_BLOCK, 0, 0, "assumed: the published top-k kernels (FlashInfer's, SGLang's) rank every score; select_block = B ranks n / B block maxima and the k B tokens of the top blocks, the same set"},
+	       {SP_SELECT_PREV, 0, 0, SRC_PREV}),
 	.indexer = DSA_INDEXER,
 	.stages = dsa_stages, .writes = stage_own_index_writes, .index_layers = all_layers,
 };
@@ -91,7 +96,8 @@ const struct algo_row algo_row_index_share = {
 	       {SP_SCORE_BYTES, 4, 1, "DSA path (fp32 logits)"},
 	       /* no claim on bytes: the MTP layer keeps its KV either way */
 	       {SP_MTP_SHARE, 1, 0, "GLM-5.2 config.json index_share_for_mtp_iteration = true (models.md section 4)"},
-	       {SP_SELECT_BLOCK, 0, 0, "assumed: the published top-k kernels (FlashInfer's, SGLang's) rank every score; select_block = B ranks n / B block maxima and the k B tokens of the top blocks, the same set"}),
+	       {SP_SELECT_BLOCK, 0, 0, "assumed: the published top-k kernels (FlashInfer's, SGLang's) rank every score; select_block = B ranks n / B block maxima and the k B tokens of the top blocks, the same set"},
+	       {SP_SELECT_PREV, 0, 0, SRC_PREV}),
 	.indexer = DSA_INDEXER,
 	.stages = dsa_stages, .writes = stage_own_index_writes, .classes = share_classes,
 	.sequence = share_sequence, .index_layers = share_index_layers,

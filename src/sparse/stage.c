@@ -32,6 +32,7 @@ void stage_topk(const struct sparse_cfg *sp, double units, double n, double k,
 	double ranked = B > 0 && n > k ? fmin(n, ceil(n / B) + fmin(n, k * B)) : n;
 	s->topk_f += q * units * ranked;
 	s->topk_rows += q * units;
+	s->topk_passes = sp->p[SP_SELECT_PREV];
 	s->topk_b += q * units * (ranked * sp->p[SP_SCORE_BYTES] + k * STAGE_ID_BYTES);
 	s->ids_b += q * units * k * STAGE_ID_BYTES;
 }

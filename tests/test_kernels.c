@@ -192,8 +192,11 @@ Test(kernels, calibration_fit_recovers_a_known_efficiency)
 	for (int i = 0; i < 3; i++) {
 		r[i] = (struct kernel_result){.k = k, .size = sizes[i], .flops = k->flops(sizes[i]),
 					      .bytes = k->bytes(sizes[i])};
-		/* 60% of bandwidth plus 5 us fixed */
-		r[i].t.median_s = r[i].bytes / (0.6 * roof.bw) + 5e-6;
+		/* best runs at 60% of bandwidth plus 5 us fixed; the medians of a
+		 * busy host 10-30% slower, which the fit must not follow (the roof
+		 * is a best run too) */
+		r[i].t.min_s = r[i].bytes / (0.6 * roof.bw) + 5e-6;
+		r[i].t.median_s = r[i].t.min_s * (1.1 + 0.1 * i);
 	}
 	struct kernel_fit f;
 	struct kerr err;
@@ -202,9 +205,9 @@ Test(kernels, calibration_fit_recovers_a_known_efficiency)
 	cr_expect(fabs(f.efficiency - 0.6) < 1e-9, "efficiency %g", f.efficiency);
 	cr_expect(fabs(f.overhead_s - 5e-6) < 1e-12, "overhead %g", f.overhead_s);
 	for (int i = 0; i < 3; i++)
-		cr_expect(fabs(fit_predict(&f, &r[i], &roof) - r[i].t.median_s) < 1e-12);
+		cr_expect(fabs(fit_predict(&f, &r[i], &roof) - r[i].t.min_s) < 1e-12);
 	/* time that does not grow with work cannot be fitted */
 	for (int i = 0; i < 3; i++)
-		r[i].t.median_s = 1e-3;
+		r[i].t.min_s = 1e-3;
 	cr_expect_eq(fit_kernel(r, 3, &roof, &f, &err), -1);
 }

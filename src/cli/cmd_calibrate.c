@@ -169,9 +169,9 @@ int cmd_calibrate(const struct args *a)
 	static struct fitted f[16];
 	int nf = 0;
 	static const char *const head[] = {"kernel", "size", "threads", "time_s", "predicted_s",
-					   "calibrated_s", "error"};
+					   "calibrated_s", "error", "best_s"};
 	struct table csv;
-	table_init(&csv, 7, head, NULL);
+	table_init(&csv, 8, head, NULL);
 	for (int i = 0; i < d.n;) {
 		int j = i;
 		while (j < d.n && d.res[j].k == d.res[i].k)
@@ -186,9 +186,9 @@ int cmd_calibrate(const struct args *a)
 		for (int s = i; s < j; s++) {
 			const struct kernel_result *r = &d.res[s];
 			double cal = fit_predict(&f[nf].fit, r, &d.roof);
-			double e = (cal - r->t.median_s) / r->t.median_s;
+			double e = (cal - r->t.min_s) / r->t.min_s; /* what was fitted */
 			f[nf].max_err = fmax(f[nf].max_err, fabs(e));
-			char cell[7][OUT_CELL];
+			char cell[8][OUT_CELL];
 			snprintf(cell[0], OUT_CELL, "%s", r->k->name);
 			snprintf(cell[1], OUT_CELL, "%.0f", r->size);
 			snprintf(cell[2], OUT_CELL, "%d", d.roof.threads);
@@ -196,13 +196,16 @@ int cmd_calibrate(const struct args *a)
 			snprintf(cell[4], OUT_CELL, "%.9g", r->predicted);
 			snprintf(cell[5], OUT_CELL, "%.9g", cal);
 			snprintf(cell[6], OUT_CELL, "%.4f", e);
-			const char *cells[7] = {cell[0], cell[1], cell[2], cell[3], cell[4], cell[5],
-						cell[6]};
+			snprintf(cell[7], OUT_CELL, "%.9g", r->t.min_s);
+			const char *cells[8] = {cell[0], cell[1], cell[2], cell[3], cell[4], cell[5],
+						cell[6], cell[7]};
 			table_add(&csv, cells);
 		}
 		if (f[nf].fit.efficiency > ROOF_TOLERANCE) {
 			die_msg("calibration refused: %s fits an efficiency of %.2f of its %s "
-				"roof, above 1; nothing written", f[nf].k->name, f[nf].fit.efficiency,
+				"roof, above 1; nothing written (a busy host slows some sizes "
+				"more than others: rerun on a quiet machine)", f[nf].k->name,
+				f[nf].fit.efficiency,
 				f[nf].fit.compute_bound ? "compute" : "memory");
 			table_free(&csv);
 			return 1;

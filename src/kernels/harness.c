@@ -173,7 +173,7 @@ int fit_kernel(const struct kernel_result *res, int n, const struct cpu_roof *ro
 	double x[16], y[16], w[16];
 	for (int i = 0; i < n && i < 16; i++) {
 		x[i] = fit->compute_bound ? res[i].flops : res[i].bytes;
-		y[i] = res[i].t.median_s;
+		y[i] = res[i].t.min_s; /* the best run, as the roof's: a shared host only adds time */
 		w[i] = 1 / (y[i] * y[i]); /* relative errors count alike at every size */
 	}
 	double c0, c1, cov00, cov01, cov11;

@@ -18,9 +18,14 @@ enum tile_kind { TILE_F32, TILE_BF16, TILE_FP8S };
 
 #if defined(__GNUC__)
 typedef float vtile __attribute__((vector_size(64)));
+/* The loaders return a 64-byte vector: always inlined, so no copy of them
+ * is ever called across an ABI (without AVX-512 GCC would warn that such a
+ * return changes the ABI). */
+#define VINLINE static inline __attribute__((always_inline))
+#pragma GCC diagnostic ignored "-Wpsabi"
 
 /* 16 consecutive BF16 values as floats. */
-static inline vtile bf16_vec(const uint16_t *p)
+VINLINE vtile bf16_vec(const uint16_t *p)
 {
 	vtile v;
 #if defined(__AVX512F__)
@@ -34,7 +39,7 @@ static inline vtile bf16_vec(const uint16_t *p)
 }
 
 /* The 16 elements from element off of an array of the given kind. */
-static inline vtile vec16(const void *base, size_t off, enum tile_kind kind)
+VINLINE vtile vec16(const void *base, size_t off, enum tile_kind kind)
 {
 	vtile v;
 	if (kind == TILE_BF16) {
@@ -54,7 +59,7 @@ static inline vtile vec16(const void *base, size_t off, enum tile_kind kind)
 }
 
 /* The 16 elements of row d of a tile, as floats. */
-static inline vtile tile_row(const void *kt, int d, enum tile_kind kind)
+VINLINE vtile tile_row(const void *kt, int d, enum tile_kind kind)
 {
 	return vec16(kt, (size_t)d * TILE, kind);
 }

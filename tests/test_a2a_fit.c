@@ -39,15 +39,16 @@ Test(a2a_fit, the_shipped_overlap_is_the_fit_of_the_table)
 		cr_expect(fabs(bytes - 128 * 8 * row * (r->gpus - 1) / r->gpus) <= 1e-9 * bytes,
 			  "line %d: %.6g bytes", r->line, bytes);
 		int cross = r->gpus > gpn; /* the link whose overlap the row fits */
+		int disp = r->kernel == VK_DISPATCH;
 		struct klink u = up, o = out, *l = cross ? &o : &u;
 		l->a2a_overlap = 0;
-		double t0 = roofline_a2a_nodes(&u, &o, r->gpus, gpn, 1, bytes);
+		double t0 = roofline_a2a_nodes(&u, &o, r->gpus, gpn, 1, bytes, disp);
 		l->a2a_overlap = 1;
-		double t1 = roofline_a2a_nodes(&u, &o, r->gpus, gpn, 1, bytes);
+		double t1 = roofline_a2a_nodes(&u, &o, r->gpus, gpn, 1, bytes, disp);
 		cr_assert_lt(n[cross], 8);
 		x[cross][n[cross]] = (t0 - t1) / meas, y[cross][n[cross]++] = (t0 - meas) / meas;
 		/* the shipped links, as karat validate prices the row */
-		double shipped = roofline_a2a_nodes(&up, &out, r->gpus, gpn, 1, bytes), v;
+		double shipped = roofline_a2a_nodes(&up, &out, r->gpus, gpn, 1, bytes, disp), v;
 		cr_assert_eq(valid_model(r, &v, &err), 0, "%s", err.msg);
 		cr_expect(fabs(v * 1e-6 - shipped) <= 1e-9 * shipped, "line %d: validate %.6g us, "
 			  "here %.6g us", r->line, v, shipped * 1e6);

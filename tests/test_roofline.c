@@ -301,15 +301,21 @@ Test(roofline, all_to_all_pays_its_measured_floor)
 	struct kerr err;
 	cr_assert_eq(zoo_load_link("nvlink4", &l, NULL, &err), 0, "%s", err.msg);
 	double x = 1e6 / (450e9 * 0.8);
-	cr_expect(near(roofline_a2a(&l, 1e6), x + 41.6e-6 - 0.39 * x, 1e-12));
-	cr_expect_eq(roofline_a2a(&l, 0), 0);
+	cr_expect(near(roofline_a2a(&l, 1e6, 0), x + 41.6e-6 - 0.39 * x, 1e-12));
+	cr_expect_eq(roofline_a2a(&l, 0, 0), 0);
 	l.a2a_overlap = 0; /* they add */
-	cr_expect(near(roofline_a2a(&l, 1e6), x + 41.6e-6, 1e-12));
+	cr_expect(near(roofline_a2a(&l, 1e6, 0), x + 41.6e-6, 1e-12));
 	l.a2a_overlap = 1; /* the longer alone, here the floor; then the transfer */
-	cr_expect(near(roofline_a2a(&l, 1e6), 41.6e-6, 1e-12));
-	cr_expect(near(roofline_a2a(&l, 1e9), 1e9 / (450e9 * 0.8), 1e-12));
+	cr_expect(near(roofline_a2a(&l, 1e6, 0), 41.6e-6, 1e-12));
+	cr_expect(near(roofline_a2a(&l, 1e9, 0), 1e9 / (450e9 * 0.8), 1e-12));
 	l.a2a_floor = 0, l.a2a_overlap = 0; /* none measured: the latency */
-	cr_expect(near(roofline_a2a(&l, 1e6), x + 800e-9, 1e-12));
+	cr_expect(near(roofline_a2a(&l, 1e6, 0), x + 800e-9, 1e-12));
+	/* a dispatch floor of its own applies to the dispatch alone */
+	l.a2a_floor = 41.6e-6, l.a2a_floor_dispatch = 102.7e-6, l.a2a_overlap = 0.39;
+	cr_expect(near(roofline_a2a(&l, 1e6, 1), x + 102.7e-6 - 0.39 * x, 1e-12));
+	cr_expect(near(roofline_a2a(&l, 1e6, 0), x + 41.6e-6 - 0.39 * x, 1e-12));
+	l.a2a_floor_dispatch = 0; /* none given: the shared floor */
+	cr_expect_eq(roofline_a2a(&l, 1e6, 1), roofline_a2a(&l, 1e6, 0));
 }
 
 /* Issue 12: top-k ranks its scores at the device's selection rate where it

@@ -80,7 +80,7 @@ void roofline_op(struct op_cost *o, const struct kdevice *d,
 	o->t_compute = o->t_memory = o->t_link = 0;
 	if (o->side == SIDE_LINK) { /* the expert all-to-all */
 		o->t_link = o->bytes > 0 ? o->bytes / (l->bw * l->efficiency) : 0;
-		o->time = roofline_a2a(l, o->bytes);
+		o->time = roofline_a2a(l, o->bytes, o->kind == OP_DISPATCH);
 		o->bound = o->bytes > 0 ? BOUND_LINK : BOUND_NONE;
 		return;
 	}
@@ -143,31 +143,33 @@ double roofline_transfer(const struct klink *l, double bytes)
 	return bytes > 0 ? bytes / (l->bw * l->efficiency) + l->latency : 0;
 }
 
-double roofline_a2a(const struct klink *l, double bytes)
+double roofline_a2a(const struct klink *l, double bytes, int dispatch)
 {
 	if (!(bytes > 0))
 		return 0;
 	double x = bytes / (l->bw * l->efficiency);
-	double f = l->a2a_floor > l->latency ? l->a2a_floor : l->latency;
+	double floor = dispatch && l->a2a_floor_dispatch > 0 ? l->a2a_floor_dispatch : l->a2a_floor;
+	double f = floor > l->latency ? floor : l->latency;
 	return x + f - l->a2a_overlap * (x < f ? x : f);
 }
 
 double roofline_a2a_nodes(const struct klink *up, const struct klink *out, double G, double gpn,
-			  double cross, double bytes)
+			  double cross, double bytes, int dispatch)
 {
 	if (bytes <= 0)
 		return 0;
 	if (G <= gpn)
-		return roofline_a2a(up, bytes);
+		return roofline_a2a(up, bytes, dispatch);
 	if (cross < 1) { /* hierarchical: each token crosses once per node it
 			  * needs; the copies then move over the scale-up link */
 		double away = bytes * (G - gpn) / (G - 1); /* copies bound for other nodes */
-		double t_up = roofline_a2a(up, bytes * (gpn - 1) / (G - 1) + away * (gpn - 1) / gpn);
-		return fmax(t_up, roofline_a2a(out, away * cross));
+		double t_up = roofline_a2a(up, bytes * (gpn - 1) / (G - 1) + away * (gpn - 1) / gpn,
+					   dispatch);
+		return fmax(t_up, roofline_a2a(out, away * cross, dispatch));
 	}
 	/* the shares for GPUs inside and outside the node move at once */
-	double t_up = roofline_a2a(up, bytes * (gpn - 1) / (G - 1));
-	double t_out = roofline_a2a(out, bytes * (G - gpn) / (G - 1));
+	double t_up = roofline_a2a(up, bytes * (gpn - 1) / (G - 1), dispatch);
+	double t_out = roofline_a2a(out, bytes * (G - gpn) / (G - 1), dispatch);
 	return t_up > t_out ? t_up : t_out;
 }
 

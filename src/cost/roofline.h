@@ -62,8 +62,9 @@ double roofline_transfer(const struct klink *l, double bytes);
 
 /* Seconds of one expert all-to-all moving bytes over l (0 for no bytes):
  * the transfer plus the link's fixed time, its latency or its measured
- * all-to-all floor, whichever is larger.  Used by ops and the solver. */
-double roofline_a2a(const struct klink *l, double bytes);
+ * all-to-all floor (the dispatch's own where dispatch and the link gives
+ * one), whichever is larger.  Used by ops and the solver. */
+double roofline_a2a(const struct klink *l, double bytes, int dispatch);
 
 /* An expert all-to-all of `bytes` leaving each of G GPUs, gpn to a node:
  * inside a node on up alone; across nodes, the shares for GPUs inside and
@@ -71,7 +72,7 @@ double roofline_a2a(const struct klink *l, double bytes);
  * (hierarchical) each token crossing once per node it needs, cross bytes
  * per routed copy bound there, its copies then forwarded on up. */
 double roofline_a2a_nodes(const struct klink *up, const struct klink *out, double G, double gpn,
-			  double cross, double bytes);
+			  double cross, double bytes, int dispatch);
 
 /* FLOP/B at which compute and memory time are equal for class c, type t. */
 double roofline_ridge(const struct kdevice *d, enum op_class c, enum dtype t);

@@ -18,6 +18,9 @@ static const struct field link_fields[] = {
 	 "energy per bit moved"},
 	{"link", "a2a_floor", FK_NUM, U_TIME, OFF(a2a_floor), 0, 0, 0, 1, 0, 0,
 	 "least time of one expert all-to-all (dispatch or combine) over it"},
+	{"link", "a2a_floor_dispatch", FK_NUM, U_TIME, OFF(a2a_floor_dispatch), 0, 0, 0, 1, 0, 0,
+	 "least time of one expert dispatch over it, where it differs from the combine's "
+	 "(default: a2a_floor)"},
 	{"link", "a2a_overlap", FK_NUM, U_REAL, OFF(a2a_overlap), 0, 0, 0, 1, 0, 0,
 	 "share of the shorter of the all-to-all's floor and its transfer that overlaps the "
 	 "longer: 0 (default) adds them, 1 takes the longer alone"},

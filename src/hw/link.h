@@ -14,6 +14,7 @@ struct klink {
 	double a2a_floor;   /* s: the least time of an expert dispatch or
 			       combine over this link, measured at one token
 			       per GPU (0: none measured) */
+	double a2a_floor_dispatch; /* s: the dispatch's own floor (0: a2a_floor) */
 	double a2a_overlap; /* 0..1: the share of the shorter of the floor and
 			       the transfer that overlaps the longer (0: they
 			       add, the default; 1: the longer alone) */

@@ -25,6 +25,7 @@ static const struct {
 	{"select", "passes"},
 	{"link", "efficiency"},
 	{"link", "a2a_floor"},
+	{"link", "a2a_floor_dispatch"},
 	{"link", "a2a_overlap"},
 	{"link", "allreduce_floor"},
 };

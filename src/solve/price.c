@@ -34,11 +34,11 @@ const unsigned char phase_of[OP_N] = {
 /* All-to-all time of `bytes` leaving one unit: scale-up inside the node,
  * scale-out across nodes, GPU by GPU (a unit of tp GPUs sends a tp-th
  * from each, to every other GPU, its own unit's too). */
-static double a2a_time(const struct plan *p, double bytes)
+static double a2a_time(const struct plan *p, double bytes, int dispatch)
 {
 	const struct design *d = &p->d;
 	return roofline_a2a_nodes(p->up1, p->out1, p->gpus * p->tp,
-				  d->sys->gpus_per_node * p->tp, p->a2a_cross, bytes / p->tp);
+				  d->sys->gpus_per_node * p->tp, p->a2a_cross, bytes / p->tp, dispatch);
 }
 
 /* Tensor-parallel attention's all-reduces in one layer of kind k (the
@@ -121,7 +121,7 @@ const double *plan_gpu_phases(const struct plan *p, struct plan_ws *w, long n)
 			assert(o->side != SIDE_CACHE); /* priced per request from the pool */
 			double t, *row = ph + k * PLAN_PH_STRIDE;
 			if (o->side == SIDE_LINK) {
-				t = a2a_time(p, o->bytes);
+				t = a2a_time(p, o->bytes, o->kind == OP_DISPATCH);
 				row[PLAN_PH_A2A] += o->count * o->bytes;
 			} else {
 				roofline_op(o, gpu, p->d.up);

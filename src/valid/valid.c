@@ -346,7 +346,8 @@ static int all_to_all(const struct vrow *r, const struct klink *up, double *t, s
 	    zoo_load_system("gpu-only", &sys, NULL, err) != 0 ||
 	    zoo_load_link(sys.scaleout_link, &out, NULL, err) != 0)
 		return -1;
-	*t = roofline_a2a_nodes(up, &out, r->gpus, sys.gpus_per_node, 1, bytes);
+	*t = roofline_a2a_nodes(up, &out, r->gpus, sys.gpus_per_node, 1, bytes,
+				r->kernel == VK_DISPATCH);
 	return 0;
 }
 

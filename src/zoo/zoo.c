@@ -117,7 +117,8 @@ static int check_device(void *dv, const struct ini_doc *d, struct kerr *err)
 
 static int check_link(void *l, const struct ini_doc *d, struct kerr *err)
 {
-	static const char *const keys[] = {"link.efficiency", "link.a2a_floor", 0};
+	static const char *const keys[] = {"link.efficiency", "link.a2a_floor",
+					   "link.a2a_floor_dispatch", 0};
 	((struct klink *)l)->fitted = cal_fitted(d, keys);
 	return range_read(d, &link_schema, NULL, 0, err) < 0 ? -1 : 0;
 }

@@ -56,8 +56,11 @@ static inline float fp8_e4m3_value(uint8_t b)
 	return (mag >> 3) ? normal : (sign ? -sub : sub);
 }
 
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#if defined(__AVX512F__)
 #include <immintrin.h>
+#endif
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
 
 /* 16 E4M3 bytes as floats times 2^-8, in four instructions.  Sign-extended
  * to 16 bits and shifted left by 7, a byte's exponent and mantissa land in

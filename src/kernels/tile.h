@@ -27,7 +27,7 @@ typedef float vtile __attribute__((vector_size(64)));
 /* 16 consecutive BF16 values as floats. */
 VINLINE vtile bf16_vec(const uint16_t *p)
 {
-	vtile v;
+	vtile v = {0}; /* every lane is set below */
 #if defined(__AVX512F__)
 	__m512i u = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)p));
 	v = (vtile)_mm512_castsi512_ps(_mm512_slli_epi32(u, 16));
@@ -41,7 +41,7 @@ VINLINE vtile bf16_vec(const uint16_t *p)
 /* The 16 elements from element off of an array of the given kind. */
 VINLINE vtile vec16(const void *base, size_t off, enum tile_kind kind)
 {
-	vtile v;
+	vtile v = {0}; /* every lane is set below */
 	if (kind == TILE_BF16) {
 		v = bf16_vec((const uint16_t *)base + off);
 	} else if (kind == TILE_FP8S) {

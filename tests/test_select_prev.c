@@ -78,12 +78,24 @@ Test(select_prev, the_algorithm_keeps_what_it_ranks_and_passes_its_count_on)
 	cr_expect_neq(sparse_parse_spec("dsa:select_prev=-1", &m.sp, &seeded, &err), 0);
 }
 
+/* As if every value of the GPU's file were fitted on it, so that what the
+ * seeded selection assumes is all that moves its fitted share. */
+static void fit_all(struct kdevice *d)
+{
+	for (int c = 0; c < OC_N; c++)
+		d->fit[c] = 1;
+	d->fit_select = 1;
+}
+
 /* Through the solver: GPU-only's step with the seeded selection is never
- * slower, and faster where its top-k costs anything; KARAT's is the same. */
+ * slower, and faster where its top-k costs anything; KARAT's is the same.
+ * The GPU's fitted share falls where the GPU selects, not where KARAT's
+ * cores do. */
 Test(select_prev, the_solver_prices_it_where_the_selection_runs)
 {
 	static struct setup g, k;
 	load(&g, "deepseek-v3.2", "gpu-only", 131072, NULL);
+	fit_all(&g.gpu);
 	struct plan *p = plan(&g);
 	struct result base = eval(p, 16, 1);
 	plan_free(p);
@@ -92,7 +104,12 @@ Test(select_prev, the_solver_prices_it_where_the_selection_runs)
 	struct result seeded = eval(p, 16, 1);
 	plan_free(p);
 	cr_expect(seeded.tbt_mean < base.tbt_mean, "%g against %g", seeded.tbt_mean, base.tbt_mean);
+	/* the GPU's selection now rests on an assumed pass count */
+	cr_expect(base.gpu_fitted > 0 && seeded.gpu_fitted < base.gpu_fitted,
+		  "fitted share %g against %g",
+		  seeded.gpu_fitted, base.gpu_fitted);
 	load(&k, "deepseek-v3.2", "gpu-karat", 131072, NULL);
+	fit_all(&k.gpu);
 	p = plan(&k);
 	base = eval(p, 64, 1);
 	plan_free(p);
@@ -101,4 +118,7 @@ Test(select_prev, the_solver_prices_it_where_the_selection_runs)
 	seeded = eval(p, 64, 1);
 	plan_free(p);
 	cr_expect_eq(seeded.tbt_mean, base.tbt_mean);
+	/* KARAT's cores select: the GPU's fitted share does not move */
+	cr_expect(base.gpu_fitted > 0 && seeded.gpu_fitted == base.gpu_fitted,
+		  "fitted share %g against %g", seeded.gpu_fitted, base.gpu_fitted);
 }

@@ -168,8 +168,8 @@ double plan_gpu_fitted_share(const struct plan *p, struct plan_ws *w, long n, in
 	double cache = fmax(gpu_busy - m * all, 0);
 	int cache_fit = device_op_fitted(gpu, OC_ATTENTION, 0) && device_op_fitted(gpu, OC_SCAN, 1) &&
 			device_op_fitted(gpu, OC_GATHER, 0) && device_op_fitted(gpu, OC_ELEMENTWISE, 0);
-	for (int s = 0; s < p->layout.n; s++) /* a pass count its file assumes */
-		if (op_table[p->layout.s[s].kind].selects &&
+	for (int s = 0; s < p->layout.n; s++) /* a pass count its file assumes, where the GPU selects */
+		if (p->slot_dev[s].on_gpu && op_table[p->layout.s[s].kind].selects &&
 		    device_select_scale(gpu, p->layout.s[s].passes) < 1)
 			cache_fit = 0;
 	double total = m * all + cache;

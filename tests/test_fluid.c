@@ -3,8 +3,9 @@
  * alike, within 1% of P99 TBT over the zoo where both place every request
  * whole and over a range of batches across GEMM tile edges, and the
  * solver's batch within 1%.  The fluid path stands for the offline
- * longest-first packer (system.placement = offline-lpt), so every design
- * here places that way; online placement always runs the exact path. */
+ * longest-first packer (system.placement = offline-lpt), so the designs
+ * here place that way, except where online placement (each unit's own mix
+ * drawn) is held to the exact path: over the zoo, and the solver's batch. */
 #include <criterion/criterion.h>
 #include <gsl/gsl_statistics_double.h>
 #include <math.h>
@@ -100,7 +101,20 @@ Test(fluid, is_not_taken_below_its_thresholds)
 	s.sys.admission = ADMIT_MEMORY;
 	s.sys.placement = PLACE_ONLINE;
 	p = plan(&s);
-	cr_expect(!plan_fluid_ok(p, p->ws, B, 1), "online placement is placed request by request");
+	long on = (long)PLAN_FLUID_MIN_ONLINE * p->devs;
+	cr_expect(!plan_fluid_ok(p, p->ws, B, 1), "online placement needs %d per device",
+		  PLAN_FLUID_MIN_ONLINE);
+	cr_expect(!plan_fluid_ok(p, p->ws, on - 1, 1), "one request short of %d per device",
+		  PLAN_FLUID_MIN_ONLINE);
+	cr_expect(plan_fluid_ok(p, p->ws, on, 1), "%d per device, placed online",
+		  PLAN_FLUID_MIN_ONLINE);
+	cr_expect(plan_fluid_ok(p, p->ws, 2 * on, 2), "CMR's micro-batches of online units");
+	plan_free(p);
+	s.d.sched = SCHED_OFMS; /* arrival order: each GPU's micro-batches are cut by count */
+	p = plan(&s);
+	cr_expect(!plan_fluid_ok(p, p->ws, 2 * on, 2), "arrival-order micro-batches of online "
+		  "units are placed request by request");
+	cr_expect(plan_fluid_ok(p, p->ws, on, 1), "one micro-batch has no order to keep");
 	plan_free(p);
 }
 
@@ -117,19 +131,21 @@ static double p99_tol(const double *x, int n, double v)
 	return fmax(0.01, 3 * sqrt(2.0) * se / v);
 }
 
-/* A batch above the fluid thresholds for m: 100 requests per device and
+/* A batch above the fluid thresholds for m: per requests per device and
  * micro-batch (tile edges: within_one_percent_across_tile_edges). */
-static long batch_for(const struct plan *p, int m)
+static long batch_for(const struct plan *p, int m, long per)
 {
-	long B = 100L * m * p->devs, floor_b = (long)PLAN_FLUID_PER_STRATUM * PLAN_FLUID_STRATA;
+	long B = per * m * p->devs, floor_b = (long)PLAN_FLUID_PER_STRATUM * PLAN_FLUID_STRATA;
 	return B < floor_b ? floor_b : B;
 }
 
-/* Over every zoo model, system and shipped workload: where the batch fits
- * and the exact path splits no request, the mean step time agrees within
- * 1%, and the P99 step time and the fullest GPU and device within 1% or
- * the Monte Carlo error of a P99 of 128 samples (p99_tol). */
-Test(fluid, within_one_percent_of_exact_over_the_zoo, .timeout = 600)
+/* Over every zoo model, system and shipped workload at per requests per
+ * (micro-batch, device), placed longest first or online (each design's
+ * own): where the fluid path takes the batch, it fits and the exact path
+ * splits no request, the mean step time agrees within 1%, and the P99
+ * step time and the fullest GPU and device within 1% or the Monte Carlo
+ * error of a P99 of 128 samples (p99_tol).  How many were compared. */
+static int over_the_zoo(long per, int online)
 {
 	static struct setup s;
 	static char models[32][64], systems[32][64], wls[32][64];
@@ -141,6 +157,7 @@ Test(fluid, within_one_percent_of_exact_over_the_zoo, .timeout = 600)
 	cr_assert(n[0] > 0 && n[1] > 0 && n[2] > 0, "the zoo lists nothing");
 	int compared = 0, designs = 0;
 	double worst = 0;
+	keep_placement = online;
 	for (int a = 0; a < n[0]; a++)
 		for (int b = 0; b < n[1]; b++)
 			for (int c = 0; c < n[2]; c++) {
@@ -153,7 +170,7 @@ Test(fluid, within_one_percent_of_exact_over_the_zoo, .timeout = 600)
 					s.d.sched = SCHED_OFMS;
 				struct plan *pf, *pe;
 				both_plans(&s, &pf, &pe);
-				long B = batch_for(pf, m);
+				long B = batch_for(pf, m, per);
 				if (plan_fluid_ok(pf, pf->ws, B, m)) {
 					struct result f = eval(pf, (double)B, m), e = eval(pe, (double)B, m);
 					if (e.sharded == 0 && e.gpu_use <= 1 && e.mem_use <= 1) {
@@ -180,12 +197,27 @@ Test(fluid, within_one_percent_of_exact_over_the_zoo, .timeout = 600)
 				}
 				plan_free(pf), plan_free(pe);
 			}
+	keep_placement = 0;
 	/* the others cannot hold the smallest batch the fluid path takes (or
 	 * their exact placement splits requests): both paths then report the
 	 * point infeasible for capacity */
-	cr_log_info("fluid: %d of %d designs compared, worst P99 difference %.3f%%", compared,
-		    designs, 100 * worst);
-	cr_expect_geq(compared, 50, "only %d of %d designs compared", compared, designs);
+	cr_log_info("fluid (%s): %d of %d designs compared, worst P99 difference %.3f%%",
+		    online ? "online" : "longest first", compared, designs, 100 * worst);
+	return compared;
+}
+
+Test(fluid, within_one_percent_of_exact_over_the_zoo, .timeout = 600)
+{
+	int compared = over_the_zoo(100, 0);
+	cr_expect_geq(compared, 50, "only %d designs compared", compared);
+}
+
+/* Online placement, each unit's mix drawn (fluid.c online_sample), at
+ * PLAN_FLUID_MIN_ONLINE per unit: held to the same tolerances. */
+Test(fluid, online_within_one_percent_of_exact_over_the_zoo, .timeout = 600)
+{
+	int compared = over_the_zoo(PLAN_FLUID_MIN_ONLINE, 1);
+	cr_expect_geq(compared, 40, "only %d designs compared", compared);
 }
 
 /* Across GEMM tile edges: the exact placement's busiest GPU holds a

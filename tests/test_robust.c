@@ -240,11 +240,17 @@ Test(robust, huge_work_is_refused_with_the_limit)
 	cr_expect_eq(run("query --model deepseek-v3.2 --system gpu-karat --workload agentic "
 			 "--batch 1048576 --microbatches 1 --set system.admission=round-robin"), 1);
 	cr_expect(strstr(err, "over the limit of"), "%s", err);
+	/* online placement: arrival-order micro-batches place every request;
+	 * one micro-batch (or CMR's) is evaluated from its sums */
 	cr_expect_eq(run("query --model deepseek-v3.2 --system gpu-karat --workload agentic "
-			 "--batch 1048576 --microbatches 1"), 1);
+			 "--batch 1048576 --microbatches 2 --schedule ofms"), 1);
 	cr_expect(strstr(err, "over the limit of") &&
-			  strstr(err, "--set system.placement=offline-lpt evaluates a batch"),
+			  strstr(err, "or with --set system.placement=offline-lpt, a batch this "
+				      "large is evaluated from its sums"),
 		  "%s", err);
+	cr_expect_eq(run("query --model deepseek-v3.2 --system gpu-karat --workload agentic "
+			 "--batch 1048576 --microbatches 1 --format csv"), 0, "%s", err);
+	cr_expect(strstr(out, ",fluid,"), "%s", out);
 	cr_expect_eq(run("query --model deepseek-v3.2 --system gpu-karat --workload agentic "
 			 "--batch 1048576 --microbatches 1 --set system.placement=offline-lpt"), 0,
 		     "%s", err);

@@ -99,9 +99,10 @@ static int check_work(const struct plan *p, struct plan_ws *w, double batch, int
 				  "edge lies just above a GPU's share; a batch a few "
 				  "requests per GPU away from it is evaluated from its sums)"
 			: p->d.sys->admission == ADMIT_MEMORY && p->d.sys->placement == PLACE_ONLINE
-				? " (online placement places every request; "
-				  "--set system.placement=offline-lpt evaluates a batch "
-				  "this large from its sums)"
+				? " (online placement places every request here; with CMR "
+				  "or one micro-batch and at least 512 requests per device "
+				  "and micro-batch, or with --set system.placement=offline-lpt, "
+				  "a batch this large is evaluated from its sums)"
 				: "");
 }
 

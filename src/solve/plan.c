@@ -147,6 +147,9 @@ void plan_ws_free(struct plan_ws *w)
 	free(w->tbt), free(w->use_gpu), free(w->use_mem), free(w->per);
 	free(w->score), free(w->order), free(w->p99_top);
 	free(w->fl.st);
+	free(w->fl.unit);
+	if (w->fl.olast)
+		gsl_ran_discrete_free(w->fl.olast);
 	for (int i = 0; w->kept && i < w->nkept; i++) {
 		struct plan_placed *c = &w->kept[i];
 		free(c->dev), free(c->gpu), free(c->nsh), free(c->sh), free(c->state), free(c->cnt);

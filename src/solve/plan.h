@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 
+#include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
 #include "cost/attn.h"
@@ -94,6 +95,11 @@ struct plan_side {
 #define PLAN_FLUID_VALUES 24  /* context, cache bytes on the device and in
 				 HBM, and the per-request sums of both sides */
 #define PLAN_FLUID_MIN 64     /* requests per (micro-batch, device), at least */
+#define PLAN_FLUID_MIN_ONLINE 512 /* the same, placed online: each unit's mix is
+				    drawn, and the busiest unit's tail needs
+				    more (tests/test_fluid.c: at 256 three
+				    designs of 83 miss its tolerance, none at
+				    512) */
 #define PLAN_FLUID_PER_STRATUM 16 /* requests per stratum, at least */
 #define PLAN_FLUID_GRAIN 16   /* a device's mean cache bytes over the
 				 largest request's, at least */
@@ -111,15 +117,26 @@ struct plan_fluid {
 	int rank[PLAN_FLUID_STRATA]; /* factor columns kept per stratum */
 	double max_store, max_store_gpu;  /* the pool's largest request */
 	int alike;      /* every pool entry stores the same bytes */
+	int orank;      /* columns of the online placement's factor (ofac) */
 	struct plan_strata *st; /* allocated when built (300 KB a plan would
 				   otherwise clear without using) */
+	double *unit;   /* online: each device's, then each GPU's, values and
+			   request count (PLAN_FLUID_UNIT apart) */
+	gsl_ran_discrete_t *olast; /* online: a request drawn by its bytes */
 };
+#define PLAN_FLUID_UNIT (PLAN_FLUID_VALUES + 1)
 
 /* Each stratum's mean and covariance factor (fluid.c). */
 struct plan_strata {
 	double mu[PLAN_FLUID_STRATA][PLAN_FLUID_VALUES];
 	/* covariance factor: column r of stratum s is fac[s][r][0..k) */
 	double fac[PLAN_FLUID_STRATA][PLAN_FLUID_VALUES][PLAN_FLUID_VALUES];
+	/* online placement (fluid.c online_build): per request, the
+	 * variance of a unit's count, the values' regression on it, and the
+	 * factor of what that leaves */
+	double ocount_var, obeta[PLAN_FLUID_VALUES];
+	double omean_bytes, omu[PLAN_FLUID_VALUES]; /* the pool's means */
+	double ofac[PLAN_FLUID_UNIT][PLAN_FLUID_UNIT];
 };
 
 /* One micro-batch's load, as the pricing reads it: from the buckets of

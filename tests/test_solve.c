@@ -430,7 +430,8 @@ Test(solve, an_alike_pool_prices_one_sample_for_all)
 
 /* The solver's answer on sampled trace workloads is a crossing (feasible,
  * one more is not), and where feasibility crosses once in [1, 2B]
- * (monotone), the largest feasible batch of a full scan.  (Where it
+ * (monotone, as it must at one micro-batch), the largest feasible batch
+ * of a full scan.  (Where it
  * crosses more than once, OFMS's greedy schedule having dips, which
  * crossing the search lands on depends on its probes: docs/notes/solver-history.md.) */
 Test(solve, search_finds_the_crossing)
@@ -462,6 +463,10 @@ Test(solve, search_finds_the_crossing)
 				last = f ? B : last;
 				prev = f;
 			}
+			/* one micro-batch: one chain, monotone in the batch */
+			cr_expect(m > 1 || crossings == 1, "%s %s %s m=1: feasibility crosses %d "
+				  "times in [1, %g]", pts[i].model, pts[i].system, pts[i].workload,
+				  crossings, 2 * r.batch);
 			if (crossings == 1) {
 				monotone++;
 				cr_expect_eq(r.batch, last, "%s %s %s m=%d: search %g, scan %g",

@@ -40,6 +40,7 @@ vg 0 ops --model deepseek-v3.2 --hw h200 --batch 64 --context 128K --gpus 8
 vg 0 query --model deepseek-v3.2 --system gpu-karat --context 32K --batch 64 --microbatches 2
 vg 0 query --model glm-5.2 --system gpu-karat --workload agentic --batch 32 --samples 32
 vg 0 query --model deepseek-v3.2 --system gpu-only --workload agentic --batch 4096 --samples 16 --microbatches 2
+vg 0 query --model glm-5.2 --system gpu-karat --workload azure-conv --batch 20000 --samples 16 --microbatches 2
 vg 0 solve --model minimax-m3 --system gpu-karat --workload agentic --samples 16 --microbatches 2
 vg 0 solve --model deepseek-v3.2 --system gpu-attacc --context 16K --samples 8
 vg 0 sweep "$tmp/s.ini" --output "$tmp/s.csv" -j 2

@@ -9,6 +9,7 @@
 
 #include "helpers.h"
 #include "karat.h"
+#include "solve/plan.h" /* internal: plan_new_like, plan_pool_same */
 
 static char out[1 << 16], err[1 << 14];
 
@@ -166,6 +167,66 @@ Test(bound, the_probe_ranks_every_resource_the_design_has)
 	cr_expect(pb.best == -1 && isnan(pb.base), "base %g", pb.base);
 	plan_free(p);
 	design_free(&dp);
+}
+
+/* The probe's plans borrow their base's pool (plan_new_like): where only
+ * a rate or a capacity differs the pool is the same, and the plan answers
+ * as one built afresh, bit for bit; where the draws differ (another seed)
+ * it is not borrowed. */
+Test(bound, a_plan_that_borrows_the_pool_answers_as_a_fresh_one)
+{
+	static const struct {
+		const char *model, *system, *workload;
+		double batch;
+	} pts[] = {{"deepseek-v3.2", "gpu-karat", "agentic", 200},
+		   {"glm-5.2", "gpu-only", "azure-conv", 900},
+		   {"minimax-m3", "gpu-host-offload", "agentic", 60},
+		   {"qwen3-235b-a22b", "gpu-duplex", "azure-code", 1500},
+		   {"deepseek-v3.2", "gpu-attacc", "agentic", 100}, /* index keys in HBM */
+		   {"glm-5.2", "gpu-host-gather", "agentic", 100}}; /* dense layers in HBM */
+	int borrowed = 0;
+	for (size_t i = 0; i < sizeof pts / sizeof *pts; i++)
+		for (int v = 0; v < 6; v++) {
+			static struct design_parts dp;
+			struct kerr e;
+			cr_assert_eq(design_load(&dp, pts[i].model, pts[i].system, pts[i].workload, 0,
+						 &e), 0, "%s", e.msg);
+			dp.d.samples = 16;
+			struct plan *base = plan_new(&dp.d, &e);
+			cr_assert_not_null(base, "%s", e.msg);
+			switch (v) { /* one change to the design */
+			case 0: dp.gpu.mem_bw *= 2; break;
+			case 1: dp.gpu.mem_capacity *= 0.9; break;
+			case 2: dp.up.bw *= 2; break;
+			case 3: if (dp.d.mem) dp.mem.mem_bw *= 2, dp.mem.mem_capacity *= 2; break;
+			case 4: if (dp.d.mlink) dp.ml.bw *= 0.5; break;
+			default: dp.d.seed += 1; break;
+			}
+			struct plan *like = plan_new_like(&dp.d, base, &e);
+			cr_assert_not_null(like, "%s", e.msg);
+			struct plan *fresh = plan_new(&dp.d, &e);
+			cr_assert_not_null(fresh, "%s", e.msg);
+			int same = plan_pool_same(fresh, base);
+			cr_expect_eq(same, v < 5, "%s %s change %d: the pool is%s the base's",
+				     pts[i].model, pts[i].system, v, same ? "" : " not");
+			borrowed += same;
+			struct result a, b;
+			for (int m = 1; m <= 2; m++) {
+				cr_assert_eq(plan_eval(like, pts[i].batch, m, &a, &e), 0, "%s", e.msg);
+				cr_assert_eq(plan_eval(fresh, pts[i].batch, m, &b, &e), 0, "%s", e.msg);
+				cr_expect(a.tbt_p99 == b.tbt_p99 && a.tbt_mean == b.tbt_mean &&
+						  a.gpu_use == b.gpu_use &&
+						  (a.mem_use == b.mem_use || (isnan(a.mem_use) && isnan(b.mem_use))) &&
+						  (a.energy_act == b.energy_act ||
+						   (isnan(a.energy_act) && isnan(b.energy_act))) &&
+						  a.feasible == b.feasible,
+					  "%s %s change %d m=%d: P99 %.17g against %.17g", pts[i].model,
+					  pts[i].system, v, m, a.tbt_p99, b.tbt_p99);
+			}
+			plan_free(base), plan_free(like), plan_free(fresh);
+			design_free(&dp);
+		}
+	cr_expect_geq(borrowed, 16, "only %d plans borrowed the pool", borrowed);
 }
 
 /* A sweep probes its solved points only when asked (--probe: about twice

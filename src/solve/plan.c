@@ -390,6 +390,11 @@ static void units(struct plan *p)
 
 struct plan *plan_new(const struct design *d, struct kerr *err)
 {
+	return plan_new_like(d, NULL, err);
+}
+
+struct plan *plan_new_like(const struct design *d, const struct plan *base, struct kerr *err)
+{
 	if (check_design(d, err) != 0)
 		return NULL;
 	int fail = 0;
@@ -482,7 +487,9 @@ struct plan *plan_new(const struct design *d, struct kerr *err)
 		plan_prefill_at(p, d->wl->prefix_reuse, pre);
 		p->pre_j = pre[0], p->pre_j_node = pre[1], p->pre_gpu_s = pre[2];
 	}
-	int filled = fail ? -1 : plan_pool_fill(p, f, b);
+	int filled = fail ? -1 : plan_pool_copy(p, base);
+	if (filled == 1) /* nothing to borrow */
+		filled = plan_pool_fill(p, f, b);
 	free(f), free(b); /* the pool's costs are packed into p by now */
 	if (filled == 0) {
 		idle_room(p);

@@ -434,6 +434,15 @@ enum {
  * rows of the layers' then the MTP layer's slots, are scratch).  0, -1
  * out of memory, -2 when a context cannot be drawn. */
 int plan_pool_fill(struct plan *p, double *f, double *b);
+/* Whether plan_pool_fill would give p base's pool: the same model,
+ * algorithm, workload, seed and draft tokens, the same slots on the same
+ * sides, and the same memory arrangement (what it reads; never a rate or
+ * a capacity). */
+int plan_pool_same(const struct plan *p, const struct plan *base);
+/* Copies base's pool into p where plan_pool_fill would give p the same
+ * (the probe's plans differ from their base in rates and capacities
+ * alone): 0, 1 when it would not (nothing copied), -1 out of memory. */
+int plan_pool_copy(struct plan *p, const struct plan *base);
 /* The packed values of cnt requests (a real count) with summed context L
  * and per-request sums res (sd->nres of them). */
 void plan_side_eval(const struct plan_side *sd, double cnt, double L, const double *res,
@@ -443,6 +452,10 @@ void plan_side_values(const struct plan_side *sd, const struct plan_buckets *bk,
 		      int cnt, double *v);
 
 /* plan.c: the plan's and a workspace's lifecycle. */
+/* plan_new, with the pool copied from base where it would be the same
+ * (plan_pool_copy; base NULL: drawn and priced afresh).  Its answers are
+ * plan_new's, bit for bit. */
+struct plan *plan_new_like(const struct design *d, const struct plan *base, struct kerr *err);
 /* A workspace for plan p (NULL: out of memory). */
 struct plan_ws *plan_ws_new(const struct plan *p);
 void plan_ws_free(struct plan_ws *w);

@@ -225,3 +225,62 @@ done:
 	free(vm), free(vg), free(order);
 	return rc;
 }
+
+int plan_pool_same(const struct plan *p, const struct plan *base)
+{
+	const struct design *d = &p->d, *e = &base->d;
+	if (d->m != e->m || d->sp != e->sp || d->wl != e->wl || d->seed != e->seed ||
+	    p->q != base->q || design_mtp_layers(d) != design_mtp_layers(e) ||
+	    p->has_mem != base->has_mem || p->in_hbm != base->in_hbm ||
+	    d->sys->memdev_role != e->sys->memdev_role ||
+	    memcmp(&p->layout, &base->layout, sizeof p->layout) != 0 ||
+	    memcmp(&p->layout_mtp, &base->layout_mtp, sizeof p->layout_mtp) != 0)
+		return 0;
+	for (int s = 0; s < p->layout.n; s++)
+		if (p->slot_dev[s].on_gpu != base->slot_dev[s].on_gpu ||
+		    p->slot_dev[s].after != base->slot_dev[s].after)
+			return 0;
+	for (int s = 0; s < p->layout_mtp.n; s++)
+		if (p->slot_dev_mtp[s].on_gpu != base->slot_dev_mtp[s].on_gpu ||
+		    p->slot_dev_mtp[s].after != base->slot_dev_mtp[s].after)
+			return 0;
+	return 1;
+}
+
+/* A copy of side sd's packed values (its own pool array); -1 when out of
+ * memory. */
+static int side_copy(struct plan_side *to, const struct plan_side *from)
+{
+	*to = *from;
+	size_t n = sizeof(double) * PLAN_POOL * (size_t)(from->nres ? from->nres : 1);
+	if (!(to->pool = malloc(n)))
+		return -1;
+	memcpy(to->pool, from->pool, n);
+	return 0;
+}
+
+int plan_pool_copy(struct plan *p, const struct plan *base)
+{
+	if (!base || !plan_pool_same(p, base))
+		return 1;
+	size_t nd = sizeof(double) * PLAN_POOL, ni = sizeof(int) * PLAN_POOL;
+	memcpy(p->ctx, base->ctx, nd);
+	memcpy(p->store, base->store, nd);
+	memcpy(p->store_gpu, base->store_gpu, nd);
+	memcpy(p->rank, base->rank, ni);
+	memcpy(p->pool_key, base->pool_key, ni);
+	memcpy(p->by_key, base->by_key, nd * PLAN_BK_N);
+	p->mean_store = base->mean_store, p->mean_store_gpu = base->mean_store_gpu;
+	p->clipped = base->clipped;
+	p->pool_alike = base->pool_alike;
+	p->keys_on_gpu = base->keys_on_gpu, p->dense_in_hbm = base->dense_in_hbm;
+	p->gpu_stores = base->gpu_stores, p->has_post = base->has_post;
+	memcpy(p->post_b, base->post_b, sizeof p->post_b);
+	memcpy(p->post_bm, base->post_bm, sizeof p->post_bm);
+	memcpy(p->slot_map, base->slot_map, sizeof p->slot_map);
+	memcpy(p->slot_map_mtp, base->slot_map_mtp, sizeof p->slot_map_mtp);
+	p->mem_side.pool = p->gpu_side.pool = NULL;
+	if (side_copy(&p->mem_side, &base->mem_side) | side_copy(&p->gpu_side, &base->gpu_side))
+		return -1;
+	return 0;
+}

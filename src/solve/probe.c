@@ -89,19 +89,14 @@ static int grow(struct probed *x, int k)
 	}
 }
 
-/* The margin of batch B at m micro-batches on design d: the worst of P99
+/* The margin of batch B at m micro-batches on plan p: the worst of P99
  * over the SLO and each memory's P99 use over its capacity; *time gets
  * the first alone. */
-static int margin(const struct design *d, double B, int m, double *out, double *time,
-		  struct kerr *err)
+static int margin(struct plan *p, double B, int m, double *out, double *time, struct kerr *err)
 {
-	struct plan *p = plan_new(d, err);
-	if (!p)
-		return -1;
+	const struct design *d = plan_design(p);
 	struct result r;
-	int rc = plan_eval(p, B, m, &r, err);
-	plan_free(p);
-	if (rc != 0)
+	if (plan_eval(p, B, m, &r, err) != 0)
 		return -1;
 	double worst = fmax(r.tbt_p99 / d->slo, r.gpu_use);
 	*out = isfinite(r.mem_use) ? fmax(worst, r.mem_use) : worst;
@@ -124,8 +119,11 @@ int plan_probe(const struct design *d, const struct result *r, struct probe *pb,
 	struct probed x;
 	copy(&x, d);
 	double time;
-	if (margin(&x.d, B, m, &pb->base, &time, err) != 0)
+	struct plan *base = plan_new(&x.d, err); /* the others borrow its pool */
+	if (!base || margin(base, B, m, &pb->base, &time, err) != 0) {
+		plan_free(base);
 		return -1;
+	}
 	/* where a memory's use binds, a resource of time (every one but the
 	 * capacities) lowers the step, never a use: its margin is the base
 	 * exactly, and is not evaluated */
@@ -135,13 +133,21 @@ int plan_probe(const struct design *d, const struct result *r, struct probe *pb,
 		copy(&y, d);
 		if (!grow(&y, k))
 			continue;
-		if (use_binds && k != PR_GPU_CAP && k != PR_MEM_CAP)
+		if (use_binds && k != PR_GPU_CAP && k != PR_MEM_CAP) {
 			pb->margin[k] = pb->base;
-		else if (margin(&y.d, B, m, &pb->margin[k], NULL, err) != 0)
-			return -1;
+		} else {
+			struct plan *p = plan_new_like(&y.d, base, err);
+			int rc = p ? margin(p, B, m, &pb->margin[k], NULL, err) : -1;
+			plan_free(p);
+			if (rc != 0) {
+				plan_free(base);
+				return -1;
+			}
+		}
 		if (pb->margin[k] < pb->base &&
 		    (pb->best < 0 || pb->margin[k] < pb->margin[pb->best]))
 			pb->best = k;
 	}
+	plan_free(base);
 	return 0;
 }

@@ -86,8 +86,8 @@ static const struct optdef sweep_opts[] = {
 	{"shards", 1, "N, with --dry-run: how the points fall to N shards, and the lines to run "
 	 "and merge them", 0, 0},
 	{"log", 1, "FILE: append a line per finished point (point, seconds, feasible)", 0, 0},
-	{"probe", 0, "solved points also say what to grow first (grow_first; about twice the "
-	 "time)", 0, 0},
+	{"probe", 0, "solved points also say what to grow first (grow_first; one more "
+	 "evaluation of 64 samples per resource)", 0, 0},
 	{"quiet", 0, "no progress on stderr (shown on a terminal for work past 2 s)", 0, 'q'},
 	{0, 0, 0, 0, 0}};
 static const struct optdef merge_opts[] = {

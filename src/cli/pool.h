@@ -26,7 +26,8 @@ struct pool {
 	const long *order;     /* evaluation order (heaviest first balances the
 				  threads), or NULL; results stay by index */
 	int probe;             /* a solved point says what to grow first
-				  (point_probe; about twice the time) */
+				  (point_probe: one more evaluation per
+				  resource) */
 	int keep_going;        /* a failing point gets a row (feasible false,
 				  its error as the reason) and the others go on */
 	/* With a sink, each point's row is handed to it in index order as soon

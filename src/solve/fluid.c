@@ -164,6 +164,13 @@ done:
 	return rc;
 }
 
+/* Whether each unit's mix is drawn on its own (online placement of
+ * requests that differ). */
+static int by_unit(const struct plan *p, const struct plan_fluid *f)
+{
+	return !f->alike && p->d.sys->placement != PLACE_OFFLINE_LPT;
+}
+
 /* Each stratum's mean and covariance factor, and online placement's.  -1
  * when out of memory. */
 static int fluid_build(const struct plan *p, struct plan_ws *w)
@@ -214,7 +221,7 @@ static int fluid_build(const struct plan *p, struct plan_ws *w)
 		for (int r = 0; r < f->rank[s]; r++)
 			memcpy(f->st->fac[s][r], col[r], sizeof(double) * (size_t)k);
 	}
-	if (!f->alike && p->d.sys->placement != PLACE_OFFLINE_LPT && online_build(p, w) != 0)
+	if (by_unit(p, f) && online_build(p, w) != 0)
 		goto done;
 	f->state = 1;
 	rc = 0;
@@ -222,13 +229,6 @@ done:
 	free(by_pos);
 	gsl_matrix_free(cov);
 	return rc;
-}
-
-/* Whether each unit's mix is drawn on its own (online placement of
- * requests that differ). */
-static int by_unit(const struct plan *p, const struct plan_fluid *f)
-{
-	return !f->alike && p->d.sys->placement != PLACE_OFFLINE_LPT;
 }
 
 /* Every condition of the fluid path but the tile edge's. */
@@ -515,23 +515,18 @@ int plan_fluid_sample(const struct plan *p, struct plan_ws *w, long B, int m, in
 	double cnt[PLAN_FLUID_STRATA], sums[PLAN_FLUID_STRATA][PLAN_FLUID_VALUES];
 	double band[PIPE_MAX_MB][PLAN_FLUID_VALUES];
 	draw_strata(p, w, B, sample, cnt, sums);
-	if (by_unit(p, f)) {
-		double tot[PLAN_FLUID_VALUES] = {0};
-		for (int s = 0; s < PLAN_FLUID_STRATA; s++)
-			for (int x = 0; x < f->k; x++)
-				tot[x] += sums[s][x];
-		w->ctx_last = tot[FV_CTX];
-		w->nsharded = 0;
-		*nmb = m;
-		return online_sample(p, w, B, m, tot, want_energy, use_g, use_m);
-	}
-	cut_bands(p, w, m, cnt, sums, band);
-	double ctx = 0, store = 0, store_gpu = 0;
+	double tot[PLAN_FLUID_VALUES] = {0}; /* the batch's sums */
 	for (int s = 0; s < PLAN_FLUID_STRATA; s++)
-		ctx += sums[s][FV_CTX], store += sums[s][FV_STORE], store_gpu += sums[s][FV_STORE_GPU];
-	w->ctx_last = ctx;
+		for (int x = 0; x < f->k; x++)
+			tot[x] += sums[s][x];
+	w->ctx_last = tot[FV_CTX];
 	w->nsharded = 0;
+	*nmb = m;
+	if (by_unit(p, f))
+		return online_sample(p, w, B, m, tot, want_energy, use_g, use_m);
+	cut_bands(p, w, m, cnt, sums, band);
 	/* the placement evens the devices out: each holds its share */
+	double store = tot[FV_STORE], store_gpu = tot[FV_STORE_GPU];
 	*use_g = p->weights + store_gpu / G + (p->has_mem ? 0 : store / G);
 	*use_m = p->has_mem ? store / D : 0;
 	double e_a2a = want_energy ? plan_a2a_energy(p) : 0;
@@ -567,6 +562,5 @@ int plan_fluid_sample(const struct plan *p, struct plan_ws *w, long B, int m, in
 		if (p->has_mem && p->gpu_side.k)
 			l->energy += band_energy(p, &p->gpu_side, b, b + FV_RES + f->nm, (double)reqs, 1);
 	}
-	*nmb = m;
 	return 0;
 }

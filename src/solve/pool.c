@@ -279,7 +279,6 @@ int plan_pool_copy(struct plan *p, const struct plan *base)
 	memcpy(p->post_bm, base->post_bm, sizeof p->post_bm);
 	memcpy(p->slot_map, base->slot_map, sizeof p->slot_map);
 	memcpy(p->slot_map_mtp, base->slot_map_mtp, sizeof p->slot_map_mtp);
-	p->mem_side.pool = p->gpu_side.pool = NULL;
 	if (side_copy(&p->mem_side, &base->mem_side) | side_copy(&p->gpu_side, &base->gpu_side))
 		return -1;
 	return 0;

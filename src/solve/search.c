@@ -37,7 +37,7 @@ static int feasible_at(const struct plan *p, struct plan_ws *w, double batch, in
 /* Whether no batch in [lo, hi) can reach a throughput of `beat`: none has
  * more tokens than hi - 1, and none a lower mean step time than lo's (the
  * mean grows with the batch; SEARCH_MEAN_SLACK allows for the small dips
- * a sampled mean can take).  Like the bisection, this takes feasibility
+ * a sampled mean can take).  Like the search, this takes feasibility
  * to be monotone in the batch. */
 #define SEARCH_MEAN_SLACK 0.01 /* the largest dip measured: 0.36% (docs/notes/solver-history.md) */
 static int cannot_beat(const struct plan *p, const struct result *at_lo, double hi,
@@ -91,7 +91,7 @@ static double memory_batch(const struct plan *p)
 	return gpu > 0 ? fmin(b, p->gpus * p->free_gpu / gpu) : b;
 }
 
-/* Batch 1 is taken to fit, as the bisection takes feasibility to be
+/* Batch 1 is taken to fit, as the search takes feasibility to be
  * monotone, and is evaluated only when the answer, or a bound, needs its
  * result while lo is still 1 (*known: at_lo holds lo's result).  Returns
  * 1 when it does not fit, with batch 1 evaluated in full into best, as
@@ -111,26 +111,78 @@ static int need_lo(const struct plan *p, struct plan_ws *w, int m, int energy, i
 	return 0;
 }
 
-/* Largest feasible batch at m: galloping search from `hint` (a batch to
- * try first, e.g. the answer at another m), then bisection.  Feasibility
- * is decided with early exit.  Into best: the answer's feasible probe's
- * result, with `energy` its energy too (batch 1 when nothing
- * fits: evaluated in full).
- * With beat > 0, gives up (returns 1) once the bracket shows that no batch
- * at m can have a throughput above beat (cannot_beat). */
+/* Where the crossing likely is, from the probes that fit: each one's
+ * margin g, the largest of its P99 over the SLO and its P99 uses over
+ * capacity, is near 1 at the answer and grows about linearly with the
+ * batch.  So the batch at which the line through the last two reaches 1,
+ * or with one, the line through it and the origin (which overshoots where
+ * a step has a fixed part: a probe past the answer fails early, cheaply).
+ * A guess only: the search probes every batch it names. */
+struct aim {
+	double b[2], g[2];
+	int n;
+};
+
+static void aim_add(struct aim *a, const struct result *r, double slo)
+{
+	double g = fmax(r->tbt_p99 / slo, r->gpu_use);
+	if (isfinite(r->mem_use))
+		g = fmax(g, r->mem_use);
+	a->b[0] = a->b[1], a->g[0] = a->g[1];
+	a->b[1] = r->batch, a->g[1] = g;
+	a->n += a->n < 2;
+}
+
+static double aim_at(const struct aim *a)
+{
+	if (a->n == 0 || !(a->g[1] > 0))
+		return NAN;
+	if (a->n == 1 || !(a->g[1] > a->g[0]) || a->b[1] <= a->b[0])
+		return a->b[1] / a->g[1];
+	return a->b[1] + (1 - a->g[1]) * (a->b[1] - a->b[0]) / (a->g[1] - a->g[0]);
+}
+
+/* The next batch to probe in the bracket (lo, hi), hi > lo + 1, aimed at
+ * the guess c: first c + 1, whose failure is cheap (early exit) and
+ * bounds the answer, then c, whose success ends the search.  Where the
+ * guess has missed (or there is none), down from hi in steps that double
+ * with each failure since the last success (*run), to the midpoint at
+ * most: the failures near hi are cheap.  After two probes that fit
+ * without halving the bracket since its last halving (bisect), the
+ * midpoint, so the search takes at most about three times the probes
+ * that fit of a bisection. */
+static double aim_next(double lo, double hi, double c, int *run, int bisect)
+{
+	double mid = floor((lo + hi) / 2);
+	if (bisect)
+		return mid;
+	c = floor(c);
+	if (c + 1 > lo && c + 1 < hi)
+		return c + 1;
+	if (c > lo && c < hi)
+		return c;
+	return fmax(hi - ldexp(1, ++*run), mid);
+}
+
+/* Largest feasible batch at m.  A bracket first: from `hint` (a batch to
+ * try first, e.g. the answer at another m) down in steps of hint/32 that
+ * double until one fits; without one, from the largest power of two
+ * within what the GPU's work allows, the memory holds on average and the
+ * work limit, halving down to one that fits.  Then probes aimed at the
+ * crossing (struct aim), which take fewer that fit than doubling and
+ * bisection (28 against 50 at 64 GPUs, docs/solver.md): a probe that
+ * fits runs every sample, one that fails mostly stops within a few.  Into best: the answer's feasible
+ * probe's result, with `energy` its energy too (batch 1 when nothing
+ * fits: evaluated in full).  With beat > 0, gives up (returns 1) once the
+ * bracket shows that no batch at m can have a throughput above beat
+ * (cannot_beat). */
 static int solve_m(const struct plan *p, struct plan_ws *w, int m, int energy, double hint,
 		   double beat,
 		   struct result *best, struct kerr *err)
 {
 	struct result at_lo;
+	struct aim aim = {{0, 0}, {0, 0}, 0};
 	int lo_known = 0, f; /* whether at_lo holds lo's result (need_lo) */
-	/* Galloping from the hint: steps of hint/32 doubling outwards, so an
-	 * answer near the hint is bracketed tightly.  Without one, between
-	 * the powers of two: from the largest within what the GPU's work
-	 * allows, the memory holds on average and the work limit, down to one
-	 * that fits, then doubling up.  That gives the bracket doubling up
-	 * from 1 would where feasibility is monotone, without running every
-	 * sample of each smaller power. */
 	double lo = 1, hi = 0, b, step;
 	if (hint <= 1) {
 		double cap = gpu_batch_cap(p, w, m), mem = memory_batch(p);
@@ -169,27 +221,38 @@ static int solve_m(const struct plan *p, struct plan_ws *w, int m, int energy, d
 			}
 		}
 	}
-	while (!hi && lo < PLAN_MAX_BATCH) { /* lo fits: up until one does not */
-		b = fmin(lo + step, PLAN_MAX_BATCH);
+	if (lo_known)
+		aim_add(&aim, &at_lo, p->d.slo);
+	/* lo fits: up until one does not, aimed just past the guess, and at
+	 * least 1, 2, 4, ... past lo; doubling steps without a guess */
+	for (double up = 1; !hi && lo < PLAN_MAX_BATCH; up *= 2) {
+		double c = aim_at(&aim);
+		b = fmin(isfinite(c) ? fmax(floor(c) + 1, lo + up) : lo + step, PLAN_MAX_BATCH);
 		if ((f = feasible_at(p, w, b, m, energy, &at_lo, err)) < 0)
 			return -1;
 		if (f)
-			lo = b, step *= 2, lo_known = 1;
+			lo = b, step *= 2, lo_known = 1, aim_add(&aim, &at_lo, p->d.slo);
 		else
 			hi = b;
 	}
+	double width = hi - lo; /* the bracket at its last halving */
+	int run = 0, since = 0;
 	while (hi && hi - lo > 1) {
 		if (beat > 0 && (f = need_lo(p, w, m, energy, &lo_known, &at_lo, best, err)) != 0)
 			return f < 0 ? -1 : 0;
 		if (cannot_beat(p, &at_lo, hi, beat))
 			return 1;
-		double mid = floor((lo + hi) / 2);
-		if ((f = feasible_at(p, w, mid, m, energy, &at_lo, err)) < 0)
+		double x = aim_next(lo, hi, aim_at(&aim), &run, since >= 2);
+		if ((f = feasible_at(p, w, x, m, energy, &at_lo, err)) < 0)
 			return -1;
 		if (f)
-			lo = mid, lo_known = 1;
+			lo = x, lo_known = 1, run = 0, aim_add(&aim, &at_lo, p->d.slo);
 		else
-			hi = mid;
+			hi = x;
+		if (hi - lo <= width / 2)
+			width = hi - lo, since = 0;
+		else
+			since += f; /* failures are cheap, and their steps double */
 	}
 	if ((f = need_lo(p, w, m, energy, &lo_known, &at_lo, best, err)) != 0)
 		return f < 0 ? -1 : 0;

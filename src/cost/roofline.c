@@ -112,11 +112,15 @@ void roofline_op(struct op_cost *o, const struct kdevice *d,
 }
 
 /* Class c's compute efficiency on d at the peak of dtype `used` (the one
- * device_peak ran it at): a GEMM at the FP4 peak takes
- * efficiency.gemm_compute_fp4 where the file gives it. */
+ * device_peak ran it at): a GEMM at the FP4 or FP8 peak takes
+ * efficiency.gemm_compute_fp4 or _fp8 where the file gives it. */
 static double eff_compute(const struct kdevice *d, enum op_class c, enum dtype used)
 {
-	return c == OC_GEMM && used == DT_FP4 && d->eff_gemm_fp4 > 0 ? d->eff_gemm_fp4 : d->eff_c[c];
+	if (c == OC_GEMM && used == DT_FP4 && d->eff_gemm_fp4 > 0)
+		return d->eff_gemm_fp4;
+	if (c == OC_GEMM && used == DT_FP8 && d->eff_gemm_fp8 > 0)
+		return d->eff_gemm_fp8;
+	return d->eff_c[c];
 }
 
 void roofline_rates(const struct kdevice *d, enum op_class c, enum dtype t,

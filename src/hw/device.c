@@ -45,6 +45,8 @@ static const struct field device_fields[] = {
 	EFF("gemm_memory", eff_m[OC_GEMM], 1, "fraction of bandwidth a GEMM reaches"),
 	EFF("gemm_compute_fp4", eff_gemm_fp4, 0,
 	    "fraction of the FP4 peak a GEMM in FP4 reaches (default: gemm_compute)"),
+	EFF("gemm_compute_fp8", eff_gemm_fp8, 0,
+	    "fraction of the FP8 peak a GEMM in FP8 reaches (default: gemm_compute)"),
 	EFF("attention_compute", eff_c[OC_ATTENTION], 1, "attention kernels, compute"),
 	EFF("attention_memory", eff_m[OC_ATTENTION], 1, "attention kernels, memory"),
 	EFF("scan_compute", eff_c[OC_SCAN], 1, "index scan and top-k, compute"),
@@ -146,10 +148,11 @@ static int class_mask(const char *list, unsigned *mask, char *bad, size_t n)
  * fitted when every one of them the file gives is. */
 static void read_fits(struct kdevice *d, const struct ini_doc *doc)
 {
-	static const char *const keys[OC_N][8] = {
+	static const char *const keys[OC_N][9] = {
 		[OC_GEMM] = {"efficiency.gemm_compute", "efficiency.gemm_compute_fp4",
-			     "efficiency.gemm_memory", "kernel.gemm_fixed", "kernel.gemm_fixed_fp4",
-			     "kernel.overlap", "kernel.gemm_tile_k0", 0},
+			     "efficiency.gemm_compute_fp8", "efficiency.gemm_memory",
+			     "kernel.gemm_fixed", "kernel.gemm_fixed_fp4", "kernel.overlap",
+			     "kernel.gemm_tile_k0", 0},
 		[OC_ATTENTION] = {"efficiency.attention_compute", "efficiency.attention_memory",
 				  "kernel.attention_fixed", "kernel.attention_floor", "kernel.overlap", 0},
 		[OC_SCAN] = {"efficiency.scan_compute", "efficiency.scan_memory", "efficiency.overhead",

@@ -35,6 +35,7 @@ struct kdevice {
 				   file gives one (0: kernel.gemm_fixed's) */
 	double eff_gemm_fp4;    /* a GEMM's compute efficiency at FP4 where the
 				   file gives one (0: gemm_compute's) */
+	double eff_gemm_fp8;    /* the same at FP8 */
 	double overhead;        /* s, fixed cost per operator launch */
 	/* Kernel-level detail ([kernel], optional; what a GPU's published
 	 * kernel timings show).  fixed[c]: the least time one kernel of class

@@ -63,26 +63,32 @@ Test(gemm_fit, the_gb200_fixed_times_are_the_fit_of_its_table)
 	vtable_free(&t);
 }
 
-/* The MI300X's GEMMs (issue 28 item 1), fitted on two tables of its own:
- * AMD's max-achievable-FLOPs GEMMs (validation/gemm-mi300x-rocm-maf.csv,
- * one BF16 and one FP8 shape) and Azure's hipBLASLt FP8 table
- * (validation/gemm-mi300x-azure.csv, nine shapes).  As a reader can redo
- * it, with no fixed time: each efficiency is the one whose rows' relative
- * errors sum to zero, over the BF16 rows (gemm_compute), the FP8 rows the
- * model prices compute-bound at 100 us or more (gemm_compute_fp8), and the
- * rows it prices memory-bound (gemm_memory); then the fixed time is the
- * mean of measured less priced over the rows it dominates (priced under
- * half the measured time), as for the GB200 above. */
-struct mi_rows {
-	const struct vrow *r[16];
+/* Fitting a GPU's GEMM values on tables of its own (issue 28 item 1), as
+ * a reader can redo it.  With no fixed time: each efficiency is the one
+ * whose rows' relative errors sum to zero, over the BF16 rows
+ * (gemm_compute), the FP8 rows priced compute-bound at 20 us or more
+ * (gemm_compute_fp8 where the file gives it, else gemm_compute), the FP4
+ * ones (gemm_compute_fp4), and the rows priced memory-bound at 20 us or
+ * more (gemm_memory); then each fixed time (gemm_fixed, and gemm_fixed_fp4 at
+ * FP4) is the mean of measured less priced over the rows it dominates
+ * (priced under half the measured time), as for the GB200 above. */
+struct fit_rows {
+	const struct vrow *r[32];
 	int n;
 };
 
+struct gemm_fit {
+	double c16, c8, c4, mem, fix, fix4; /* NaN: no rows */
+	int nfix, nfix4;
+};
+
 /* The efficiency *eff of device x whose rows' relative errors sum to
- * zero (the summed error falls as the efficiency grows). */
-static double fit_eff(struct kdevice *x, double *eff, const struct mi_rows *s,
+ * zero (the summed error falls as the efficiency grows); NaN: no rows. */
+static double fit_eff(struct kdevice *x, double *eff, const struct fit_rows *s,
 		      const struct klink *l)
 {
+	if (s->n == 0)
+		return NAN;
 	double lo = 0.2, hi = 1.0;
 	for (int it = 0; it < 60; it++) {
 		*eff = (lo + hi) / 2;
@@ -105,73 +111,134 @@ static enum bound gemm_bound(const struct vrow *r, const struct kdevice *d, cons
 	return o.bound;
 }
 
-Test(gemm_fit, the_mi300x_gemms_are_the_fit_of_its_tables)
+static void fit_gemms(const struct kdevice *d, const struct klink *l, const struct vtable *t,
+		      int nt, struct gemm_fit *f)
 {
-	struct vtable t[2];
-	struct kerr err;
-	const char *paths[2] = {"validation/gemm-mi300x-rocm-maf.csv",
-				"validation/gemm-mi300x-azure.csv"};
-	for (int i = 0; i < 2; i++)
-		cr_assert_eq(vtable_read(zoo_path(paths[i]), &t[i], &err), 0, "%s", err.msg);
-	struct kdevice d, x;
-	struct klink l;
-	cr_assert_eq(zoo_load_device("mi300x", &d, NULL, &err), 0, "%s", err.msg);
-	cr_assert_eq(zoo_load_link(d.link, &l, NULL, &err), 0, "%s", err.msg);
-	x = d;
-	x.fixed[OC_GEMM] = 0, x.overhead = 0;
-	struct mi_rows bf16 = {{0}, 0}, fp8 = {{0}, 0}, mem = {{0}, 0};
-	for (int i = 0; i < 2; i++)
+	struct kdevice x = *d;
+	x.fixed[OC_GEMM] = 0, x.gemm_fixed_fp4 = 0, x.overhead = 0;
+	struct fit_rows c16 = {{0}, 0}, c8 = {{0}, 0}, c4 = {{0}, 0}, mem = {{0}, 0};
+	for (int i = 0; i < nt; i++)
 		for (int j = 0; j < t[i].n; j++) {
 			const struct vrow *r = &t[i].rows[j];
 			cr_assert_eq(r->kernel, VK_GEMM);
+			int big = gemm_bound(r, &x, l) == BOUND_COMPUTE && gemm_time(r, &x, l) >= 20e-6;
 			if (!strcmp(r->dtype, "bf16"))
-				bf16.r[bf16.n++] = r;
-			else if (gemm_bound(r, &x, &l) == BOUND_COMPUTE && gemm_time(r, &x, &l) >= 100e-6)
-				fp8.r[fp8.n++] = r;
+				c16.r[c16.n++] = r;
+			else if (big && !strcmp(r->dtype, "fp8"))
+				c8.r[c8.n++] = r;
+			else if (big && !strcmp(r->dtype, "fp4"))
+				c4.r[c4.n++] = r;
 		}
-	cr_assert(bf16.n == 1 && fp8.n == 6, "%d BF16 rows, %d compute-bound FP8 rows", bf16.n,
-		  fp8.n);
-	double c16 = fit_eff(&x, &x.eff_c[OC_GEMM], &bf16, &l);
-	double c8 = fit_eff(&x, &x.eff_gemm_fp8, &fp8, &l);
-	for (int j = 0; j < t[1].n; j++)
-		if (gemm_bound(&t[1].rows[j], &x, &l) == BOUND_MEMORY)
-			mem.r[mem.n++] = &t[1].rows[j];
-	cr_assert_eq(mem.n, 1, "%d memory-bound rows", mem.n);
-	double m8 = fit_eff(&x, &x.eff_m[OC_GEMM], &mem, &l);
-	double sum = 0;
-	int nf = 0;
-	for (int i = 0; i < 2; i++)
+	f->c16 = fit_eff(&x, &x.eff_c[OC_GEMM], &c16, l);
+	f->c8 = fit_eff(&x, d->eff_gemm_fp8 > 0 ? &x.eff_gemm_fp8 : &x.eff_c[OC_GEMM], &c8, l);
+	f->c4 = fit_eff(&x, &x.eff_gemm_fp4, &c4, l);
+	for (int i = 0; i < nt; i++)
+		for (int j = 0; j < t[i].n; j++)
+			if (gemm_bound(&t[i].rows[j], &x, l) == BOUND_MEMORY &&
+			    gemm_time(&t[i].rows[j], &x, l) >= 20e-6)
+				mem.r[mem.n++] = &t[i].rows[j];
+	f->mem = fit_eff(&x, &x.eff_m[OC_GEMM], &mem, l);
+	double sum[2] = {0, 0};
+	int n[2] = {0, 0};
+	for (int i = 0; i < nt; i++)
 		for (int j = 0; j < t[i].n; j++) {
 			const struct vrow *r = &t[i].rows[j];
-			double meas = r->measured * 1e-6, join = gemm_time(r, &x, &l);
+			double meas = r->measured * 1e-6, join = gemm_time(r, &x, l);
+			int fp4 = !strcmp(r->dtype, "fp4");
 			if (join < meas / 2)
-				sum += meas - join, nf++;
+				sum[fp4] += meas - join, n[fp4]++;
 		}
-	cr_assert_geq(nf, 2, "%d rows the fixed time dominates", nf);
-	cr_expect(fabs(d.eff_c[OC_GEMM] - c16) <= 0.005, "gemm_compute: shipped %g, fit %.4f",
-		  d.eff_c[OC_GEMM], c16);
-	cr_expect(fabs(d.eff_gemm_fp8 - c8) <= 0.005, "gemm_compute_fp8: shipped %g, fit %.4f",
-		  d.eff_gemm_fp8, c8);
-	cr_expect(fabs(d.eff_m[OC_GEMM] - m8) <= 0.005, "gemm_memory: shipped %g, fit %.4f",
-		  d.eff_m[OC_GEMM], m8);
-	cr_expect(fabs(d.fixed[OC_GEMM] / (sum / nf) - 1) < 0.005, "gemm_fixed: shipped %g, fit %g",
-		  d.fixed[OC_GEMM], sum / nf);
-	cr_expect_eq(d.eff_c[OC_SCAN], d.eff_gemm_fp8, "scan_compute: the FP8 GEMMs'");
-	for (int i = 0; i < 2; i++) {
+	f->fix = n[0] ? sum[0] / n[0] : NAN, f->fix4 = n[1] ? sum[1] / n[1] : NAN;
+	f->nfix = n[0], f->nfix4 = n[1];
+	cr_log_info("%s fit: BF16 %.4f (%d rows), FP8 %.4f (%d), FP4 %.4f (%d), memory %.4f (%d), "
+		    "fixed %.3g us (%d), at FP4 %.3g us (%d)", d->name, f->c16, c16.n, f->c8, c8.n,
+		    f->c4, c4.n, f->mem, mem.n, 1e6 * f->fix, n[0], 1e6 * f->fix4, n[1]);
+}
+
+/* The shipped efficiency is the fit to two decimals. */
+#define EXPECT_EFF(shipped, fit, what) \
+	cr_expect(fabs((shipped) - (fit)) <= 0.005, "%s: shipped %g, fit %.4f", what, shipped, fit)
+#define EXPECT_FIXED(shipped, fit, what) \
+	cr_expect(fabs((shipped) / (fit) - 1) < 0.005, "%s: shipped %g, fit %g", what, shipped, fit)
+
+/* Every row of the tables as karat validate prices it, and each table's
+ * mean absolute error under 10%. */
+static void expect_tables(const struct kdevice *d, const struct klink *l, const struct vtable *t,
+			  int nt)
+{
+	struct kerr err;
+	for (int i = 0; i < nt; i++) {
 		double mean = 0;
 		for (int j = 0; j < t[i].n; j++) {
 			const struct vrow *r = &t[i].rows[j];
-			double v, here = gemm_time(r, &d, &l);
+			double v, here = gemm_time(r, d, l);
 			cr_assert_eq(valid_model(r, &v, &err), 0, "%s", err.msg);
 			cr_expect(fabs(v * 1e-6 / here - 1) < 1e-12, "%s line %d: validate %.6g us, "
-				  "here %.6g us", paths[i], r->line, v, here * 1e6);
+				  "here %.6g us", t[i].path, r->line, v, here * 1e6);
 			mean += fabs(here / (r->measured * 1e-6) - 1) / t[i].n;
 		}
-		cr_expect_lt(mean, 0.10, "%s: mean absolute error %.1f%%", paths[i], 100 * mean);
-		cr_log_info("MI300X %s: %.1f%%", paths[i], 100 * mean);
+		cr_expect_lt(mean, 0.10, "%s: mean absolute error %.1f%%", t[i].path, 100 * mean);
+		cr_log_info("%s: %.1f%%", t[i].path, 100 * mean);
 	}
-	cr_log_info("MI300X fit: gemm_compute %.4f, gemm_compute_fp8 %.4f, gemm_memory %.4f, "
-		    "gemm_fixed %.3g us over %d rows", c16, c8, m8, 1e6 * sum / nf, nf);
+}
+
+static void load_tables(struct vtable *t, const char *const *paths, int nt)
+{
+	struct kerr err;
+	for (int i = 0; i < nt; i++)
+		cr_assert_eq(vtable_read(zoo_path(paths[i]), &t[i], &err), 0, "%s", err.msg);
+}
+
+static void load_gpu(const char *name, struct kdevice *d, struct klink *l)
+{
+	struct kerr err;
+	cr_assert_eq(zoo_load_device(name, d, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(zoo_load_link(d->link, l, NULL, &err), 0, "%s", err.msg);
+}
+
+/* The MI300X: AMD's max-achievable-FLOPs GEMMs (one BF16 and one FP8
+ * shape) and Azure's hipBLASLt FP8 table (nine shapes). */
+Test(gemm_fit, the_mi300x_gemms_are_the_fit_of_its_tables)
+{
+	static const char *const paths[] = {"validation/gemm-mi300x-rocm-maf.csv",
+					    "validation/gemm-mi300x-azure.csv"};
+	struct vtable t[2];
+	struct kdevice d;
+	struct klink l;
+	struct gemm_fit f;
+	load_tables(t, paths, 2);
+	load_gpu("mi300x", &d, &l);
+	cr_assert_gt(d.eff_gemm_fp8, 0, "FP8 has its own efficiency");
+	fit_gemms(&d, &l, t, 2, &f);
+	EXPECT_EFF(d.eff_c[OC_GEMM], f.c16, "gemm_compute");
+	EXPECT_EFF(d.eff_gemm_fp8, f.c8, "gemm_compute_fp8");
+	EXPECT_EFF(d.eff_m[OC_GEMM], f.mem, "gemm_memory");
+	cr_assert_geq(f.nfix, 2);
+	EXPECT_FIXED(d.fixed[OC_GEMM], f.fix, "gemm_fixed");
+	cr_expect_eq(d.eff_c[OC_SCAN], d.eff_gemm_fp8, "scan_compute: the FP8 GEMMs'");
+	expect_tables(&d, &l, t, 2);
 	vtable_free(&t[0]);
 	vtable_free(&t[1]);
+}
+
+/* The GB300 (a Blackwell Ultra GPU): Azure's cuBLASLt FP8 and FP4 table. */
+Test(gemm_fit, the_gb300_gemms_are_the_fit_of_its_table)
+{
+	static const char *const paths[] = {"validation/gemm-gb300-azure.csv"};
+	struct vtable t[1];
+	struct kdevice d;
+	struct klink l;
+	struct gemm_fit f;
+	load_tables(t, paths, 1);
+	load_gpu("gb300", &d, &l);
+	fit_gemms(&d, &l, t, 1, &f);
+	EXPECT_EFF(d.eff_c[OC_GEMM], f.c8, "gemm_compute (FP8)");
+	EXPECT_EFF(d.eff_gemm_fp4, f.c4, "gemm_compute_fp4");
+	EXPECT_EFF(d.eff_m[OC_GEMM], f.mem, "gemm_memory");
+	cr_assert(f.nfix >= 2 && f.nfix4 >= 2, "%d FP8 and %d FP4 rows", f.nfix, f.nfix4);
+	EXPECT_FIXED(d.fixed[OC_GEMM], f.fix, "gemm_fixed");
+	EXPECT_FIXED(d.gemm_fixed_fp4, f.fix4, "gemm_fixed_fp4");
+	cr_expect_eq(d.eff_c[OC_SCAN], d.eff_c[OC_GEMM], "scan_compute: the FP8 GEMMs'");
+	expect_tables(&d, &l, t, 1);
+	vtable_free(&t[0]);
 }

@@ -13,7 +13,7 @@ static const char *const MODELS[] = {"deepseek-v3.2", "deepseek-v3", "glm-5", "g
 				     "minimax-m3", "kimi-k2", "qwen3-235b-a22b",
 				     "llama-3.1-70b", "llama-3.1-405b"};
 static const char *const DEVICES[] = {"a100-80gb", "h100", "h800", "h200", "b200",
-				      "gb200", "b300", "mi300x", "mi355x", "host-ddr5",
+				      "gb200", "gb300", "b300", "mi300x", "mi355x", "host-ddr5",
 				      "grace", "attacc", "duplex", "cxl-pnm",
 				      "lpddr-pim", "karat"};
 #define NM (sizeof MODELS / sizeof *MODELS)

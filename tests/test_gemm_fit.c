@@ -10,6 +10,7 @@
  * error is under 10%. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "helpers.h"
@@ -65,13 +66,15 @@ Test(gemm_fit, the_gb200_fixed_times_are_the_fit_of_its_table)
 
 /* Fitting a GPU's GEMM values on tables of its own (issue 28 item 1), as
  * a reader can redo it.  With no fixed time: each efficiency is the one
- * whose rows' relative errors sum to zero, over the BF16 rows
- * (gemm_compute), the FP8 rows priced compute-bound at 20 us or more
- * (gemm_compute_fp8 where the file gives it, else gemm_compute), the FP4
- * ones (gemm_compute_fp4), and the rows priced memory-bound at 20 us or
- * more (gemm_memory); then each fixed time (gemm_fixed, and gemm_fixed_fp4 at
- * FP4) is the mean of measured less priced over the rows it dominates
- * (priced under half the measured time), as for the GB200 above. */
+ * whose rows' relative errors sum to zero, over the rows priced
+ * compute-bound at 20 us or more: BF16 (gemm_compute), FP8
+ * (gemm_compute_fp8 where the file gives it, else gemm_compute) and FP4
+ * (gemm_compute_fp4), and the rows priced memory-bound at 20 us or
+ * more (gemm_memory); then each fixed time (gemm_fixed, and gemm_fixed_fp4
+ * at FP4) is the one with the least mean absolute relative error over
+ * the rows it dominates (priced under half the measured time): a
+ * weighted median of measured less priced (the GB200 above takes their
+ * mean). */
 struct fit_rows {
 	const struct vrow *r[32];
 	int n;
@@ -111,6 +114,34 @@ static enum bound gemm_bound(const struct vrow *r, const struct kdevice *d, cons
 	return o.bound;
 }
 
+/* A row the fixed time dominates: measured less priced (s), and the
+ * weight of its error (1 / measured). */
+struct fixed_row {
+	double c, w;
+};
+
+static int by_c(const void *a, const void *b)
+{
+	double x = ((const struct fixed_row *)a)->c, y = ((const struct fixed_row *)b)->c;
+	return (x > y) - (x < y);
+}
+
+/* The fixed time f with the least mean absolute relative error over the
+ * rows, sum w |f - c|: their weighted median; NaN: no rows. */
+static double wmedian(struct fixed_row *r, int n)
+{
+	if (n == 0)
+		return NAN;
+	qsort(r, (size_t)n, sizeof *r, by_c);
+	double total = 0, cum = 0;
+	for (int i = 0; i < n; i++)
+		total += r[i].w;
+	for (int i = 0; i < n; i++)
+		if ((cum += r[i].w) >= total / 2)
+			return r[i].c;
+	return r[n - 1].c;
+}
+
 static void fit_gemms(const struct kdevice *d, const struct klink *l, const struct vtable *t,
 		      int nt, struct gemm_fit *f)
 {
@@ -122,7 +153,7 @@ static void fit_gemms(const struct kdevice *d, const struct klink *l, const stru
 			const struct vrow *r = &t[i].rows[j];
 			cr_assert_eq(r->kernel, VK_GEMM);
 			int big = gemm_bound(r, &x, l) == BOUND_COMPUTE && gemm_time(r, &x, l) >= 20e-6;
-			if (!strcmp(r->dtype, "bf16"))
+			if (big && !strcmp(r->dtype, "bf16"))
 				c16.r[c16.n++] = r;
 			else if (big && !strcmp(r->dtype, "fp8"))
 				c8.r[c8.n++] = r;
@@ -138,17 +169,17 @@ static void fit_gemms(const struct kdevice *d, const struct klink *l, const stru
 			    gemm_time(&t[i].rows[j], &x, l) >= 20e-6)
 				mem.r[mem.n++] = &t[i].rows[j];
 	f->mem = fit_eff(&x, &x.eff_m[OC_GEMM], &mem, l);
-	double sum[2] = {0, 0};
+	struct fixed_row c[2][64];
 	int n[2] = {0, 0};
 	for (int i = 0; i < nt; i++)
 		for (int j = 0; j < t[i].n; j++) {
 			const struct vrow *r = &t[i].rows[j];
 			double meas = r->measured * 1e-6, join = gemm_time(r, &x, l);
 			int fp4 = !strcmp(r->dtype, "fp4");
-			if (join < meas / 2)
-				sum[fp4] += meas - join, n[fp4]++;
+			if (join < meas / 2 && n[fp4] < 64)
+				c[fp4][n[fp4]++] = (struct fixed_row){meas - join, 1 / meas};
 		}
-	f->fix = n[0] ? sum[0] / n[0] : NAN, f->fix4 = n[1] ? sum[1] / n[1] : NAN;
+	f->fix = wmedian(c[0], n[0]), f->fix4 = wmedian(c[1], n[1]);
 	f->nfix = n[0], f->nfix4 = n[1];
 	cr_log_info("%s fit: BF16 %.4f (%d rows), FP8 %.4f (%d), FP4 %.4f (%d), memory %.4f (%d), "
 		    "fixed %.3g us (%d), at FP4 %.3g us (%d)", d->name, f->c16, c16.n, f->c8, c8.n,
@@ -239,6 +270,27 @@ Test(gemm_fit, the_gb300_gemms_are_the_fit_of_its_table)
 	EXPECT_FIXED(d.fixed[OC_GEMM], f.fix, "gemm_fixed");
 	EXPECT_FIXED(d.gemm_fixed_fp4, f.fix4, "gemm_fixed_fp4");
 	cr_expect_eq(d.eff_c[OC_SCAN], d.eff_c[OC_GEMM], "scan_compute: the FP8 GEMMs'");
+	expect_tables(&d, &l, t, 1);
+	vtable_free(&t[0]);
+}
+
+/* The MI355X: AMD's hipBLASLt FP8 GEMMs at 4,096 and 8,192 and its BF16
+ * decode GEMMs (K 7,168, N 64-1,024, M 1-128, the AITER FlyDSL kernels). */
+Test(gemm_fit, the_mi355x_gemms_are_the_fit_of_its_table)
+{
+	static const char *const paths[] = {"validation/gemm-mi355x-amd.csv"};
+	struct vtable t[1];
+	struct kdevice d;
+	struct klink l;
+	struct gemm_fit f;
+	load_tables(t, paths, 1);
+	load_gpu("mi355x", &d, &l);
+	cr_assert_gt(d.eff_gemm_fp8, 0, "FP8 has its own efficiency");
+	fit_gemms(&d, &l, t, 1, &f);
+	EXPECT_EFF(d.eff_gemm_fp8, f.c8, "gemm_compute_fp8");
+	cr_assert_geq(f.nfix, 30, "%d rows the fixed time dominates", f.nfix);
+	EXPECT_FIXED(d.fixed[OC_GEMM], f.fix, "gemm_fixed");
+	cr_expect_eq(d.eff_c[OC_SCAN], d.eff_gemm_fp8, "scan_compute: the FP8 GEMMs'");
 	expect_tables(&d, &l, t, 1);
 	vtable_free(&t[0]);
 }

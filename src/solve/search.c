@@ -171,11 +171,11 @@ static double aim_next(double lo, double hi, double c, int *run, int bisect)
  * work limit, halving down to one that fits.  Then probes aimed at the
  * crossing (struct aim), which take fewer that fit than doubling and
  * bisection (28 against 50 at 64 GPUs, docs/solver.md): a probe that
- * fits runs every sample, one that fails mostly stops within a few.  Into best: the answer's feasible
- * probe's result, with `energy` its energy too (batch 1 when nothing
- * fits: evaluated in full).  With beat > 0, gives up (returns 1) once the
- * bracket shows that no batch at m can have a throughput above beat
- * (cannot_beat). */
+ * fits runs every sample, one that fails mostly stops within a few.
+ * Into best: the answer's feasible probe's result, with `energy` its
+ * energy too (batch 1 when nothing fits: evaluated in full).  With
+ * beat > 0, gives up (returns 1) once the bracket shows that no batch at
+ * m can have a throughput above beat (cannot_beat). */
 static int solve_m(const struct plan *p, struct plan_ws *w, int m, int energy, double hint,
 		   double beat,
 		   struct result *best, struct kerr *err)

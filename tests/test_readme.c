@@ -272,3 +272,53 @@ Test(readme, workload_table_is_what_show_draws)
 	}
 	cr_expect_geq(rows, 7, "%d workload rows", rows);
 }
+
+/* The README's per-family validation figures ("Hopper 7.1% mean error
+ * over 71 rows, ...") are what `karat validate` prints. */
+Test(readme, family_errors_are_what_validate_prints)
+{
+	static char doc[1 << 17], out[1 << 16];
+	read_text(KARAT_DATADIR "/README.md", doc, sizeof doc);
+	size_t w = 0; /* the README's words, one space apart */
+	for (size_t r = 0; doc[r]; r++) {
+		char c = doc[r] == '\n' ? ' ' : doc[r];
+		if (c != ' ' || (w > 0 && doc[w - 1] != ' '))
+			doc[w++] = c;
+	}
+	doc[w] = '\0';
+	const char *at = strstr(doc, "shipped tables per family");
+	cr_assert_not_null(at, "README.md: no per-family validation figures");
+	char dir[] = "/tmp/karat-readme-valid-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	const char *bin = getenv("KARAT_BIN");
+	char *argv[] = {(char *)(bin ? bin : KARAT_DATADIR "/build/karat"), "validate", "--out", dir,
+			"--quiet", NULL};
+	cr_assert_eq(run_here(argv, out, sizeof out), 0, "%s", out);
+	static const char *const fam[][2] = {{"Hopper", "hopper"}, {"Blackwell", "blackwell"},
+					     {"CDNA3", "cdna3"}, {"CDNA4", "cdna4"}};
+	const char *by = strstr(out, "mean absolute error by family");
+	cr_assert_not_null(by, "%s", out);
+	for (size_t i = 0; i < sizeof fam / sizeof *fam; i++) {
+		char key[32];
+		snprintf(key, sizeof key, "%s ", fam[i][0]);
+		const char *d = strstr(at, key), *o = d ? strstr(d, "over ") : NULL;
+		cr_assert(d && o, "README.md: no figure for %s", fam[i][0]);
+		double want = strtod(d + strlen(key), NULL);
+		int want_n = atoi(o + 5);
+		snprintf(key, sizeof key, "\n  %s ", fam[i][1]);
+		const char *g = strstr(by, key);
+		cr_assert_not_null(g, "karat validate prints no %s", fam[i][1]);
+		double got;
+		int got_n;
+		cr_assert_eq(sscanf(g + strlen(key), " %lf%% (%d rows)", &got, &got_n), 2);
+		cr_expect(fabs(got - want) < 0.05 && got_n == want_n,
+			  "README.md: %s %.1f%% over %d rows; karat validate: %.1f%% over %d",
+			  fam[i][0], want, want_n, got, got_n);
+	}
+	char path[1100];
+	snprintf(path, sizeof path, "%s/validation.csv", dir);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/validation.png", dir);
+	unlink(path);
+	rmdir(dir);
+}

@@ -16,13 +16,22 @@
 #include "helpers.h"
 #include "karat.h"
 
-/* A row's GEMM as karat validate builds it, on device d. */
-static double gemm_time(const struct vrow *r, const struct kdevice *d, const struct klink *l)
+/* A row's GEMM as karat validate builds it, on device d: its time, and
+ * into *bound (unless NULL) what bounds it. */
+static double gemm_cost(const struct vrow *r, const struct kdevice *d, const struct klink *l,
+			enum bound *bound)
 {
 	struct op_cost o;
 	valid_gemm_op(r, &o);
 	roofline_op(&o, d, l);
+	if (bound)
+		*bound = o.bound;
 	return o.time;
+}
+
+static double gemm_time(const struct vrow *r, const struct kdevice *d, const struct klink *l)
+{
+	return gemm_cost(r, d, l, NULL);
 }
 
 Test(gemm_fit, the_gb200_fixed_times_are_the_fit_of_its_table)
@@ -106,12 +115,19 @@ static double fit_eff(struct kdevice *x, double *eff, const struct fit_rows *s,
 	return *eff = (lo + hi) / 2;
 }
 
-static enum bound gemm_bound(const struct vrow *r, const struct kdevice *d, const struct klink *l)
+/* Whether row r is priced bound by `want` at 20 us or more on x. */
+static int priced_long(const struct vrow *r, const struct kdevice *x, const struct klink *l,
+		       enum bound want)
 {
-	struct op_cost o;
-	valid_gemm_op(r, &o);
-	roofline_op(&o, d, l);
-	return o.bound;
+	enum bound b;
+	double t = gemm_cost(r, x, l, &b);
+	return b == want && t >= 20e-6;
+}
+
+static void add_row(struct fit_rows *s, const struct vrow *r)
+{
+	cr_assert_lt(s->n, 32, "more rows than the fit holds");
+	s->r[s->n++] = r;
 }
 
 /* A row the fixed time dominates: measured less priced (s), and the
@@ -147,27 +163,27 @@ static void fit_gemms(const struct kdevice *d, const struct klink *l, const stru
 {
 	struct kdevice x = *d;
 	x.fixed[OC_GEMM] = 0, x.gemm_fixed_fp4 = 0, x.overhead = 0;
-	struct fit_rows c16 = {{0}, 0}, c8 = {{0}, 0}, c4 = {{0}, 0}, mem = {{0}, 0};
+	static const char *const dts[3] = {"bf16", "fp8", "fp4"};
+	struct fit_rows cmp[3] = {{{0}, 0}}, mem = {{0}, 0}; /* compute-bound, by dts */
 	for (int i = 0; i < nt; i++)
 		for (int j = 0; j < t[i].n; j++) {
 			const struct vrow *r = &t[i].rows[j];
 			cr_assert_eq(r->kernel, VK_GEMM);
-			int big = gemm_bound(r, &x, l) == BOUND_COMPUTE && gemm_time(r, &x, l) >= 20e-6;
-			if (big && !strcmp(r->dtype, "bf16"))
-				c16.r[c16.n++] = r;
-			else if (big && !strcmp(r->dtype, "fp8"))
-				c8.r[c8.n++] = r;
-			else if (big && !strcmp(r->dtype, "fp4"))
-				c4.r[c4.n++] = r;
+			if (!priced_long(r, &x, l, BOUND_COMPUTE))
+				continue;
+			int k = 0;
+			while (k < 3 && strcmp(r->dtype, dts[k]))
+				k++;
+			cr_assert_lt(k, 3, "a GEMM in %s", r->dtype);
+			add_row(&cmp[k], r);
 		}
-	f->c16 = fit_eff(&x, &x.eff_c[OC_GEMM], &c16, l);
-	f->c8 = fit_eff(&x, d->eff_gemm_fp8 > 0 ? &x.eff_gemm_fp8 : &x.eff_c[OC_GEMM], &c8, l);
-	f->c4 = fit_eff(&x, &x.eff_gemm_fp4, &c4, l);
+	f->c16 = fit_eff(&x, &x.eff_c[OC_GEMM], &cmp[0], l);
+	f->c8 = fit_eff(&x, d->eff_gemm_fp8 > 0 ? &x.eff_gemm_fp8 : &x.eff_c[OC_GEMM], &cmp[1], l);
+	f->c4 = fit_eff(&x, &x.eff_gemm_fp4, &cmp[2], l);
 	for (int i = 0; i < nt; i++)
 		for (int j = 0; j < t[i].n; j++)
-			if (gemm_bound(&t[i].rows[j], &x, l) == BOUND_MEMORY &&
-			    gemm_time(&t[i].rows[j], &x, l) >= 20e-6)
-				mem.r[mem.n++] = &t[i].rows[j];
+			if (priced_long(&t[i].rows[j], &x, l, BOUND_MEMORY))
+				add_row(&mem, &t[i].rows[j]);
 	f->mem = fit_eff(&x, &x.eff_m[OC_GEMM], &mem, l);
 	struct fixed_row c[2][64];
 	int n[2] = {0, 0};
@@ -176,14 +192,16 @@ static void fit_gemms(const struct kdevice *d, const struct klink *l, const stru
 			const struct vrow *r = &t[i].rows[j];
 			double meas = r->measured * 1e-6, join = gemm_time(r, &x, l);
 			int fp4 = !strcmp(r->dtype, "fp4");
-			if (join < meas / 2 && n[fp4] < 64)
+			if (join < meas / 2) {
+				cr_assert_lt(n[fp4], 64, "more rows than the fit holds");
 				c[fp4][n[fp4]++] = (struct fixed_row){meas - join, 1 / meas};
+			}
 		}
 	f->fix = wmedian(c[0], n[0]), f->fix4 = wmedian(c[1], n[1]);
 	f->nfix = n[0], f->nfix4 = n[1];
 	cr_log_info("%s fit: BF16 %.4f (%d rows), FP8 %.4f (%d), FP4 %.4f (%d), memory %.4f (%d), "
-		    "fixed %.3g us (%d), at FP4 %.3g us (%d)", d->name, f->c16, c16.n, f->c8, c8.n,
-		    f->c4, c4.n, f->mem, mem.n, 1e6 * f->fix, n[0], 1e6 * f->fix4, n[1]);
+		    "fixed %.3g us (%d), at FP4 %.3g us (%d)", d->name, f->c16, cmp[0].n, f->c8,
+		    cmp[1].n, f->c4, cmp[2].n, f->mem, mem.n, 1e6 * f->fix, n[0], 1e6 * f->fix4, n[1]);
 }
 
 /* The shipped efficiency is the fit to two decimals. */

@@ -137,7 +137,7 @@ static double aim_at(const struct aim *a)
 {
 	if (a->n == 0 || !(a->g[1] > 0))
 		return NAN;
-	if (a->n == 1 || !(a->g[1] > a->g[0]) || a->b[1] <= a->b[0])
+	if (a->n == 1 || !(a->g[1] > a->g[0])) /* the batches only grow */
 		return a->b[1] / a->g[1];
 	return a->b[1] + (1 - a->g[1]) * (a->b[1] - a->b[0]) / (a->g[1] - a->g[0]);
 }

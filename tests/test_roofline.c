@@ -362,6 +362,17 @@ Test(roofline, topk_runs_at_the_selection_rate)
 	roofline_op(&r, &h, &l);
 	cr_expect(near(r.time, 4.13e-6 + roofline_join(&h, 4 * 65536 / 3.85e11, tm), 1e-12),
 		  "%.17g", r.time);
+	/* select.overlap joins the row pass and the throughput: 1 adds them,
+	 * 7.241 + 0.681 us (the MI355X's fit), 2 their root sum of squares */
+	r.rows = 4, h.select_overlap = 1;
+	roofline_op(&r, &h, &l);
+	cr_expect(near(r.time, 4.13e-6 + roofline_join(&h, 65536 / 9.05e9 + 4 * 65536 / 3.85e11, tm),
+		       1e-12), "%.17g", r.time);
+	cr_expect(near(r.time, 12.05e-6, 1e-3), "%.17g", r.time);
+	h.select_overlap = 2;
+	roofline_op(&r, &h, &l);
+	cr_expect(near(r.time, 4.13e-6 + roofline_join(&h, hypot(65536 / 9.05e9, 4 * 65536 / 3.85e11),
+							 tm), 1e-12), "%.17g", r.time);
 	/* a device file must give cores with their rate, or a unit's rate */
 	const char *base = "[device]\nname = x\nkind = cpu\nlink = pcie5\ntdp = 100 W\n"
 			   "[compute]\nbf16 = 1 TFLOPS\n[memory]\ncapacity = 1 GB\n"

@@ -231,10 +231,16 @@ static void device_derived(const struct kdevice *d)
 	if (d->peak[DT_FP32] <= 0)
 		printf("  no fp32 peak given: fp32 work (norms, top-k, sampling) runs at the bf16 rate\n");
 	double sel = device_select_rate(d);
-	if (sel > 0)
-		printf("  top-k selection: %.3g scores/s (%s), at most\n", sel,
-		       d->select_unit_rate > 0 ? "its selection unit" : "select.cores x select.core_rate");
-	else
+	if (sel > 0) {
+		printf("  top-k selection: at most %.3g scores/s (%s)", sel,
+		       d->select_unit_rate > 0 ? "select.unit_rate" : "select.cores x select.core_rate");
+		if (d->select_row_rate > 0)
+			printf(", and a row's own pass at %.3g scores/s, %s", d->select_row_rate,
+			       !(d->select_overlap >= 1) ? "the longer of the two"
+			       : d->select_overlap == 1  ? "the two added"
+							 : "the two joined by select.overlap");
+		printf("\n");
+	} else
 		printf("  top-k selection: no rate declared; top-k runs at its roofline (scan class)\n");
 	printf("  runs operator classes:");
 	for (int c = 0; c < OC_N; c++)

@@ -16,17 +16,28 @@ static double cbrt_1_2(double a)
 	return y;
 }
 
-double roofline_join(const struct kdevice *d, double tc, double tm)
+/* The p-norm of two times (p >= 1; otherwise, or NaN: their max). */
+static double pnorm(double a, double b, double p)
 {
-	double hi = tc > tm ? tc : tm;
-	if (!(d->overlap >= 1) || !(hi > 0))
+	double hi = a > b ? a : b;
+	if (!(p >= 1) || !(hi > 0))
 		return hi;
-	double lo = (tc > tm ? tm : tc) / hi, p = d->overlap; /* scaled: no overflow */
+	double lo = (a > b ? b : a) / hi; /* scaled: no overflow */
 	if (lo == 0)
 		return hi;
 	if (p == 3)
 		return hi * cbrt_1_2(1 + lo * lo * lo);
 	return hi * pow(1 + pow(lo, p), 1 / p);
+}
+
+double roofline_join(const struct kdevice *d, double tc, double tm)
+{
+	return pnorm(tc, tm, d->overlap);
+}
+
+double roofline_select_join(const struct kdevice *d, double through, double row)
+{
+	return pnorm(through, row, d->select_overlap);
 }
 
 double roofline_fixed(const struct kdevice *d, enum op_kind k)
@@ -97,8 +108,9 @@ void roofline_op(struct op_cost *o, const struct kdevice *d,
 	}
 	o->t_compute = roofline_gemm_flops(d, o) * ic;
 	if (op_table[o->base].selects && d->select_row_rate > 0 && o->rows > 0)
-		/* rows side by side: at least the mean row's own pass */
-		o->t_compute = fmax(o->t_compute, o->flops / o->rows / d->select_row_rate);
+		/* rows side by side: with the mean row's own pass */
+		o->t_compute = roofline_select_join(d, o->t_compute,
+						    o->flops / o->rows / d->select_row_rate);
 	if (op_table[o->base].selects) /* fewer passes over the scores */
 		o->t_compute *= device_select_scale(d, o->passes);
 	o->t_memory = o->bytes * im;

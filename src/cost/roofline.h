@@ -26,6 +26,10 @@ void roofline_op(struct op_cost *o, const struct kdevice *d,
  * their p-norm (never below the max). */
 double roofline_join(const struct kdevice *d, double tc, double tm);
 
+/* A selection's throughput time and its mean row's own pass joined: their
+ * max, or with d->select_overlap = p >= 1 their p-norm (1: their sum). */
+double roofline_select_join(const struct kdevice *d, double through, double row);
+
 /* Fixed seconds one instance of kind k pays on d: the kernel's least time
  * times the kernels it launches on a GPU (0 when fused into another). */
 double roofline_fixed(const struct kdevice *d, enum op_kind k);

@@ -98,6 +98,9 @@ static const struct field device_fields[] = {
 	NUM("select", "row_rate", select_row_rate, U_REAL, 0, 0, 1e18, 0,
 	    "scores one row's pass takes per second (rows run side by side): a top-k over rows "
 	    "of n scores takes at least n / row_rate (default: no such floor)"),
+	NUM("select", "overlap", select_overlap, U_REAL, 0, 1, 64, 0,
+	    "p of the p-norm joining a selection's row pass and its throughput time "
+	    "(1: their sum; absent: their max)"),
 	NUM("select", "passes", select_passes, U_REAL, 0, 1, 64, 0,
 	    "full passes its own top-k kernel makes over the scores (default 1): a selection "
 	    "seeded by the previous step (an algorithm's select_prev = P) takes P / passes of "
@@ -161,7 +164,7 @@ static void read_fits(struct kdevice *d, const struct ini_doc *doc)
 		[OC_ELEMENTWISE] = {"efficiency.elementwise_memory", "efficiency.overhead", 0},
 	};
 	static const char *const sel[] = {"select.unit_rate", "select.core_rate", "select.fixed",
-					  "select.row_rate", 0};
+					  "select.row_rate", "select.overlap", 0};
 	static const char *const ovh[] = {"efficiency.overhead", 0};
 	for (int c = 0; c < OC_N; c++)
 		d->fit[c] = (unsigned char)cal_fitted(doc, keys[c]);

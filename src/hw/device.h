@@ -65,6 +65,9 @@ struct kdevice {
 	/* scores/s of one row's own pass (0: none): rows run side by side, so
 	 * a selection takes at least its mean row's length at this rate */
 	double select_row_rate;
+	/* p of the p-norm joining the row pass and the throughput time
+	 * (roofline_select_join; 0: their max) */
+	double select_overlap;
 	/* full passes its own top-k kernel makes over the scores (0: one) */
 	double select_passes;
 	/* 1: those cores or that unit are not the units that scan the index:

@@ -22,6 +22,7 @@ static const struct {
 	{"select", "fixed"},
 	{"select", "core_rate"},
 	{"select", "row_rate"},
+	{"select", "overlap"},
 	{"select", "passes"},
 	{"link", "efficiency"},
 	{"link", "a2a_floor"},

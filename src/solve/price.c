@@ -222,7 +222,7 @@ double plan_slot_time(const struct plan_slot_rate *sd, const struct attn_slot *s
 		return 0;
 	double tc = f * sd->ic;
 	if (sd->row > 0 && s->rows > 0 && n > 0) /* the n requests' rows side by side */
-		tc = fmax(tc, f / (n * s->rows) * sd->row);
+		tc = roofline_select_join(sd->dev, tc, f / (n * s->rows) * sd->row);
 	double t = roofline_join(sd->dev, tc, b * sd->im) + sd->ovh;
 	return s->layers * (t > sd->floor ? t : sd->floor);
 }

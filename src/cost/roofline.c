@@ -17,7 +17,7 @@ static double cbrt_1_2(double a)
 }
 
 /* The p-norm of two times (p >= 1; otherwise, or NaN: their max). */
-static double pnorm(double a, double b, double p)
+static inline double pnorm(double a, double b, double p)
 {
 	double hi = a > b ? a : b;
 	if (!(p >= 1) || !(hi > 0))

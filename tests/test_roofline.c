@@ -388,6 +388,10 @@ Test(roofline, topk_runs_at_the_selection_rate)
 	snprintf(text, sizeof text, "%s[select]\ncores = 4\ncore_rate = 1e9\nunit_rate = 1e11\n", base);
 	cr_expect_eq(zoo_load_device(tmp_ini_str(0, text), &d, NULL, &err), -1);
 	cr_expect(strstr(err.msg, "not both"), "%s", err.msg);
+	snprintf(text, sizeof text, "%s[select]\nunit_rate = 1e11\noverlap = 1\n", base);
+	cr_expect_eq(zoo_load_device(tmp_ini_str(0, text), &d, NULL, &err), -1);
+	cr_expect(strstr(err.msg, "needs select.row_rate") && strstr(err.msg, ":23:"), "%s",
+		  err.msg);
 	snprintf(text, sizeof text, "%s[select]\nunit_rate = 1e11\n", base);
 	cr_expect_eq(zoo_load_device(tmp_ini_str(0, text), &d, NULL, &err), 0, "%s", err.msg);
 	cr_expect_eq(device_select_rate(&d), 1e11);

@@ -220,6 +220,11 @@ int device_validate(struct kdevice *d, const struct ini_doc *doc,
 		return kerr_set(err, doc->path, unit->line,
 				"give select.unit_rate or select.cores with select.core_rate, "
 				"not both");
+	const struct ini_entry *sov = ini_doc_find(doc, "select", "overlap");
+	if (sov && !(d->select_row_rate > 0))
+		return kerr_set(err, doc->path, sov->line,
+				"select.overlap joins a row's pass to the throughput: it needs "
+				"select.row_rate");
 	const struct ini_entry *piped = ini_doc_find(doc, "select", "pipelined");
 	if (piped && d->select_pipelined && (d->kind == DEV_GPU || !(device_select_rate(d) > 0)))
 		return kerr_set(err, doc->path, piped->line,

@@ -20,6 +20,20 @@
 #include "helpers.h"
 #include "karat.h"
 
+/* The shipped selection of d is the fit: its fixed time t0 (s), and s per
+ * score of a row's pass (row) and of the throughput (per), within 0.5%. */
+static void shipped_is_fit(const struct kdevice *d, double t0, double row, double per)
+{
+	cr_log_info("%s fit: fixed %.4g us, row_rate %.4g, unit_rate %.4g", d->name, t0 * 1e6,
+		    1 / row, 1 / per);
+	cr_expect(fabs(d->select_fixed / t0 - 1) < 0.005, "fixed: shipped %g, fit %g",
+		  d->select_fixed, t0);
+	cr_expect(fabs(d->select_row_rate * row - 1) < 0.005, "row_rate: shipped %g, fit %g",
+		  d->select_row_rate, 1 / row);
+	cr_expect(fabs(d->select_unit_rate * per - 1) < 0.005, "unit_rate: shipped %g, fit %g",
+		  d->select_unit_rate, 1 / per);
+}
+
 Test(topk_fit, the_shipped_selection_is_the_fit_of_the_table)
 {
 	struct vtable t;
@@ -45,13 +59,7 @@ Test(topk_fit, the_shipped_selection_is_the_fit_of_the_table)
 		ly[i] -= t0;
 	double per, cov;
 	gsl_fit_mul(lx, 1, ly, 1, nl, &per, &cov, &sumsq);
-	cr_log_info("fit: fixed %.4g us, row_rate %.4g, unit_rate %.4g", t0 * 1e6, 1 / slope, 1 / per);
-	cr_expect(fabs(d.select_fixed / t0 - 1) < 0.005, "fixed: shipped %g, fit %g",
-		  d.select_fixed, t0);
-	cr_expect(fabs(d.select_row_rate * slope - 1) < 0.005, "row_rate: shipped %g, fit %g",
-		  d.select_row_rate, 1 / slope);
-	cr_expect(fabs(d.select_unit_rate * per - 1) < 0.005, "unit_rate: shipped %g, fit %g",
-		  d.select_unit_rate, 1 / per);
+	shipped_is_fit(&d, t0, slope, per);
 	double mean = 0, was = 0;
 	for (int i = 0; i < t.n; i++) {
 		const struct vrow *r = &t.rows[i];
@@ -111,14 +119,7 @@ Test(topk_fit, the_mi355x_selection_is_the_weighted_fit_of_its_sweep)
 	double chisq;
 	cr_assert_eq(gsl_multifit_wlinear(x, w, y, c, cov, &chisq, ws), 0);
 	double t0 = gsl_vector_get(c, 0), row = gsl_vector_get(c, 1), per = gsl_vector_get(c, 2);
-	cr_log_info("mi355x fit: fixed %.4g us, row_rate %.4g, unit_rate %.4g", t0 * 1e6, 1 / row,
-		    1 / per);
-	cr_expect(fabs(d.select_fixed / t0 - 1) < 0.005, "fixed: shipped %g, fit %g",
-		  d.select_fixed, t0);
-	cr_expect(fabs(d.select_row_rate * row - 1) < 0.005, "row_rate: shipped %g, fit %g",
-		  d.select_row_rate, 1 / row);
-	cr_expect(fabs(d.select_unit_rate * per - 1) < 0.005, "unit_rate: shipped %g, fit %g",
-		  d.select_unit_rate, 1 / per);
+	shipped_is_fit(&d, t0, row, per);
 	double mean = 0;
 	for (int i = 0; i < t.n; i++) {
 		const struct vrow *r = &t.rows[i];

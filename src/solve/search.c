@@ -111,35 +111,48 @@ static int need_lo(const struct plan *p, struct plan_ws *w, int m, int energy, i
 	return 0;
 }
 
-/* Where the crossing likely is, from the probes that fit: each one's
- * margin g, the largest of its P99 over the SLO and its P99 uses over
- * capacity, is near 1 at the answer and grows about linearly with the
- * batch.  So the batch at which the line through the last two reaches 1,
- * or with one, the line through it and the origin (which overshoots where
- * a step has a fixed part: a probe past the answer fails early, cheaply).
+/* Where the crossing likely is, from the probes that fit: the least
+ * batch at which one of the three limits is reached, each on a line of
+ * its own (one margin with all three in it would follow whichever is
+ * largest, and a use that hardly moves, such as an HBM full of weights,
+ * would aim its line far past the answer):
+ *   - the P99 over the SLO, on the line through the last two probes, or
+ *     with one, through it and the origin (which overshoots where a step
+ *     has a fixed part: a probe past the answer fails early, cheaply);
+ *   - the fullest GPU's P99 bytes over its capacity, on the line from its
+ *     weights' share at batch 0 (w0) through the last probe;
+ *   - the fullest device's, on the line from the origin (its caches only).
  * A guess only: the search probes every batch it names. */
 struct aim {
-	double b[2], g[2];
+	double b[2], t[2]; /* the last two probes' batches and P99 over the SLO */
+	double gpu, mem;   /* the last probe's uses (0: none) */
+	double w0;         /* the weights' share of a GPU's capacity */
 	int n;
 };
 
 static void aim_add(struct aim *a, const struct result *r, double slo)
 {
-	double g = fmax(r->tbt_p99 / slo, r->gpu_use);
-	if (isfinite(r->mem_use))
-		g = fmax(g, r->mem_use);
-	a->b[0] = a->b[1], a->g[0] = a->g[1];
-	a->b[1] = r->batch, a->g[1] = g;
+	a->b[0] = a->b[1], a->t[0] = a->t[1];
+	a->b[1] = r->batch, a->t[1] = r->tbt_p99 / slo;
+	a->gpu = r->gpu_use;
+	a->mem = isfinite(r->mem_use) ? r->mem_use : 0;
 	a->n += a->n < 2;
 }
 
 static double aim_at(const struct aim *a)
 {
-	if (a->n == 0 || !(a->g[1] > 0))
+	if (a->n == 0)
 		return NAN;
-	if (a->n == 1 || !(a->g[1] > a->g[0])) /* the batches only grow */
-		return a->b[1] / a->g[1];
-	return a->b[1] + (1 - a->g[1]) * (a->b[1] - a->b[0]) / (a->g[1] - a->g[0]);
+	double b = a->b[1], t = a->t[1], c = INFINITY;
+	if (t > 0)
+		c = a->n == 1 || !(t > a->t[0]) /* the batches only grow */
+			    ? b / t
+			    : b + (1 - t) * (b - a->b[0]) / (t - a->t[0]);
+	if (a->gpu > a->w0)
+		c = fmin(c, b * (1 - a->w0) / (a->gpu - a->w0));
+	if (a->mem > 0)
+		c = fmin(c, b / a->mem);
+	return isfinite(c) ? c : NAN;
 }
 
 /* The next batch to probe in the bracket (lo, hi), hi > lo + 1, aimed at
@@ -181,7 +194,7 @@ static int solve_m(const struct plan *p, struct plan_ws *w, int m, int energy, d
 		   struct result *best, struct kerr *err)
 {
 	struct result at_lo;
-	struct aim aim = {{0, 0}, {0, 0}, 0};
+	struct aim aim = {.w0 = p->weights / p->cap_gpu};
 	int lo_known = 0, f; /* whether at_lo holds lo's result (need_lo) */
 	double lo = 1, hi = 0, b, step;
 	if (hint <= 1) {

@@ -503,7 +503,7 @@ Test(solve, early_exit_decides_as_the_full_evaluation)
 		cr_assert_eq(plan_solve(p, 2, &a, &err), 0, "%s", err.msg);
 		for (double B = a.batch - 6; B <= a.batch + 6; B++) {
 			struct result full = eval(q, B, 2), e;
-			int rc = plan_eval_at(p, p->ws, B, 2, &e, PLAN_EARLY, &err);
+			int rc = plan_eval_at(p, p->ws, B, 2, &e, PLAN_EARLY, 1, &err);
 			cr_assert_geq(rc, 0, "%s", err.msg);
 			cr_expect_eq(rc == 0 && e.feasible, full.feasible, "%s %s batch %g: early %d, full %d",
 				     pts[i].model, pts[i].system, B, rc == 0 && e.feasible, full.feasible);

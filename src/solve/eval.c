@@ -150,7 +150,7 @@ static void account(const struct plan *p, const double pre[3], struct result *r)
 }
 
 int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
-		 struct result *r, int how, struct kerr *err)
+		 struct result *r, int how, double limit, struct kerr *err)
 {
 	const struct design *d = &p->d;
 	if (!(batch >= 1) || batch != floor(batch) || batch > PLAN_MAX_BATCH)
@@ -246,11 +246,12 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 				double worst = fmax(w->tbt[s] / d->slo, w->use_gpu[s] / p->cap_gpu);
 				w->score[s] = p->has_mem ? fmax(worst, w->use_mem[s] / p->cap_mem) : worst;
 			}
-			int full_g = early && floor_add(&qg, w->use_gpu[s]) > p->cap_gpu + PLAN_SLACK_BYTES;
+			int full_g = early && floor_add(&qg, w->use_gpu[s]) >
+						      limit * p->cap_gpu + PLAN_SLACK_BYTES;
 			int full_m = early && p->has_mem &&
-				     floor_add(&qm, w->use_mem[s]) > p->cap_mem + PLAN_SLACK_BYTES;
-			if (early && ((floor_add(&qt, w->tbt[s]) > d->slo) | full_g | full_m)) {
-				if (full_g || full_m)
+				     floor_add(&qm, w->use_mem[s]) > limit * p->cap_mem + PLAN_SLACK_BYTES;
+			if (early && ((floor_add(&qt, w->tbt[s]) > limit * d->slo) | full_g | full_m)) {
+				if ((full_g || full_m) && limit >= 1) /* the caches alone fail */
 					note_mem_fail(p, w, B);
 				w->scored = !same;
 				r->feasible = 0;
@@ -367,7 +368,7 @@ int plan_eval_ws(const struct plan *p, struct plan_ws *w, double batch, int m,
 		 struct result *r, struct kerr *err)
 {
 	if (m != 0)
-		return plan_eval_at(p, w, batch, m, r, PLAN_ENERGY, err) < 0 ? -1 : 0;
+		return plan_eval_at(p, w, batch, m, r, PLAN_ENERGY, 1, err) < 0 ? -1 : 0;
 	if (check_work(p, w, batch, 0, err) != 0) /* every count's, before the first */
 		return -1;
 	/* auto at a fixed batch: the lowest mean step time among the feasible
@@ -376,7 +377,7 @@ int plan_eval_ws(const struct plan *p, struct plan_ws *w, double batch, int m,
 		struct result x;
 		if (p->d.progress)
 			p->d.progress(p->d.progress_ctx, k, batch);
-		if (plan_eval_at(p, w, batch, k, &x, PLAN_ENERGY, err) < 0)
+		if (plan_eval_at(p, w, batch, k, &x, PLAN_ENERGY, 1, err) < 0)
 			return -1;
 		if (k == 1 || (x.feasible && !r->feasible) ||
 		    (x.feasible == r->feasible && x.tbt_mean < r->tbt_mean))

@@ -577,11 +577,12 @@ static inline int plan_p99_top(int n)
 
 /* eval.c: one evaluation at m micro-batches (1..16), with `how` of
  * PLAN_EARLY and PLAN_ENERGY.  Early, the samples run worst first and it
- * stops as soon as the outcome is known to be infeasible (the P99 of the
- * samples run, the rest taken as 0, over the SLO or a capacity) and
- * returns 1; r is then incomplete.  Returns 0, or -1 with err. */
+ * stops as soon as the margin is known to be over `limit` (the P99 of the
+ * samples run, the rest taken as 0, over limit x the SLO or limit x a
+ * capacity; limit 1: the batch fails) and returns 1; r is then
+ * incomplete.  Returns 0, or -1 with err. */
 int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
-		 struct result *r, int how, struct kerr *err);
+		 struct result *r, int how, double limit, struct kerr *err);
 /* plan_eval on a workspace (m = 0: every count). */
 int plan_eval_ws(const struct plan *p, struct plan_ws *w, double batch, int m,
 		 struct result *r, struct kerr *err);

@@ -7,7 +7,9 @@
  * batch.  The resource with the lowest margin is the one to grow first.
  * A cheap probe, not a re-solve: one evaluation per resource, on at most
  * PROBE_SAMPLES sampled batches (the same for every resource, so the
- * margins compare; a ranking, not a new answer). */
+ * margins compare; a ranking, not a new answer), without energy, and for
+ * a resource of time stopped early once it cannot beat the best so far
+ * (its margin then reads INFINITY). */
 #include <math.h>
 #include <string.h>
 
@@ -91,13 +93,23 @@ static int grow(struct probed *x, int k)
 
 /* The margin of batch B at m micro-batches on plan p: the worst of P99
  * over the SLO and each memory's P99 use over its capacity; *time gets
- * the first alone. */
-static int margin(struct plan *p, double B, int m, double *out, double *time, struct kerr *err)
+ * the first alone.  Only the margin is wanted, so no energy is priced;
+ * and where it is known to be over `limit` (INFINITY: never) the
+ * evaluation stops early and *out is INFINITY: that resource cannot be
+ * the best (plan_eval_at's early exit, with the margin's own limit). */
+static int margin(struct plan *p, double B, int m, double limit, double *out, double *time,
+		  struct kerr *err)
 {
 	const struct design *d = plan_design(p);
 	struct result r;
-	if (plan_eval(p, B, m, &r, err) != 0)
+	int early = isfinite(limit);
+	int rc = plan_eval_at(p, p->ws, B, m, &r, early ? PLAN_EARLY : 0, early ? limit : 1, err);
+	if (rc < 0)
 		return -1;
+	if (rc == 1) {
+		*out = INFINITY;
+		return 0;
+	}
 	double worst = fmax(r.tbt_p99 / d->slo, r.gpu_use);
 	*out = isfinite(r.mem_use) ? fmax(worst, r.mem_use) : worst;
 	if (time)
@@ -120,7 +132,7 @@ int plan_probe(const struct design *d, const struct result *r, struct probe *pb,
 	copy(&x, d);
 	double time;
 	struct plan *base = plan_new(&x.d, err); /* the others borrow its pool */
-	if (!base || margin(base, B, m, &pb->base, &time, err) != 0) {
+	if (!base || margin(base, B, m, INFINITY, &pb->base, &time, err) != 0) {
 		plan_free(base);
 		return -1;
 	}
@@ -136,8 +148,15 @@ int plan_probe(const struct design *d, const struct result *r, struct probe *pb,
 		if (use_binds && k != PR_GPU_CAP && k != PR_MEM_CAP) {
 			pb->margin[k] = pb->base;
 		} else {
+			/* a time resource is ranked, not measured: it stops once it
+			 * cannot beat the best so far (or the base); a capacity is
+			 * evaluated in full (where it does not bind, its margin is
+			 * the base's exactly) */
+			int cap = k == PR_GPU_CAP || k == PR_MEM_CAP;
+			double lim = cap ? INFINITY
+					 : pb->best >= 0 ? pb->margin[pb->best] : pb->base;
 			struct plan *p = plan_new_like(&y.d, base, err);
-			int rc = p ? margin(p, B, m, &pb->margin[k], NULL, err) : -1;
+			int rc = p ? margin(p, B, m, lim, &pb->margin[k], NULL, err) : -1;
 			plan_free(p);
 			if (rc != 0) {
 				plan_free(base);

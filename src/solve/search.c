@@ -24,7 +24,7 @@ static int feasible_at(const struct plan *p, struct plan_ws *w, double batch, in
 		return 0;
 	}
 	struct result r;
-	int rc = plan_eval_at(p, w, batch, m, &r, PLAN_EARLY | (energy ? PLAN_ENERGY : 0), err);
+	int rc = plan_eval_at(p, w, batch, m, &r, PLAN_EARLY | (energy ? PLAN_ENERGY : 0), 1, err);
 	if (rc < 0)
 		return -1;
 	if (rc == 0 && r.feasible)

@@ -149,10 +149,11 @@ int plan_solve(struct plan *p, int m, struct result *r, struct kerr *err);
  * design has, doubled alone, and the next batch (answer + 1, at the
  * answer's micro-batches) evaluated again.  margin[k]: the worst of P99 /
  * SLO and each memory's use / capacity there with resource k doubled (NaN:
- * the design has no such resource); base: the same undoubled (NaN: nothing
- * was probed); best: the
- * resource with the lowest margin below base, or -1 (none helps, or the
- * answer is bound by the search's own limits: nothing probed). */
+ * the design has no such resource; INFINITY: a resource of time whose
+ * evaluation stopped once it could not beat the best so far); base: the
+ * same undoubled (NaN: nothing was probed); best: the resource with the
+ * lowest margin below base, or -1 (none helps, or the answer is bound by
+ * the search's own limits: nothing probed). */
 enum probe_res {
 	PR_GPU_COMPUTE, PR_GPU_BW, PR_GPU_CAP, PR_MEM_COMPUTE, PR_MEM_BW, PR_MEM_CAP,
 	PR_MEM_SELECT, PR_MLINK, PR_PORT, PR_UP, PR_OUT, PR_N

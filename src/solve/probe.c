@@ -145,14 +145,14 @@ int plan_probe(const struct design *d, const struct result *r, struct probe *pb,
 		copy(&y, d);
 		if (!grow(&y, k))
 			continue;
-		if (use_binds && k != PR_GPU_CAP && k != PR_MEM_CAP) {
+		int cap = k == PR_GPU_CAP || k == PR_MEM_CAP;
+		if (use_binds && !cap) {
 			pb->margin[k] = pb->base;
 		} else {
 			/* a time resource is ranked, not measured: it stops once it
 			 * cannot beat the best so far (or the base); a capacity is
 			 * evaluated in full (where it does not bind, its margin is
 			 * the base's exactly) */
-			int cap = k == PR_GPU_CAP || k == PR_MEM_CAP;
 			double lim = cap ? INFINITY
 					 : pb->best >= 0 ? pb->margin[pb->best] : pb->base;
 			struct plan *p = plan_new_like(&y.d, base, err);

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "helpers.h"
 
+#include <gsl/gsl_multifit.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,4 +105,29 @@ int traces_absent(const char *name, const char *path)
 	fprintf(stderr, "%s: skipped: %s is absent (../shared/traces is not here)\n", name,
 		path);
 	return 1;
+}
+
+int fit_relative(size_t n, size_t p, const double *x, const double *t, double *c)
+{
+	gsl_matrix *m = gsl_matrix_alloc(n, p), *cov = gsl_matrix_alloc(p, p);
+	gsl_vector *y = gsl_vector_alloc(n), *w = gsl_vector_alloc(n), *cv = gsl_vector_alloc(p);
+	gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(n, p);
+	int rc = -1;
+	if (m && cov && y && w && cv && ws) {
+		for (size_t i = 0; i < n; i++) {
+			for (size_t j = 0; j < p; j++)
+				gsl_matrix_set(m, i, j, x[i * p + j]);
+			gsl_vector_set(y, i, t[i]);
+			gsl_vector_set(w, i, 1 / (t[i] * t[i]));
+		}
+		double chisq;
+		rc = gsl_multifit_wlinear(m, w, y, cv, cov, &chisq, ws) == 0 ? 0 : -1;
+		for (size_t j = 0; rc == 0 && j < p; j++)
+			c[j] = gsl_vector_get(cv, j);
+	}
+	if (ws)
+		gsl_multifit_linear_free(ws);
+	gsl_vector_free(cv), gsl_vector_free(w), gsl_vector_free(y);
+	gsl_matrix_free(cov), gsl_matrix_free(m);
+	return rc;
 }

@@ -30,6 +30,11 @@ void read_text(const char *path, char *buf, size_t n);
  * on stderr for test `name` (the traces live outside the project). */
 int traces_absent(const char *name, const char *path);
 
+/* The least squares of relative error: c[0..p) such that t[i] ~ sum_j
+ * x[i p + j] c[j], each row weighted 1 / t[i]^2 (gsl_multifit_wlinear);
+ * 0, or -1 when GSL fails. */
+int fit_relative(size_t n, size_t p, const double *x, const double *t, double *c);
+
 /* Path of a zoo file relative to the source tree. */
 const char *zoo_path(const char *rel);
 

@@ -29,6 +29,35 @@ static inline double weights_by_hand(const struct setup *s)
 	       system_moe_redundant(&s->sys) * model_expert_bytes(&s->m);
 }
 
+/* The GPU side of one MoE decoder layer of `model` (loaded into *m) at
+ * `requests` over `gpus` GPUs: the batch, to vary and build. */
+static inline struct kbatch moe_layer(struct kmodel *m, const char *model, double requests,
+				      double gpus)
+{
+	struct kerr err;
+	cr_assert_eq(zoo_load_model(model, m, NULL, &err), 0, "%s", err.msg);
+	unsigned char seq[PIPE_MAX_LAYERS];
+	struct layer_kind kinds[PIPE_MAX_CLASSES];
+	double counts[PIPE_MAX_CLASSES];
+	int k = step_layer_kinds(m, &m->sp, seq, kinds, counts) - 1;
+	cr_assert(kinds[k].moe, "%s: its last kind of layer is a MoE one", model);
+	return (struct kbatch){.requests = requests, .gpus = gpus, .context = 1, .gpu_only = 1,
+			       .part = STEP_LAYER, .kind = kinds[k]};
+}
+
+/* Builds m's step for batches ka and kb into a and b, operator by
+ * operator alike. */
+static inline void build_pair(const struct kmodel *m, const struct kbatch *ka,
+			      const struct kbatch *kb, struct step *a, struct step *b)
+{
+	struct kerr err;
+	cr_assert_eq(step_build(m, ka, a, &err), 0, "%s", err.msg);
+	cr_assert_eq(step_build(m, kb, b, &err), 0, "%s", err.msg);
+	cr_assert_eq(a->n, b->n);
+	for (int i = 0; i < a->n; i++)
+		cr_assert_eq(a->op[i].kind, b->op[i].kind);
+}
+
 static inline struct plan *plan(struct setup *s)
 {
 	struct kerr err;

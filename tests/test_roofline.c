@@ -64,7 +64,10 @@ Test(roofline, time_is_at_least_every_bound_everywhere)
 				/* the model's law: the joined bounds plus the fixed
 				 * time of the kernels the operator launches */
 				double top = fmax(o->t_compute, fmax(o->t_memory, o->t_link));
-				double extra = o->side == SIDE_LINK ? fmax(l.latency, l.a2a_floor)
+				double af = o->kind == OP_DISPATCH && l.a2a_floor_dispatch > 0
+						    ? l.a2a_floor_dispatch
+						    : l.a2a_floor; /* the dispatch's own, where given */
+				double extra = o->side == SIDE_LINK ? fmax(l.latency, af)
 								    : roofline_op_fixed(&d, o);
 				if (o->side == SIDE_LINK) { /* the share of the shorter that overlaps */
 					cr_expect(o->time >= fmax(top, extra) - 1e-15 * top);

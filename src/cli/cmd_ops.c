@@ -105,6 +105,7 @@ int cmd_ops(const struct args *a)
 	if ((rc = apply_sets(a, NULL, NULL, &d, &l, hw, &err)) != 0) /* hw.*, link.*: last */
 		return rc == 2 ? usage_error(c, "%s", err.msg) : (die_msg("%s", err.msg), 1);
 	o.b.pad_topk = d.kind == DEV_GPU && d.fixed_topk > 0;
+	o.b.a2a_per_gpu = l.a2a_sends == A2A_PER_GPU; /* the GPU's own link carries it */
 	char dev_label[64], link_label[64];
 	arg_label(hw, dev_label, sizeof dev_label);
 	snprintf(link_label, sizeof link_label, "%s", d.link);

@@ -14,6 +14,7 @@ struct emit {
 	int pad_topk;      /* attn_geo.pad_topk for the attention stages */
 	double tp;         /* GPUs per unit (kbatch.tp; 0: 1) */
 	double imbalance;  /* kbatch.imbalance (0: 1) */
+	int a2a_per_gpu;   /* kbatch.a2a_per_gpu */
 	int overflow;
 };
 

@@ -77,6 +77,18 @@ static void ffn_op(struct emit *e, enum op_kind k, double count, double tokens,
 		emit_shape(e, first, weight_sets, tokens / weight_sets, 3 * inter, h);
 }
 
+double step_a2a_sends(double E, double k, double P, int per_gpu)
+{
+	if (!per_gpu)
+		return k;
+	/* k distinct experts of E, E / P on each GPU: a GPU holds none of
+	 * them with probability prod_i (E - E/P - i) / (E - i) */
+	double none = 1;
+	for (int i = 0; i < (int)k; i++)
+		none *= fmax(E - E / P - i, 0) / (E - i);
+	return P * (1 - none);
+}
+
 /* The MoE block for `layers` layers.  T local tokens; `global` tokens over
  * all GPUs choose experts, G GPUs hold E/G experts each. */
 static void moe(struct emit *e, double layers, double T, double global,
@@ -86,7 +98,8 @@ static void moe(struct emit *e, double layers, double T, double global,
 	double h = m->hidden, E = m->experts, k = m->active_experts;
 	emit_gemm(e, OP_ROUTER, layers, T, h, E, m->act_dt);
 	double P = G * (e->tp > 1 ? e->tp : 1); /* GPUs */
-	double away = (P - 1) / P; /* share of routed copies leaving the GPU */
+	double away = (P - 1) / P; /* share of a token's copies leaving the GPU */
+	double sent = step_a2a_sends(E, k, P, e->a2a_per_gpu); /* copies of a token */
 	/* FP8 dispatch also carries an FP32 scale per 128 channels (DeepEP's
 	 * per-token-group quantisation; +3% for a 7168-wide row), FP4 an FP8
 	 * scale per 16 (NVFP4, +12.5%: developer.nvidia.com/blog/introducing-nvfp4-for-
@@ -97,7 +110,7 @@ static void moe(struct emit *e, double layers, double T, double global,
 	/* the busiest GPU receives f times the mean copies, computes them and
 	 * returns them: the step waits for it */
 	double f = e->imbalance > 1 ? e->imbalance : 1;
-	emit_op(e, OP_DISPATCH, layers, 0, f * T * k * row * away, DT_FP32);
+	emit_op(e, OP_DISPATCH, layers, 0, f * T * sent * row * away, DT_FP32);
 	/* Expected distinct experts a GPU's share sees: each of its E/G
 	 * experts is untouched by one token with probability 1 - k/E. */
 	double active = (E / G) * (1 - pow(1 - k / E, global));
@@ -107,7 +120,7 @@ static void moe(struct emit *e, double layers, double T, double global,
 		ffn_op(e, OP_SHARED_EXPERT, layers, T,
 		       m->shared_experts * m->expert_inter, 1);
 	emit_op(e, OP_COMBINE, layers, 0,
-		f * T * k * h * dtype_bytes(m->act_dt) * away, DT_FP32);
+		f * T * sent * h * dtype_bytes(m->act_dt) * away, DT_FP32);
 }
 
 static void lm_head(struct emit *e, double T)
@@ -226,7 +239,7 @@ int step_build(const struct kmodel *m, const struct kbatch *b, struct step *s,
 	s->local = local;
 	s->q = q;
 	struct emit e = {.s = s, .m = m, .gpu_only = b->gpu_only, .pad_topk = b->pad_topk,
-			 .tp = b->tp, .imbalance = b->imbalance};
+			 .tp = b->tp, .imbalance = b->imbalance, .a2a_per_gpu = b->a2a_per_gpu};
 
 	if (b->part == STEP_LAYER) {
 		one_layer(&e, sp, b->kind, &r, q, T, b->requests * q, G);

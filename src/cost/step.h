@@ -47,8 +47,18 @@ struct kbatch {
 			       tensor-parallel attention (cost/tp.h) `gpus`
 			       counts units of tp GPUs, and a routed copy
 			       leaves its GPU unless it lands on that GPU */
+	int a2a_per_gpu;      /* the all-to-all sends a token once to each
+			       GPU holding any of its experts, not once per
+			       expert (link.a2a_sends = gpu) */
 	struct layer_kind kind; /* STEP_LAYER: which */
 };
+
+/* The copies of one token an expert all-to-all sends, with k of E experts
+ * routed and the experts spread evenly over P GPUs (its own GPU's share
+ * counted; (P - 1) / P of them leave it): one per routed expert, k; or
+ * with per_gpu one per GPU holding any of them, P (1 - C(E - E/P, k) /
+ * C(E, k)) (5.29 for DeepSeek-V3 on 8 GPUs, against 8). */
+double step_a2a_sends(double E, double k, double P, int per_gpu);
 
 /* The model's decoder layers by kind, in order: seq[i] (m->layers entries)
  * is the index into kinds of layer i's kind; kinds are numbered by first

@@ -24,10 +24,17 @@ static const struct field link_fields[] = {
 	{"link", "a2a_overlap", FK_NUM, U_REAL, OFF(a2a_overlap), 0, 0, 0, 1, 0, 0,
 	 "share of the shorter of the all-to-all's floor and its transfer that overlaps the "
 	 "longer: 0 (default) adds them, 1 takes the longer alone"},
+	{"link", "a2a_sends", FK_ENUM, U_INT, OFF(a2a_sends), 0, 0, 0, 0, 0, a2a_sends_names,
+	 "what the expert all-to-all kernels over it send of a token: expert (default: one "
+	 "copy per routed expert, as DeepEP's and pplx's low-latency kernels) or gpu (one copy "
+	 "per GPU holding any of its experts, as mori's intra-node and DeepEP's normal "
+	 "kernels)"},
 	{"link", "allreduce_floor", FK_NUM, U_TIME, OFF(allreduce_floor), 0, 0, 0, 1, 0, 0,
 	 "least time of one all-reduce among a node's GPUs over it, at a few bytes (what "
 	 "tensor-parallel attention pays per layer beside the bytes)"},
 };
+
+const char *const a2a_sends_names[A2A_SENDS_N + 1] = {"expert", "gpu", 0};
 
 /* [range]: the low and high of each assumed figure (io/range.h) */
 const struct schema link_schema = {"link", link_fields,

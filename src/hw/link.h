@@ -18,6 +18,8 @@ struct klink {
 	double a2a_overlap; /* 0..1: the share of the shorter of the floor and
 			       the transfer that overlaps the longer (0: they
 			       add, the default; 1: the longer alone) */
+	int a2a_sends;      /* enum a2a_sends: what the all-to-all kernels over
+			       this link send of a token */
 	double allreduce_floor; /* s: the least time of one all-reduce inside a
 				   node over this link, at a few bytes (0: none
 				   measured; tensor-parallel attention needs it) */
@@ -26,5 +28,11 @@ struct klink {
 };
 
 extern const struct schema link_schema;
+
+/* What an expert all-to-all sends of a token (link.a2a_sends): one copy
+ * per routed expert, or one per GPU that holds any of its experts (which
+ * applies each of them there). */
+enum a2a_sends { A2A_PER_EXPERT, A2A_PER_GPU, A2A_SENDS_N };
+extern const char *const a2a_sends_names[A2A_SENDS_N + 1];
 
 #endif

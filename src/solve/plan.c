@@ -308,6 +308,11 @@ static int check_design(const struct design *d, struct kerr *err)
 				d->gpu->name, dev_kind_names[d->gpu->kind]);
 	if (system_validate(d->sys, NULL, err) != 0)
 		return -1;
+	if (d->sys->a2a_route == A2A_HIER && d->sys->gpus > d->sys->gpus_per_node &&
+	    d->out->a2a_sends == A2A_PER_GPU)
+		return kerr_set(err, 0, 0, "system.a2a_route = hierarchical forwards each token's "
+				"expert copies inside the node; scale-out link %s sends one per GPU "
+				"(link.a2a_sends = gpu): use a2a_route = flat with it", d->out->name);
 	return tp_check(d->m, d->sys, d->up, err);
 }
 
@@ -472,6 +477,9 @@ struct plan *plan_new_like(const struct design *d, const struct plan *base, stru
 				       ? N * (1 - pow(1 - 1 / N, k)) / k
 				       : 1;
 		p->a2a_port = via && G > gpn ? p->a2a_cross * (G - gpn) / (G - 1.0) : 0;
+		/* the kernels the all-to-all runs: the scale-up link's inside a
+		 * node, the scale-out link's across nodes */
+		p->a2a_per_gpu = (G > gpn ? d->out : d->up)->a2a_sends == A2A_PER_GPU;
 	}
 	{ /* Little's law: a request stays for out / (1 + a d) steps, so a batch
 	   * of B admits B (1 + a d) / out requests per step; each brings the

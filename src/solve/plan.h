@@ -264,6 +264,7 @@ struct plan {
 			       another node: 1 flat; hierarchical, the
 			       distinct nodes a token needs over its copies
 			       there (plan_new) */
+	int a2a_per_gpu;    /* a token sent once per GPU (link.a2a_sends) */
 	double a2a_port;    /* share of a GPU's all-to-all bytes that cross
 			       its port to another node's GPUs (0: none do,
 			       or the NIC has its own path) */

@@ -91,7 +91,7 @@ static int gpu_part(const struct plan *p, struct plan_ws *w, long n, int k)
 {
 	struct kbatch kb = {.requests = (double)n * p->gpus, .gpus = p->gpus, .context = 1,
 			    .mtp = p->d.mtp, .sp = p->d.sp, .gpu_only = 1, .tp = p->tp,
-			    .imbalance = system_moe_imbalance(p->d.sys),
+			    .imbalance = system_moe_imbalance(p->d.sys), .a2a_per_gpu = p->a2a_per_gpu,
 			    .part = k < p->nkinds ? STEP_LAYER : STEP_TAIL};
 	if (k < p->nkinds)
 		kb.kind = p->kinds[k];

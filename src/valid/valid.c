@@ -307,7 +307,7 @@ static int serving(const struct vrow *r, const struct kdevice *d, double *v, str
 	return rc;
 }
 
-int valid_a2a_bytes(const struct vrow *r, double *bytes, struct kerr *err)
+int valid_a2a_bytes(const struct vrow *r, int per_gpu, double *bytes, struct kerr *err)
 {
 	static _Thread_local struct step s;
 	struct kmodel m;
@@ -322,7 +322,7 @@ int valid_a2a_bytes(const struct vrow *r, double *bytes, struct kerr *err)
 	if (k == nk)
 		return kerr_set(err, 0, 0, "model %s has no MoE layer", r->model);
 	struct kbatch b = {.requests = r->batch * r->gpus, .gpus = r->gpus, .context = 1024,
-			   .part = STEP_LAYER, .kind = kinds[k]};
+			   .part = STEP_LAYER, .kind = kinds[k], .a2a_per_gpu = per_gpu};
 	if (step_build(&m, &b, &s, err) != 0)
 		return -1;
 	enum op_kind want = r->kernel == VK_DISPATCH ? OP_DISPATCH : OP_COMBINE;
@@ -336,15 +336,18 @@ int valid_a2a_bytes(const struct vrow *r, double *bytes, struct kerr *err)
 
 /* The expert all-to-all of a row as the solver prices it
  * (roofline_a2a_nodes, flat), on the GPU's scale-up link and the shipped
- * GPU-only system's scale-out link and node size. */
+ * GPU-only system's scale-out link and node size, with the kernels of the
+ * link it crosses (the scale-up link's inside a node). */
 static int all_to_all(const struct vrow *r, const struct klink *up, double *t, struct kerr *err)
 {
 	struct ksystem sys;
 	struct klink out;
 	double bytes;
-	if (valid_a2a_bytes(r, &bytes, err) != 0 ||
-	    zoo_load_system("gpu-only", &sys, NULL, err) != 0 ||
+	if (zoo_load_system("gpu-only", &sys, NULL, err) != 0 ||
 	    zoo_load_link(sys.scaleout_link, &out, NULL, err) != 0)
+		return -1;
+	const struct klink *runs = r->gpus > sys.gpus_per_node ? &out : up;
+	if (valid_a2a_bytes(r, runs->a2a_sends == A2A_PER_GPU, &bytes, err) != 0)
 		return -1;
 	*t = roofline_a2a_nodes(up, &out, r->gpus, sys.gpus_per_node, 1, bytes,
 				r->kernel == VK_DISPATCH);

@@ -60,9 +60,10 @@ void vtable_free(struct vtable *t);
 const char *valid_unit(enum vkernel k);
 
 /* The bytes a dispatch or combine row's all-to-all moves out of each
- * GPU (one MoE layer of its model at its tokens per GPU and EP size); 0,
- * or -1 with err. */
-int valid_a2a_bytes(const struct vrow *r, double *bytes, struct kerr *err);
+ * GPU (one MoE layer of its model at its tokens per GPU and EP size), a
+ * token sent once per routed expert or with per_gpu once per GPU holding
+ * any of its experts (link.a2a_sends); 0, or -1 with err. */
+int valid_a2a_bytes(const struct vrow *r, int per_gpu, double *bytes, struct kerr *err);
 
 /* A gemm or grouped_gemm row's operator as validate prices it: weights and
  * activations in the row's dtype, BF16 out (roofline_op times it). */

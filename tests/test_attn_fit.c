@@ -1,17 +1,23 @@
 /* test_attn_fit.c: the MI355X's dense MLA decode (issue 28 item 1),
  * fitted on AITER's persistent MLA decode table in
- * validation/mla-mi355x-aiter.csv (aiter PR 5456: 32 heads, one query
- * token, batch 16-128, 4K-128K tokens of BF16 latent cache).
+ * validation/mla-mi355x-aiter.csv (aiter PR 5456, BF16 latent cache of
+ * 4K-128K tokens, batch 16-128): 32 heads and one query token, and 64
+ * heads and four (256 query rows a cached token).
  *
- * Every row is memory-bound: a layer reads each request's cache
- * (576 BF16 values a token) and its 32 heads' queries (576 values) and
- * outputs (512), so it takes 2 kernel fixed times (a split-KV pass and a
- * combine) plus bytes / (bandwidth x attention_memory).  That is linear in
- * (1, bytes): the least squares of relative error (weights 1 / t^2,
- * gsl_multifit_wlinear, helpers.c fit_relative) gives both values.  Checked: the shipped values
- * are the fit, `karat validate` prices every row as this formula, the
- * table's mean error is under 2%, and the Hopper values the MI355X carried
- * before (0.90 of its bandwidth, 2 us a kernel) were over 10x worse. */
+ * A layer reads each request's cache (576 BF16 values a token) and its
+ * heads' queries (576 values) and outputs (512), and computes 2 (576 +
+ * 512) FLOPs a query row a cached token.  With one query token of 32
+ * heads every row is memory-bound; with 256 query rows every row is
+ * compute-bound.  So a row takes 2 kernel fixed times (a split-KV pass and
+ * a combine) plus its bytes over (bandwidth x attention_memory), or its
+ * FLOPs over (BF16 peak x attention_compute): linear in the three values,
+ * which the least squares of relative error (weights 1 / t^2,
+ * gsl_multifit_wlinear, helpers.c fit_relative) gives.  Checked: the
+ * shipped values are the fit, each row is bound where the fit put it,
+ * `karat validate` prices every row as this formula, the table's mean
+ * error is under 3.5%, and the Hopper values the MI355X carried before
+ * (0.90 of its bandwidth, 0.67 of its peak, 2 us a kernel) were over 10x
+ * worse. */
 #include <criterion/criterion.h>
 #include <math.h>
 
@@ -25,6 +31,19 @@ static double row_bytes(const struct vrow *r)
 	return r->batch * r->context * 576 * 2 + r->batch * r->q_len * r->heads * (576 + 512) * 2;
 }
 
+/* Its FLOPs: scores over 576 values and outputs over 512, each a multiply
+ * and an add, for every query row and cached token. */
+static double row_flops(const struct vrow *r)
+{
+	return 2 * r->batch * r->q_len * r->heads * r->context * (576 + 512);
+}
+
+/* The table's compute-bound rows: 128 query rows or more a cached token. */
+static int compute_bound(const struct vrow *r)
+{
+	return r->heads * r->q_len >= 128;
+}
+
 Test(attn_fit, the_mi355x_mla_decode_is_the_weighted_fit_of_its_table)
 {
 	struct vtable t;
@@ -34,41 +53,44 @@ Test(attn_fit, the_mi355x_mla_decode_is_the_weighted_fit_of_its_table)
 	struct kdevice d;
 	cr_assert_eq(zoo_load_device("mi355x", &d, NULL, &err), 0, "%s", err.msg);
 	cr_assert_eq(d.overlap, 0, "the max of compute and memory: the rows are memory-bound");
-	cr_assert_geq(t.n, 16);
+	cr_assert_geq(t.n, 32);
 	cr_assert_leq(t.n, 64);
-	double x[2 * 64], y[64], c[2];
+	double x[3 * 64], y[64], c[3];
 	for (int i = 0; i < t.n; i++) {
 		const struct vrow *r = &t.rows[i];
 		cr_assert_eq(r->kernel, VK_MLA);
-		x[2 * i] = 1, x[2 * i + 1] = row_bytes(r);
+		int cb = compute_bound(r);
+		x[3 * i] = 1, x[3 * i + 1] = cb ? 0 : row_bytes(r), x[3 * i + 2] = cb ? row_flops(r) : 0;
 		y[i] = r->measured * 1e-6;
 	}
-	cr_assert_eq(fit_relative((size_t)t.n, 2, x, y, c), 0);
-	double fixed = c[0] / 2, eff = 1 / (c[1] * d.mem_bw);
-	cr_log_info("mi355x attention fit: fixed %.4g us a kernel, memory efficiency %.4g",
-		    fixed * 1e6, eff);
+	cr_assert_eq(fit_relative((size_t)t.n, 3, x, y, c), 0);
+	double peak = d.peak[DT_BF16];
+	double fixed = c[0] / 2, em = 1 / (c[1] * d.mem_bw), ec = 1 / (c[2] * peak);
+	cr_log_info("mi355x attention fit: fixed %.4g us a kernel, memory %.4g, compute %.4g",
+		    fixed * 1e6, em, ec);
 	cr_expect(fabs(d.fixed[OC_ATTENTION] / fixed - 1) < 0.005,
 		  "kernel.attention_fixed: shipped %g, fit %g", d.fixed[OC_ATTENTION], fixed);
-	cr_expect(fabs(d.eff_m[OC_ATTENTION] / eff - 1) < 0.005,
-		  "efficiency.attention_memory: shipped %g, fit %g", d.eff_m[OC_ATTENTION], eff);
+	cr_expect(fabs(d.eff_m[OC_ATTENTION] / em - 1) < 0.005,
+		  "efficiency.attention_memory: shipped %g, fit %g", d.eff_m[OC_ATTENTION], em);
+	cr_expect(fabs(d.eff_c[OC_ATTENTION] / ec - 1) < 0.005,
+		  "efficiency.attention_compute: shipped %g, fit %g", d.eff_c[OC_ATTENTION], ec);
 	double mean = 0, was = 0;
 	for (int i = 0; i < t.n; i++) {
 		const struct vrow *r = &t.rows[i];
-		double v, meas = r->measured * 1e-6, b = row_bytes(r);
-		double flops = 2 * r->batch * r->q_len * r->heads * r->context * (576 + 512);
-		double tc = flops / (d.peak[DT_BF16] * d.eff_c[OC_ATTENTION]);
+		double v, meas = r->measured * 1e-6, b = row_bytes(r), f = row_flops(r);
+		double tc = f / (peak * d.eff_c[OC_ATTENTION]);
 		double tm = b / (d.mem_bw * d.eff_m[OC_ATTENTION]);
-		cr_expect_lt(tc, tm, "line %d is memory-bound", r->line);
-		double want = 2 * d.fixed[OC_ATTENTION] + tm;
+		cr_expect_eq(tc > tm, compute_bound(r), "line %d: bound as the fit put it", r->line);
+		double want = 2 * d.fixed[OC_ATTENTION] + fmax(tc, tm);
 		cr_assert_eq(valid_model(r, &v, &err), 0, "%s", err.msg);
 		cr_expect(fabs(v * 1e-6 / want - 1) < 1e-9, "line %d: validate %.6g us, here %.6g us",
 			  r->line, v, want * 1e6);
 		mean += fabs(want / meas - 1) / t.n;
-		was += fabs((4e-6 + b / (d.mem_bw * 0.90)) / meas - 1) / t.n;
+		was += fabs((4e-6 + fmax(b / (d.mem_bw * 0.90), f / (peak * 0.67))) / meas - 1) / t.n;
 	}
 	cr_log_info("mi355x attention: mean absolute error %.1f%% (Hopper's values: %.1f%%)",
 		    100 * mean, 100 * was);
-	cr_expect_lt(mean, 0.02, "mean absolute error %.1f%%", 100 * mean);
+	cr_expect_lt(mean, 0.035, "mean absolute error %.1f%%", 100 * mean);
 	cr_expect_gt(was, 10 * mean, "Hopper's values: %.1f%%, the fit %.1f%%", 100 * was,
 		     100 * mean);
 	vtable_free(&t);

@@ -87,4 +87,5 @@ Test(a2a_sends, hierarchical_with_per_gpu_scale_out_is_refused)
 	cr_expect(strstr(err.msg, "a2a_sends") != NULL, "%s", err.msg);
 	plan_free(p);
 	design_free(dp);
+	free(dp);
 }

@@ -26,7 +26,7 @@ static struct prefill pre(double c0, double n, double gpus)
 {
 	struct prefill p;
 	struct kerr err;
-	cr_assert_eq(prefill_cost(&M, NULL, &H, gpus, c0, n, &p, &err), 0, "%s", err.msg);
+	cr_assert_eq(prefill_cost(&M, NULL, &H, gpus, 0, c0, n, &p, &err), 0, "%s", err.msg);
 	return p;
 }
 
@@ -87,10 +87,10 @@ Test(prefill, nothing_new_costs_nothing_and_bad_counts_are_refused)
 	struct prefill p = pre(5000, 0, 8);
 	cr_expect(p.flops == 0 && p.joules == 0 && p.gpu_s == 0 && p.a2a_bytes == 0);
 	struct kerr err;
-	cr_expect_neq(prefill_cost(&M, NULL, &H, 8, M.max_context, 1, &p, &err), 0);
+	cr_expect_neq(prefill_cost(&M, NULL, &H, 8, 0, M.max_context, 1, &p, &err), 0);
 	cr_expect(strstr(err.msg, "exceed"), "%s", err.msg);
-	cr_expect_neq(prefill_cost(&M, NULL, &H, 8, 10, 2.5, &p, &err), 0);
-	cr_expect_neq(prefill_cost(&M, NULL, &H, 0, 10, 2, &p, &err), 0);
+	cr_expect_neq(prefill_cost(&M, NULL, &H, 8, 0, 10, 2.5, &p, &err), 0);
+	cr_expect_neq(prefill_cost(&M, NULL, &H, 0, 0, 10, 2, &p, &err), 0);
 	/* more new tokens, or more of them cached before, never cost less */
 	cr_expect_gt(pre(5000, 2000, 8).joules, pre(5000, 1000, 8).joules);
 	cr_expect_gt(pre(9000, 1000, 8).joules, pre(5000, 1000, 8).joules);

@@ -12,11 +12,12 @@
  * alone (part): FLOPs, their energy, the compute seconds of one GPU and
  * the all-to-all bytes into v. */
 static int per_token(const struct kmodel *m, const struct sparse_cfg *sp,
-		     const struct kdevice *gpu, double G, double L, enum step_part part, double v[4],
-		     struct kerr *err)
+		     const struct kdevice *gpu, double G, int per_gpu, double L, enum step_part part,
+		     double v[4], struct kerr *err)
 {
 	static _Thread_local struct step s;
-	struct kbatch kb = {.requests = G, .gpus = G, .context = L, .sp = sp, .part = part};
+	struct kbatch kb = {.requests = G, .gpus = G, .context = L, .sp = sp, .part = part,
+			    .a2a_per_gpu = per_gpu};
 	memset(v, 0, 4 * sizeof *v);
 	if (step_build(m, &kb, &s, err) != 0)
 		return -1;
@@ -36,7 +37,8 @@ static int per_token(const struct kmodel *m, const struct sparse_cfg *sp,
 }
 
 int prefill_cost(const struct kmodel *m, const struct sparse_cfg *sp, const struct kdevice *gpu,
-		 double gpus, double c0, double n, struct prefill *out, struct kerr *err)
+		 double gpus, int a2a_per_gpu, double c0, double n, struct prefill *out,
+		 struct kerr *err)
 {
 	memset(out, 0, sizeof *out);
 	if (!(n >= 0) || !(c0 >= 0) || !(gpus >= 1) || n != floor(n) || c0 != floor(c0))
@@ -54,7 +56,7 @@ int prefill_cost(const struct kmodel *m, const struct sparse_cfg *sp, const stru
 	int exact = n <= PREFILL_POINTS, K = exact ? (int)n - 1 : PREFILL_POINTS;
 	for (int k = 0; k <= K; k++) {
 		double L = exact ? c0 + 1 + k : round(c0 + 1 + (n - 1) * k / K);
-		if (per_token(m, sp, gpu, gpus, L, STEP_WHOLE, v, err) != 0)
+		if (per_token(m, sp, gpu, gpus, a2a_per_gpu, L, STEP_WHOLE, v, err) != 0)
 			return -1;
 		double w = exact ? 1 : (k == 0 || k == K ? 0.5 : 1) * n / K;
 		for (int j = 0; j < 4; j++)
@@ -62,7 +64,7 @@ int prefill_cost(const struct kmodel *m, const struct sparse_cfg *sp, const stru
 	}
 	/* the tail (final norm, LM head, sampling: the same at any context)
 	 * runs once, for the last token, not n times */
-	if (per_token(m, sp, gpu, gpus, c0 + n, STEP_TAIL, v, err) != 0)
+	if (per_token(m, sp, gpu, gpus, a2a_per_gpu, c0 + n, STEP_TAIL, v, err) != 0)
 		return -1;
 	for (int j = 0; j < 4; j++)
 		sum[j] -= (n - 1) * v[j];

@@ -36,10 +36,12 @@ struct prefill {
 };
 
 /* The prefill of n new tokens after c0 cached ones of model m (algorithm
- * sp; NULL: the model's) on gpus GPUs of kind gpu.  n = 0: all zero.
- * Returns 0, or -1 with err (c0 + n beyond the model's window, a bad
- * count). */
+ * sp; NULL: the model's) on gpus GPUs of kind gpu, the all-to-all sending
+ * a token once per GPU with a2a_per_gpu (kbatch.a2a_per_gpu).  n = 0: all
+ * zero.  Returns 0, or -1 with err (c0 + n beyond the model's window, a
+ * bad count). */
 int prefill_cost(const struct kmodel *m, const struct sparse_cfg *sp, const struct kdevice *gpu,
-		 double gpus, double c0, double n, struct prefill *out, struct kerr *err);
+		 double gpus, int a2a_per_gpu, double c0, double n, struct prefill *out,
+		 struct kerr *err);
 
 #endif

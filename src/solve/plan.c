@@ -338,7 +338,8 @@ void plan_prefill_at(const struct plan *p, double reuse, double pre[3])
 	struct prefill pf;
 	struct kerr ignore; /* the window was checked with the contexts */
 	pre[0] = pre[1] = pre[2] = NAN;
-	if (!(out > 0) || prefill_cost(d->m, d->sp, d->gpu, p->gpus, c0, n, &pf, &ignore) != 0)
+	if (!(out > 0) ||
+	    prefill_cost(d->m, d->sp, d->gpu, p->gpus, p->a2a_per_gpu, c0, n, &pf, &ignore) != 0)
 		return;
 	const struct kdevice *g = d->gpu;
 	double j = pf.joules + pf.a2a_bytes * plan_a2a_energy(p) + pf.gpu_s * g->e_static;

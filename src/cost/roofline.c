@@ -189,6 +189,11 @@ double roofline_a2a_nodes(const struct klink *up, const struct klink *out, doubl
 	return t_up > t_out ? t_up : t_out;
 }
 
+int roofline_a2a_per_gpu(const struct klink *up, const struct klink *out, double G, double gpn)
+{
+	return (G > gpn ? out : up)->a2a_sends == A2A_PER_GPU;
+}
+
 double roofline_ridge(const struct kdevice *d, enum op_class c, enum dtype t)
 {
 	enum dtype used = t;

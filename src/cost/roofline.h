@@ -78,6 +78,11 @@ double roofline_a2a(const struct klink *l, double bytes, int dispatch);
 double roofline_a2a_nodes(const struct klink *up, const struct klink *out, double G, double gpn,
 			  double cross, double bytes, int dispatch);
 
+/* Whether the all-to-all of G GPUs, gpn to a node, sends a token once per
+ * GPU (link.a2a_sends = gpu): the scale-up link's kernels run it inside
+ * a node, the scale-out link's across nodes. */
+int roofline_a2a_per_gpu(const struct klink *up, const struct klink *out, double G, double gpn);
+
 /* FLOP/B at which compute and memory time are equal for class c, type t. */
 double roofline_ridge(const struct kdevice *d, enum op_class c, enum dtype t);
 

@@ -478,9 +478,7 @@ struct plan *plan_new_like(const struct design *d, const struct plan *base, stru
 				       ? N * (1 - pow(1 - 1 / N, k)) / k
 				       : 1;
 		p->a2a_port = via && G > gpn ? p->a2a_cross * (G - gpn) / (G - 1.0) : 0;
-		/* the kernels the all-to-all runs: the scale-up link's inside a
-		 * node, the scale-out link's across nodes */
-		p->a2a_per_gpu = (G > gpn ? d->out : d->up)->a2a_sends == A2A_PER_GPU;
+		p->a2a_per_gpu = roofline_a2a_per_gpu(d->up, d->out, G, gpn);
 	}
 	{ /* Little's law: a request stays for out / (1 + a d) steps, so a batch
 	   * of B admits B (1 + a d) / out requests per step; each brings the

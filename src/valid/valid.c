@@ -346,8 +346,8 @@ static int all_to_all(const struct vrow *r, const struct klink *up, double *t, s
 	if (zoo_load_system("gpu-only", &sys, NULL, err) != 0 ||
 	    zoo_load_link(sys.scaleout_link, &out, NULL, err) != 0)
 		return -1;
-	const struct klink *runs = r->gpus > sys.gpus_per_node ? &out : up;
-	if (valid_a2a_bytes(r, runs->a2a_sends == A2A_PER_GPU, &bytes, err) != 0)
+	int per_gpu = roofline_a2a_per_gpu(up, &out, r->gpus, sys.gpus_per_node);
+	if (valid_a2a_bytes(r, per_gpu, &bytes, err) != 0)
 		return -1;
 	*t = roofline_a2a_nodes(up, &out, r->gpus, sys.gpus_per_node, 1, bytes,
 				r->kernel == VK_DISPATCH);

@@ -1,6 +1,6 @@
 /* test_solve.c: the design-point evaluator and the SLO solver: brute force
- * on small spaces, monotone step time, capacity edges, OFMS against naive,
- * CMR against arrival order, MTP token accounting, and the per-request
+ * on small spaces, monotone step time, capacity edges, OFMS against naive
+ * (CMR's own tests: test_cmr.c), MTP token accounting, and the per-request
  * cache slots against the step's own operators. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -144,55 +144,6 @@ Test(solve, ofms_is_never_slower_than_naive)
 		plan_free(pa);
 		plan_free(pb);
 	}
-}
-
-/* Largest context sum on one (micro-batch, device). */
-static double peak(const struct sample_view *v, int m, int ndev)
-{
-	static double load[16 * 1024];
-	memset(load, 0, sizeof(double) * (size_t)m * (size_t)ndev);
-	double pk = 0;
-	for (long j = 0; j < v->n; j++) {
-		double *l = &load[v->mb[j] * ndev + v->dev[j]];
-		*l += v->ctx[j];
-		pk = *l > pk ? *l : pk;
-	}
-	return pk;
-}
-
-Test(solve, cmr_is_never_worse_balanced_than_arrival_order)
-{
-	static struct setup a, b;
-	load(&a, "deepseek-v3.2", "gpu-karat", 0, "mooncake-conv");
-	load(&b, "deepseek-v3.2", "gpu-karat", 0, "mooncake-conv");
-	a.d.sched = SCHED_OFMS, b.d.sched = SCHED_OFMS_CMR;
-	a.d.samples = b.d.samples = 20;
-	struct plan *pa = plan(&a), *pb = plan(&b);
-	int ndev = (int)a.sys.memdevs, better = 0, total = 0;
-	for (int m = 2; m <= 16; m += 2)
-		for (double B = 16; B <= 1000; B *= 2)
-			for (int smp = 0; smp < 20; smp++) {
-				struct sample_view va, vb;
-				struct kerr err;
-				cr_assert_eq(plan_inspect(pa, B, m, smp, &va, &err), 0);
-				double naive = peak(&va, m, ndev);
-				cr_assert_eq(plan_inspect(pb, B, m, smp, &vb, &err), 0);
-				double cmr = peak(&vb, m, ndev);
-				cr_expect_leq(cmr, naive, "m=%d B=%g: cmr %g > naive %g", m, B, cmr, naive);
-				/* equal counts per micro-batch on each GPU, +-1 */
-				int cnt[8][16] = {{0}};
-				for (long j = 0; j < vb.n; j++)
-					cnt[vb.gpu[j]][vb.mb[j]]++;
-				for (int g = 0; g < 8; g++)
-					for (int i = 1; i < m; i++)
-						cr_expect_leq(abs(cnt[g][i] - cnt[g][0]), 1);
-				if (B / ndev >= 2 * m) /* room to rebalance */
-					better += cmr < naive, total++;
-			}
-	cr_expect_gt(better * 2, total, "CMR should usually balance better (%d of %d)", better,
-		     total);
-	plan_free(pa);
-	plan_free(pb);
 }
 
 Test(solve, placement_keeps_a_request_on_its_gpus_least_loaded_device)

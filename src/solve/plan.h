@@ -231,10 +231,10 @@ struct plan {
 	double *ctx, *store, *store_gpu;
 	double mean_store, mean_store_gpu; /* over the pool */
 	double clipped;     /* share of the pool cut to the model's context */
+	double ctx_top;     /* the longest context, or -1: not all whole tokens */
 	int *rank;          /* order of each pool entry by context */
-	double *by_key;     /* PLAN_BK_N values (PLAN_BK_*) of the entry with
-			       each pool_key, so that the placement, which
-			       runs in key order, reads them in order */
+	double *by_key;     /* PLAN_BK_N values (PLAN_BK_*) of the entry with each
+			       pool_key: the placement reads them in key order */
 	int *pool_key;      /* its longest-first position: PLAN_POOL - 1 - rank
 			       (0 for all when the pool is alike) */
 	int pool_alike;     /* every entry is the same request (a fixed

@@ -114,6 +114,7 @@ int plan_pool_fill(struct plan *p, double *f, double *b)
 	 * context equal to the one before shares its row (a fixed context
 	 * prices and writes one row, not 4,096) */
 	int src[PLAN_POOL];
+	p->ctx_top = 0;
 	for (int i = 0; i < PLAN_POOL; i++) {
 		double L = workload_draw_context(d->wl, rng);
 		if (!isfinite(L)) {
@@ -123,6 +124,8 @@ int plan_pool_fill(struct plan *p, double *f, double *b)
 		if (L > d->m->max_context)
 			L = d->m->max_context, cut++;
 		p->ctx[i] = L;
+		if (p->ctx_top >= 0) /* whole tokens (a fixed context may not be) */
+			p->ctx_top = L >= 0 && L == floor(L) && L < 0x1p40 ? fmax(p->ctx_top, L) : -1;
 		p->rank[i] = i;
 		src[i] = i > 0 && L == p->ctx[i - 1] ? src[i - 1] : i;
 		if (src[i] != i) { /* the same request again */
@@ -271,7 +274,7 @@ int plan_pool_copy(struct plan *p, const struct plan *base)
 	memcpy(p->pool_key, base->pool_key, ni);
 	memcpy(p->by_key, base->by_key, nd * PLAN_BK_N);
 	p->mean_store = base->mean_store, p->mean_store_gpu = base->mean_store_gpu;
-	p->clipped = base->clipped;
+	p->clipped = base->clipped, p->ctx_top = base->ctx_top;
 	p->pool_alike = base->pool_alike;
 	p->keys_on_gpu = base->keys_on_gpu, p->dense_in_hbm = base->dense_in_hbm;
 	p->gpu_stores = base->gpu_stores, p->has_post = base->has_post;

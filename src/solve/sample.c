@@ -8,9 +8,12 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "cost/roofline.h"
+
+_Static_assert(PIPE_MAX_MB <= 16, "CMR's key holds a micro-batch index in 4 bits");
 
 /* Requests to micro-batches, per GPU: arrival order in equal chunks; or
  * CMR (assign_mb): longest context first, to the micro-batch whose load on
@@ -70,23 +73,35 @@ static void assign_mb(const struct plan *p, struct plan_ws *w, long B, int m)
 		int n = w->gpu_start[g + 1] - w->gpu_start[g];
 		share[2 * g] = n / m, share[2 * g + 1] = n % m;
 	}
+	/* whole tokens: exact loads, and (load, count, index) one integer key */
+	int whole = p->ctx_top >= 0 && (double)B * p->ctx_top < 0x1p43 && B < (1L << 17);
 	for (long t = 0; t < B; t++) {
 		long j = src[t];
-		int g = w->req_gpu[j], dev = w->req_dev[j], best = -1;
+		int g = w->req_gpu[j], dev = w->req_dev[j], best = -1, bc = 0;
 		int lo = share[2 * g], extra = share[2 * g + 1];
 		int *big = &w->gpu_big[g];
 		int at_lo_ok = extra > 0 && *big < extra; /* may one at lo take one more */
 		int *cnt = &w->mb_count[g * m]; /* this GPU's and this device's rows */
 		double *load = &w->mb_load[dev * m], bl = 0;
-		int bc = 0;
-		for (int i = 0; i < m; i++) { /* without branches: */
-			int c = cnt[i];
-			double li = load[i];
-			int ok = (c < lo) | ((c == lo) & at_lo_ok); /* below its share */
-			int take = ok & ((best < 0) | (li < bl) | ((li == bl) & (c < bc)));
-			best = take ? i : best;
-			bl = take ? li : bl;
-			bc = take ? c : bc;
+		if (whole) {
+			int cap = lo + at_lo_ok; /* below its share of the count */
+			uint64_t top = UINT64_MAX;
+			for (uint64_t i = 0; i < (uint64_t)m; i++) {
+				uint64_t k = (uint64_t)(int64_t)load[i] << 21 | (uint64_t)cnt[i] << 4 | i;
+				top = cnt[i] < cap && k < top ? k : top;
+			}
+			if (top != UINT64_MAX)
+				best = (int)(top & 15), bc = (int)(top >> 4 & 0x1ffff);
+		} else {
+			for (int i = 0; i < m; i++) { /* without branches: */
+				int c = cnt[i];
+				double li = load[i];
+				int ok = (c < lo) | ((c == lo) & at_lo_ok); /* below its share */
+				int take = ok & ((best < 0) | (li < bl) | ((li == bl) & (c < bc)));
+				best = take ? i : best;
+				bl = take ? li : bl;
+				bc = take ? c : bc;
+			}
 		}
 		assert(best >= 0); /* some micro-batch is below its share of the count */
 		if (bc == lo)
@@ -95,19 +110,14 @@ static void assign_mb(const struct plan *p, struct plan_ws *w, long B, int m)
 		cnt[best]++;
 		load[best] += p->ctx[w->req_pool[j]];
 	}
-	/* Greedy longest-first with equal counts is a heuristic; when the
-	 * arrival order happens to balance better, keep it, so CMR is never
-	 * worse balanced than naive. */
+	/* Greedy longest-first is a heuristic: where arrival order balances
+	 * better, keep it, so CMR is never worse balanced than naive. */
 	double cmr = peak_load(p, w, B, m, w->req_mb);
 	assign_arrival(p, w, m, w->scratch);
 	if (peak_load(p, w, B, m, w->scratch) < cmr)
 		memcpy(w->req_mb, w->scratch, sizeof(int) * (size_t)B);
 }
 
-/* Slices of request j in micro-batch i: each priced as a request of its
- * share of the context on its device (its own scan over its share, a
- * local top-k, attention over what it selected), on the GPU of that
- * device for the stages the GPU runs; each device gets the query. */
 /* Adds pool entry r's per-request values, divided among `parts` slices,
  * to the bucket of unit u on side sd (parts = 1: the whole request). */
 static void add_to_bucket(const struct plan_side *sd, struct plan_buckets *bk, int u, int r,
@@ -120,6 +130,10 @@ static void add_to_bucket(const struct plan_side *sd, struct plan_buckets *bk, i
 		acc[x] += v[x] / parts;
 }
 
+/* Slices of request j in micro-batch i: each priced as a request of its
+ * share of the context on its device (its own scan over its share, a
+ * local top-k, attention over what it selected), on the GPU of that
+ * device for the stages the GPU runs; each device gets the query. */
 static void add_slices(const struct plan *p, struct plan_ws *w, long j, int i)
 {
 	int r = w->req_pool[j], n = w->nshard[j], D = p->devs, G = p->gpus;

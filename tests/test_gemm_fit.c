@@ -298,3 +298,42 @@ Test(gemm_fit, the_mi355x_gemms_are_the_fit_of_its_table)
 	EXPECT_FIXED(d.fixed[OC_GEMM], f.fix, "gemm_fixed");
 	cr_expect_eq(d.eff_c[OC_SCAN], d.eff_gemm_fp8, "scan_compute: the FP8 GEMMs'");
 }
+
+/* The B200: DeepGEMM's and cuBLASLt's MXF4 GEMMs (seven shapes, M
+ * 128-8,192, the faster of the two kept).  Few rows are long enough for
+ * the two-step fit above to hold (two compute-bound, none memory-bound,
+ * and the fixed time is a twentieth of the longest), so gemm_compute_fp4
+ * and gemm_fixed_fp4 are fitted together: the pair with the least mean
+ * absolute relative error over the table, on a grid of 0.005 and 0.05
+ * us.  Its FP8 and memory values stay the GB200's. */
+Test(gemm_fit, the_b200_fp4_gemms_are_the_fit_of_its_table)
+{
+	struct vtable t;
+	struct klink l;
+	struct kerr err;
+	struct kdevice d, x;
+	cr_assert_eq(vtable_read(zoo_path("validation/gemm-b200-deepgemm.csv"), &t, &err), 0, "%s",
+		     err.msg);
+	cr_assert_eq(zoo_load_device("b200", &d, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(zoo_load_link(d.link, &l, NULL, &err), 0, "%s", err.msg);
+	x = d;
+	double best = INFINITY, bc = 0, bf = 0;
+	for (int i = 0; i <= 80; i++)
+		for (int j = 0; j <= 200; j++) {
+			x.eff_gemm_fp4 = 0.45 + 0.005 * i, x.gemm_fixed_fp4 = (j * 0.05) * 1e-6;
+			double e = 0;
+			for (int r = 0; r < t.n; r++)
+				e += fabs(gemm_time(&t.rows[r], &x, &l) / (t.rows[r].measured * 1e-6) - 1);
+			if (e < best - 1e-12)
+				best = e, bc = x.eff_gemm_fp4, bf = x.gemm_fixed_fp4;
+		}
+	cr_log_info("b200 fit: gemm_compute_fp4 %.3f, gemm_fixed_fp4 %.2f us, %.1f%%", bc, bf * 1e6,
+		    100 * best / t.n);
+	cr_expect(bc > 0.45 && bc < 0.85 && bf > 0 && bf < 10e-6, "the optimum is inside the grid");
+	cr_expect(fabs(d.eff_gemm_fp4 - bc) < 1e-9, "gemm_compute_fp4: shipped %g, fit %.3f",
+		  d.eff_gemm_fp4, bc);
+	cr_expect(fabs(d.gemm_fixed_fp4 / bf - 1) < 1e-9, "gemm_fixed_fp4: shipped %g, fit %g",
+		  d.gemm_fixed_fp4, bf);
+	expect_tables(&d, &l, &t, 1);
+	vtable_free(&t);
+}

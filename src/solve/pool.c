@@ -8,6 +8,7 @@
 #include <gsl/gsl_sort.h>
 #include <assert.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,9 +112,11 @@ int plan_pool_fill(struct plan *p, double *f, double *b)
 			  p->layout.cls_layers[LC_DENSE] > 0;
 	p->gpu_stores = p->keys_on_gpu || p->dense_in_hbm;
 	/* entry i's costs are in row src[i] of f, b and the packed values: a
-	 * context equal to the one before shares its row (a fixed context
-	 * prices and writes one row, not 4,096) */
-	int src[PLAN_POOL];
+	 * context drawn before shares its row (a fixed context prices and
+	 * writes one row, not 4,096; whole-token draws repeat), found through
+	 * a table of rows by the context's bits (seen: -1 where empty) */
+	int src[PLAN_POOL], seen[2 * PLAN_POOL];
+	memset(seen, -1, sizeof seen);
 	p->ctx_top = 0;
 	for (int i = 0; i < PLAN_POOL; i++) {
 		double L = workload_draw_context(d->wl, rng);
@@ -127,11 +130,17 @@ int plan_pool_fill(struct plan *p, double *f, double *b)
 		if (p->ctx_top >= 0) /* whole tokens (a fixed context may not be) */
 			p->ctx_top = L >= 0 && L == floor(L) && L < 0x1p40 ? fmax(p->ctx_top, L) : -1;
 		p->rank[i] = i;
-		src[i] = i > 0 && L == p->ctx[i - 1] ? src[i - 1] : i;
-		if (src[i] != i) { /* the same request again */
-			p->store[i] = p->store[i - 1], p->store_gpu[i] = p->store_gpu[i - 1];
+		uint64_t bits;
+		memcpy(&bits, &L, sizeof bits);
+		unsigned h = (unsigned)(bits * UINT64_C(0x9E3779B97F4A7C15) >> 40) & (2 * PLAN_POOL - 1);
+		while (seen[h] >= 0 && p->ctx[seen[h]] != L)
+			h = (h + 1) & (2 * PLAN_POOL - 1);
+		if (seen[h] >= 0) { /* the same request again */
+			src[i] = seen[h];
+			p->store[i] = p->store[src[i]], p->store_gpu[i] = p->store_gpu[src[i]];
 			continue;
 		}
+		seen[h] = src[i] = i;
 		attn_request(d->m, d->sp, &p->layout, 0, L, p->q, f + (size_t)i * n,
 			     b + (size_t)i * n);
 		attn_request(d->m, d->sp, &p->layout_mtp, 1, L, p->q, f + (size_t)i * n + S,

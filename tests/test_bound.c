@@ -9,7 +9,7 @@
 
 #include "helpers.h"
 #include "karat.h"
-#include "solve/plan.h" /* internal: plan_new_like, plan_pool_same */
+#include "solve/plan.h" /* internal: plan_new_like, plan_pool_same, plan_kept_swap */
 
 static char out[1 << 16], err[1 << 14];
 
@@ -151,7 +151,7 @@ Test(bound, the_probe_ranks_every_resource_the_design_has)
 	cr_assert_eq(plan_solve(p, 0, &r, &e), 0, "%s", e.msg);
 	cr_assert(r.feasible && r.bound == PB_SLO, "bound %d", r.bound);
 	struct probe pb;
-	cr_assert_eq(plan_probe(&dp.d, &r, &pb, &e), 0, "%s", e.msg);
+	cr_assert_eq(plan_probe(&dp.d, NULL, &r, &pb, &e), 0, "%s", e.msg);
 	cr_expect_gt(pb.base, 1, "batch %g + 1 fails", r.batch);
 	cr_assert_geq(pb.best, 0);
 	for (int k = 0; k < PR_N; k++)
@@ -163,7 +163,7 @@ Test(bound, the_probe_ranks_every_resource_the_design_has)
 	 * base stays NaN, so the CLI leaves grow_first empty, not "none" */
 	struct result capped = r;
 	capped.bound = PB_CAP;
-	cr_assert_eq(plan_probe(&dp.d, &capped, &pb, &e), 0, "%s", e.msg);
+	cr_assert_eq(plan_probe(&dp.d, NULL, &capped, &pb, &e), 0, "%s", e.msg);
 	cr_expect(pb.best == -1 && isnan(pb.base), "base %g", pb.base);
 	plan_free(p);
 	design_free(&dp);
@@ -252,4 +252,61 @@ Test(bound, a_sweep_probes_when_asked)
 	char cmd[128];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	cr_expect_eq(system(cmd), 0);
+}
+
+/* The probe borrows the solver's plan: its pool, and each sample's online
+ * placement of the batches below the next one (plan_kept_swap), given
+ * back after.  Its margins are those of a probe that places every batch
+ * afresh, bit for bit; the solver's plan answers as before; and plans
+ * lend placements only where they place alike (a rate changed, not a
+ * capacity). */
+Test(bound, a_probe_on_the_solvers_placements_ranks_as_one_afresh)
+{
+	static const struct {
+		const char *model, *system, *workload;
+	} pts[] = {{"deepseek-v3.2", "gpu-karat", "agentic"},
+		   {"glm-5.2", "gpu-only", "azure-conv"},
+		   {"deepseek-v3.2", "gpu-attacc", "agentic"}};
+	for (size_t i = 0; i < sizeof pts / sizeof *pts; i++) {
+		static struct design_parts dp;
+		struct kerr e;
+		cr_assert_eq(design_load(&dp, pts[i].model, pts[i].system, pts[i].workload, 0, &e),
+			     0, "%s", e.msg);
+		dp.d.samples = 32;
+		struct plan *p = plan_new(&dp.d, &e);
+		cr_assert_not_null(p, "%s", e.msg);
+		struct result r, again;
+		cr_assert_eq(plan_solve(p, 2, &r, &e), 0, "%s", e.msg);
+		struct probe lent, fresh;
+		cr_assert_eq(plan_probe(&dp.d, p, &r, &lent, &e), 0, "%s", e.msg);
+		cr_assert_eq(plan_probe(&dp.d, NULL, &r, &fresh, &e), 0, "%s", e.msg);
+		cr_expect(isfinite(lent.base), "%s %s: probed", pts[i].model, pts[i].system);
+		cr_expect(lent.best == fresh.best && (lent.base == fresh.base ||
+						      (isnan(lent.base) && isnan(fresh.base))),
+			  "%s %s: base %.17g against %.17g", pts[i].model, pts[i].system, lent.base,
+			  fresh.base);
+		for (int k = 0; k < PR_N; k++)
+			cr_expect(lent.margin[k] == fresh.margin[k] ||
+					  (isnan(lent.margin[k]) && isnan(fresh.margin[k])),
+				  "%s %s %s: %.17g against %.17g", pts[i].model, pts[i].system,
+				  probe_names[k], lent.margin[k], fresh.margin[k]);
+		cr_assert_eq(plan_eval(p, r.batch, r.mb, &again, &e), 0, "%s", e.msg);
+		cr_expect(again.tbt_p99 == r.tbt_p99 && again.tbt_mean == r.tbt_mean,
+			  "%s %s: the solver's plan answers as before", pts[i].model, pts[i].system);
+		dp.gpu.mem_bw *= 2; /* a rate: the same placements */
+		struct plan *q = plan_new_like(&dp.d, p, &e);
+		cr_assert_not_null(q, "%s", e.msg);
+		cr_expect_eq(plan_kept_swap(q, p), 1, "%s %s: a rate changed", pts[i].model,
+			     pts[i].system);
+		plan_kept_swap(q, p);
+		plan_free(q);
+		dp.gpu.mem_capacity *= 0.9; /* a capacity: another placement */
+		q = plan_new_like(&dp.d, p, &e);
+		cr_assert_not_null(q, "%s", e.msg);
+		cr_expect_eq(plan_kept_swap(q, p), 0, "%s %s: a capacity changed", pts[i].model,
+			     pts[i].system);
+		plan_free(q);
+		plan_free(p);
+		design_free(&dp);
+	}
 }

@@ -237,7 +237,7 @@ static int run_point(const char *name, const struct args *a, int solve)
 		rc = (solve ? plan_solve(p, ld.mb, &r, &err)
 			    : plan_eval(p, ld.batch, ld.mb, &r, &err)) != 0;
 	if (!rc && solve)
-		point_probe(&ld, &r);
+		point_probe(&ld, p, &r);
 	char done[96] = "";
 	if (!rc)
 		snprintf(done, sizeof done, "batch %.0f at %d micro-batch%s", r.batch, r.mb,

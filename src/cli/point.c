@@ -268,12 +268,12 @@ int point_load(const struct point_spec *ps, struct loaded *ld, struct kerr *err)
 	return 0;
 }
 
-void point_probe(const struct loaded *ld, struct result *r)
+void point_probe(const struct loaded *ld, struct plan *p, struct result *r)
 {
 	struct probe pb;
 	struct kerr err;
 	r->probed = 0, r->grow = -1, r->grow_margin = NAN;
-	if (!r->feasible || plan_probe(&ld->p.d, r, &pb, &err) != 0 || !isfinite(pb.base))
+	if (!r->feasible || plan_probe(&ld->p.d, p, r, &pb, &err) != 0 || !isfinite(pb.base))
 		return; /* nothing to probe (the columns stay empty) */
 	r->probed = 1, r->grow = pb.best;
 	r->grow_margin = pb.best >= 0 ? pb.margin[pb.best] : NAN;

@@ -34,9 +34,10 @@ struct loaded {
  * (usage: unknown name or option value); err says why.  Free with
  * point_free, also after a failure. */
 int point_load(const struct point_spec *ps, struct loaded *ld, struct kerr *err);
-/* For a solved answer r of ld: what to grow first (plan_probe), into r's
- * probed, grow and grow_margin; left unprobed where nothing is. */
-void point_probe(const struct loaded *ld, struct result *r);
+/* For a solved answer r of ld (p: the plan that solved it, or NULL): what
+ * to grow first (plan_probe), into r's probed, grow and grow_margin; left
+ * unprobed where nothing is. */
+void point_probe(const struct loaded *ld, struct plan *p, struct result *r);
 void point_free(struct loaded *ld);
 
 /* The CSV header (stable; the first 15 columns are fixed by issue 5). */

@@ -42,7 +42,7 @@ int pool_probe(struct pool *pl, long idx, struct kerr *err)
 	int rc = point_load(&ps, ld, err);
 	char *row = NULL;
 	if (!rc) {
-		point_probe(ld, &pl->res[idx]);
+		point_probe(ld, NULL, &pl->res[idx]);
 		if (render(pl, idx, ld, &pl->res[idx], &row) != 0) {
 			kerr_set(err, 0, 0, "out of memory");
 			rc = 1;
@@ -122,7 +122,7 @@ static int eval_point(struct pool *pl, long idx, char **row, struct result *out,
 		rc = (ld->batch > 0 ? plan_eval(p, ld->batch, ld->mb, &r, err)
 				    : plan_solve(p, ld->mb, &r, err)) != 0;
 	if (!rc && ld->batch <= 0 && pl->probe)
-		point_probe(ld, &r);
+		point_probe(ld, p, &r);
 	if (!rc)
 		*out = r, *applied = ld->p.applied;
 	if (!rc && render(pl, idx, ld, &r, row) != 0) {

@@ -1,12 +1,11 @@
 /* plan.h: internal to solve/: a design point's plan (struct plan, read
  * only once built) and the workspace its evaluations write (struct
- * plan_ws), shared by the files of solve/: pool.c draws and packs the
- * pool of sampled requests, plan.c builds the plan and workspaces,
- * price.c prices the GPU side and the cache side's buckets, place.c puts
- * a sampled batch's requests on GPUs and devices, fluid.c evaluates a
- * large batch from its sums, sample.c evaluates one sampled batch,
- * eval.c samples many at one batch, search.c solves for the largest
- * batch.  Every function here is plan_-prefixed. */
+ * plan_ws).  pool.c draws and packs the pool of sampled requests, plan.c
+ * builds plans and workspaces, price.c prices the GPU side and the cache
+ * side's buckets, place.c places a batch's requests, fluid.c evaluates a
+ * large batch from its sums, sample.c one sampled batch, eval.c many at
+ * one batch, search.c solves for the largest, probe.c what to grow
+ * first.  Every function here is plan_-prefixed. */
 #ifndef KARAT_SOLVE_PLAN_H
 #define KARAT_SOLVE_PLAN_H
 
@@ -22,10 +21,9 @@
 #include "solve/solve.h"
 
 #define PLAN_POOL_BITS 12
-#define PLAN_POOL (1 << PLAN_POOL_BITS) /* contexts drawn per plan; sampled batches
-				 draw their requests from this pool (16x more
-				 moved GLM-5.2's GPU-only answer no more than
-				 changing the seed does, at 4x the plan cost) */
+#define PLAN_POOL (1 << PLAN_POOL_BITS) /* contexts drawn per plan, for sampled
+				 batches to draw from (16x more moved GLM-5.2's GPU-only
+				 answer no more than the seed does, at 4x the plan cost) */
 #define PLAN_RADIX_BITS (PLAN_POOL_BITS / 2)
 #define PLAN_SLACK_BYTES 0.5  /* storage sums are whole bytes; "exactly full" fits */
 
@@ -427,7 +425,7 @@ enum {
 };
 
 /* The files of solve/ call one way only (scripts/check-chain.sh):
- *   pool <- plan <- price <- place <- fluid <- sample <- eval <- search
+ *   pool <- plan <- price <- place <- fluid <- sample <- eval <- search <- probe
  * Each may call the files to its left, never one to its right. */
 
 /* pool.c: the pool of sampled requests and their packed costs. */
@@ -435,14 +433,12 @@ enum {
  * rows of the layers' then the MTP layer's slots, are scratch).  0, -1
  * out of memory, -2 when a context cannot be drawn. */
 int plan_pool_fill(struct plan *p, double *f, double *b);
-/* Whether plan_pool_fill would give p base's pool: the same model,
- * algorithm, workload, seed and draft tokens, the same slots on the same
- * sides, and the same memory arrangement (what it reads; never a rate or
- * a capacity). */
+/* Whether plan_pool_fill would give p base's pool (the same model,
+ * algorithm, workload, seed, draft tokens, slots, sides and memory
+ * arrangement: what it reads, never a rate or a capacity). */
 int plan_pool_same(const struct plan *p, const struct plan *base);
-/* Copies base's pool into p where plan_pool_fill would give p the same
- * (the probe's plans differ from their base in rates and capacities
- * alone): 0, 1 when it would not (nothing copied), -1 out of memory. */
+/* Copies base's pool into p where plan_pool_same (the probe's plans): 0,
+ * 1 when not (nothing copied), -1 out of memory. */
 int plan_pool_copy(struct plan *p, const struct plan *base);
 /* The packed values of cnt requests (a real count) with summed context L
  * and per-request sums res (sd->nres of them). */
@@ -537,6 +533,10 @@ void plan_order_longest(struct plan_ws *w, long B, int *out);
  * order they were placed in, or NULL for arrival order.  Online, it starts
  * from what the sample kept (struct plan_placed) and keeps what it adds. */
 const int *plan_place(const struct plan *p, struct plan_ws *w, long B, int sample);
+/* Swaps p's and base's kept online placements (1; 0: not) where the two
+ * place alike: the same units, capacities, rules and pool (a probe's
+ * plans differ in rates and sample counts alone). */
+int plan_kept_swap(struct plan *p, struct plan *base);
 /* w->by_gpu and gpu_start: each GPU's requests in the order it received
  * them (seq, or arrival order where seq is NULL). */
 void plan_group_by_gpu(const struct plan *p, struct plan_ws *w, long B, const int *seq);

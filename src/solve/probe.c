@@ -117,8 +117,8 @@ static int margin(struct plan *p, double B, int m, double limit, double *out, do
 	return 0;
 }
 
-int plan_probe(const struct design *d, const struct result *r, struct probe *pb,
-	       struct kerr *err)
+int plan_probe(const struct design *d, struct plan *solved, const struct result *r,
+	       struct probe *pb, struct kerr *err)
 {
 	pb->best = -1;
 	pb->base = NAN; /* nothing probed until the next batch is evaluated */
@@ -131,8 +131,13 @@ int plan_probe(const struct design *d, const struct result *r, struct probe *pb,
 	struct probed x;
 	copy(&x, d);
 	double time;
-	struct plan *base = plan_new(&x.d, err); /* the others borrow its pool */
+	/* the others borrow its pool, and it the solver's placements of the
+	 * batches below B + 1 (placed once: plan_kept_swap) */
+	struct plan *base = plan_new_like(&x.d, solved, err);
+	int held = base && solved && plan_kept_swap(base, solved);
 	if (!base || margin(base, B, m, INFINITY, &pb->base, &time, err) != 0) {
+		if (held)
+			plan_kept_swap(base, solved);
 		plan_free(base);
 		return -1;
 	}
@@ -156,9 +161,14 @@ int plan_probe(const struct design *d, const struct result *r, struct probe *pb,
 			double lim = cap ? INFINITY
 					 : pb->best >= 0 ? pb->margin[pb->best] : pb->base;
 			struct plan *p = plan_new_like(&y.d, base, err);
+			int lent = p && plan_kept_swap(p, base); /* B's placements, placed once */
 			int rc = p ? margin(p, B, m, lim, &pb->margin[k], NULL, err) : -1;
+			if (lent)
+				plan_kept_swap(p, base);
 			plan_free(p);
 			if (rc != 0) {
+				if (held)
+					plan_kept_swap(base, solved);
 				plan_free(base);
 				return -1;
 			}
@@ -167,6 +177,8 @@ int plan_probe(const struct design *d, const struct result *r, struct probe *pb,
 		    (pb->best < 0 || pb->margin[k] < pb->margin[pb->best]))
 			pb->best = k;
 	}
+	if (held)
+		plan_kept_swap(base, solved);
 	plan_free(base);
 	return 0;
 }

@@ -153,7 +153,9 @@ int plan_solve(struct plan *p, int m, struct result *r, struct kerr *err);
  * evaluation stopped once it could not beat the best so far); base: the
  * same undoubled (NaN: nothing was probed); best: the resource with the
  * lowest margin below base, or -1 (none helps, or the answer is bound by
- * the search's own limits: nothing probed). */
+ * the search's own limits: nothing probed).  solved (or NULL): the plan
+ * that found the answer; the probe borrows its pool and its samples'
+ * placements (every value as if placed afresh), and gives them back. */
 enum probe_res {
 	PR_GPU_COMPUTE, PR_GPU_BW, PR_GPU_CAP, PR_MEM_COMPUTE, PR_MEM_BW, PR_MEM_CAP,
 	PR_MEM_SELECT, PR_MLINK, PR_PORT, PR_UP, PR_OUT, PR_N
@@ -163,8 +165,8 @@ struct probe {
 	int best;
 	double base, margin[PR_N];
 };
-int plan_probe(const struct design *d, const struct result *r, struct probe *pb,
-	       struct kerr *err);
+int plan_probe(const struct design *d, struct plan *solved, const struct result *r,
+	       struct probe *pb, struct kerr *err);
 
 /* The step times of the last plan_eval's samples, sorted ascending (their
  * empirical distribution), valid until the next call on the plan; *n gets

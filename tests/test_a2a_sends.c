@@ -89,3 +89,37 @@ Test(a2a_sends, hierarchical_with_per_gpu_scale_out_is_refused)
 	design_free(dp);
 	free(dp);
 }
+
+/* A dispatch or combine row of a validation table may say what its kernel
+ * sends (mori's BF16 tables): the row's bytes are then priced in that
+ * dtype, by hand 128 x 5.29465 x 7/8 copies of 7,168 BF16 values for the
+ * dispatch (no FP8 scales) and of 7,168 FP8 values for an FP8 combine;
+ * an empty dtype keeps the model's; a dtype that is none is refused. */
+Test(a2a_sends, a_rows_dtype_is_what_its_all_to_all_sends)
+{
+	static const char csv[] =
+		"kernel,model,device,dtype,batch,context,heads,q_len,topk,m,n,k,groups,gpus,"
+		"measured,unit,source\n"
+		"dispatch,deepseek-v3,mi355x,,128,,,,,,,,,8,40,us,s\n"
+		"dispatch,deepseek-v3,mi355x,bf16,128,,,,,,,,,8,47,us,s\n"
+		"combine,deepseek-v3,mi355x,,128,,,,,,,,,8,41,us,s\n"
+		"combine,deepseek-v3,mi355x,fp8,128,,,,,,,,,8,30,us,s\n";
+	struct vtable t;
+	struct kerr err;
+	cr_assert_eq(vtable_parse("t.csv", csv, sizeof csv - 1, &t, &err), 0, "%s", err.msg);
+	cr_assert_eq(t.n, 4);
+	double copies = 128 * 5.294652 * 7 / 8, want[4] = {copies * (7168 + 224), copies * 7168 * 2,
+							    copies * 7168 * 2, copies * 7168};
+	for (int i = 0; i < 4; i++) {
+		double bytes;
+		cr_assert_eq(valid_a2a_bytes(&t.rows[i], 1, &bytes, &err), 0, "%s", err.msg);
+		cr_expect_float_eq(bytes, want[i], 1e3, "row %d: %.0f bytes", i + 1, bytes);
+	}
+	vtable_free(&t);
+	static const char bad[] =
+		"kernel,model,device,dtype,batch,context,heads,q_len,topk,m,n,k,groups,gpus,"
+		"measured,unit,source\n"
+		"dispatch,deepseek-v3,mi355x,fp16,128,,,,,,,,,8,40,us,s\n";
+	cr_expect_neq(vtable_parse("bad.csv", bad, sizeof bad - 1, &t, &err), 0);
+	cr_expect(strstr(err.msg, "bad.csv:2") && strstr(err.msg, "fp16"), "%s", err.msg);
+}

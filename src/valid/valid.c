@@ -153,7 +153,10 @@ static int check_row(struct reader *r)
 	if (model_kernel != !!w->model[0])
 		return rd_fail(r, "%s %s a model", vkernel_names[w->kernel],
 			       model_kernel ? "needs" : "does not take"), -1;
-	if (w->kernel <= VK_GROUPED) {
+	/* a GEMM's dtype, and what an all-to-all sends where it says (empty:
+	 * the model's); the others' is their kernel's, for the reader */
+	int a2a = w->kernel == VK_DISPATCH || w->kernel == VK_COMBINE;
+	if (w->kernel <= VK_GROUPED || (a2a && w->dtype[0])) {
 		int dt = 0;
 		while (dtype_names[dt] && strcmp(dtype_names[dt], w->dtype) != 0)
 			dt++;
@@ -321,6 +324,9 @@ int valid_a2a_bytes(const struct vrow *r, int per_gpu, double *bytes, struct ker
 		k++;
 	if (k == nk)
 		return kerr_set(err, 0, 0, "model %s has no MoE layer", r->model);
+	for (int dt = 0; r->dtype[0] && dtype_names[dt]; dt++) /* what the row's kernel sends */
+		if (!strcmp(dtype_names[dt], r->dtype))
+			*(r->kernel == VK_DISPATCH ? &m.dispatch_dt : &m.act_dt) = dt;
 	struct kbatch b = {.requests = r->batch * r->gpus, .gpus = r->gpus, .context = 1024,
 			   .part = STEP_LAYER, .kind = kinds[k], .a2a_per_gpu = per_gpu};
 	if (step_build(&m, &b, &s, err) != 0)

@@ -62,7 +62,9 @@ const char *valid_unit(enum vkernel k);
 /* The bytes a dispatch or combine row's all-to-all moves out of each
  * GPU (one MoE layer of its model at its tokens per GPU and EP size), a
  * token sent once per routed expert or with per_gpu once per GPU holding
- * any of its experts (link.a2a_sends); 0, or -1 with err. */
+ * any of its experts (link.a2a_sends), in the row's dtype where it gives
+ * one (else the model's dispatch dtype, or activations for the combine);
+ * 0, or -1 with err. */
 int valid_a2a_bytes(const struct vrow *r, int per_gpu, double *bytes, struct kerr *err);
 
 /* A gemm or grouped_gemm row's operator as validate prices it: weights and

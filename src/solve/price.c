@@ -257,10 +257,17 @@ static double piped_pair(const struct plan_slot_rate *sd, const struct attn_slot
 	return fmin(ts + tk, hi + lo / (n > 1 ? n : 1));
 }
 
-int plan_slots_piped(const struct plan_slot_rate *sd, const struct attn_layout *lay, int s)
+/* plan_slots_piped, inlined where every bucket is priced. */
+static inline int slots_piped(const struct plan_slot_rate *sd, const struct attn_layout *lay,
+			      int s)
 {
 	return s % ATTN_SLOTS_PER_CLASS == SL_SCAN && s + 1 < lay->n && !sd[s].on_gpu &&
 	       !sd[s + 1].on_gpu && sd[s].dev == sd[s + 1].dev && sd[s].dev->select_pipelined > 0;
+}
+
+int plan_slots_piped(const struct plan_slot_rate *sd, const struct attn_layout *lay, int s)
+{
+	return slots_piped(sd, lay, s);
 }
 
 double plan_bucket_time(const struct plan *p, const struct attn_layout *lay,
@@ -273,7 +280,7 @@ double plan_bucket_time(const struct plan *p, const struct attn_layout *lay,
 	for (int s = 0; s < lay->n; s++)
 		if (where_of(p, &sd[s]) == where) {
 			double x;
-			if (plan_slots_piped(sd, lay, s)) {
+			if (slots_piped(sd, lay, s)) {
 				const double fb[4] = {val_at(v, map[s].f), val_at(v, map[s].b),
 						      val_at(v, map[s + 1].f), val_at(v, map[s + 1].b)};
 				x = piped_pair(&sd[s], &lay->s[s], fb, n);

@@ -522,14 +522,11 @@ static void keep_hot(const struct plan *p, struct plan_ws *w, long B, const int 
 int plan_kept_swap(struct plan *p, struct plan *base)
 {
 	const struct ksystem *a = p->d.sys, *b = base->d.sys;
-	size_t nd = sizeof(double) * PLAN_POOL;
-	if (p->devs != base->devs || p->gpus != base->gpus || p->has_mem != base->has_mem ||
-	    p->hot != base->hot || p->gpu_stores != base->gpu_stores || p->free_gpu != base->free_gpu ||
-	    p->cap_mem != base->cap_mem || a->gpus_per_node != b->gpus_per_node ||
-	    a->kv_shard != b->kv_shard || a->admission != b->admission || a->placement != b->placement ||
-	    memcmp(p->ctx, base->ctx, nd) || memcmp(p->store, base->store, nd) ||
-	    memcmp(p->store_gpu, base->store_gpu, nd) || /* by_key derives from these and: */
-	    memcmp(p->pool_key, base->pool_key, sizeof(int) * PLAN_POOL))
+	if (p->devs != base->devs || p->gpus != base->gpus || p->hot != base->hot ||
+	    p->free_gpu != base->free_gpu || p->cap_mem != base->cap_mem ||
+	    a->gpus_per_node != b->gpus_per_node || a->kv_shard != b->kv_shard ||
+	    a->admission != b->admission || a->placement != b->placement ||
+	    !plan_pool_same(p, base)) /* the same requests and cache bytes */
 		return 0;
 	struct plan_placed *k = p->ws->kept;
 	int n = p->ws->nkept;

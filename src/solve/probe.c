@@ -135,17 +135,12 @@ int plan_probe(const struct design *d, struct plan *solved, const struct result 
 	 * batches below B + 1 (placed once: plan_kept_swap) */
 	struct plan *base = plan_new_like(&x.d, solved, err);
 	int held = base && solved && plan_kept_swap(base, solved);
-	if (!base || margin(base, B, m, INFINITY, &pb->base, &time, err) != 0) {
-		if (held)
-			plan_kept_swap(base, solved);
-		plan_free(base);
-		return -1;
-	}
+	int rc = base ? margin(base, B, m, INFINITY, &pb->base, &time, err) : -1;
 	/* where a memory's use binds, a resource of time (every one but the
 	 * capacities) lowers the step, never a use: its margin is the base
 	 * exactly, and is not evaluated */
-	int use_binds = time < pb->base;
-	for (int k = 0; k < PR_N; k++) {
+	int use_binds = rc == 0 && time < pb->base;
+	for (int k = 0; k < PR_N && rc == 0; k++) {
 		struct probed y;
 		copy(&y, d);
 		if (!grow(&y, k))
@@ -162,23 +157,17 @@ int plan_probe(const struct design *d, struct plan *solved, const struct result 
 					 : pb->best >= 0 ? pb->margin[pb->best] : pb->base;
 			struct plan *p = plan_new_like(&y.d, base, err);
 			int lent = p && plan_kept_swap(p, base); /* B's placements, placed once */
-			int rc = p ? margin(p, B, m, lim, &pb->margin[k], NULL, err) : -1;
+			rc = p ? margin(p, B, m, lim, &pb->margin[k], NULL, err) : -1;
 			if (lent)
 				plan_kept_swap(p, base);
 			plan_free(p);
-			if (rc != 0) {
-				if (held)
-					plan_kept_swap(base, solved);
-				plan_free(base);
-				return -1;
-			}
 		}
-		if (pb->margin[k] < pb->base &&
+		if (rc == 0 && pb->margin[k] < pb->base &&
 		    (pb->best < 0 || pb->margin[k] < pb->margin[pb->best]))
 			pb->best = k;
 	}
-	if (held)
+	if (held) /* the solver's placements go back */
 		plan_kept_swap(base, solved);
 	plan_free(base);
-	return 0;
+	return rc;
 }

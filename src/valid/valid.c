@@ -129,6 +129,15 @@ static void on_field(void *s, size_t len, void *data)
 	}
 }
 
+/* The dtype a row names (DT_N: none). */
+static enum dtype row_dtype(const char *name)
+{
+	int dt = 0;
+	while (dtype_names[dt] && strcmp(dtype_names[dt], name) != 0)
+		dt++;
+	return (enum dtype)dt;
+}
+
 static int check_row(struct reader *r)
 {
 	struct vrow *w = &r->row;
@@ -156,13 +165,8 @@ static int check_row(struct reader *r)
 	/* a GEMM's dtype, and what an all-to-all sends where it says (empty:
 	 * the model's); the others' is their kernel's, for the reader */
 	int a2a = w->kernel == VK_DISPATCH || w->kernel == VK_COMBINE;
-	if (w->kernel <= VK_GROUPED || (a2a && w->dtype[0])) {
-		int dt = 0;
-		while (dtype_names[dt] && strcmp(dtype_names[dt], w->dtype) != 0)
-			dt++;
-		if (!dtype_names[dt])
-			return rd_fail(r, "dtype '%s' is not fp4, fp8, bf16 or fp32", w->dtype), -1;
-	}
+	if ((w->kernel <= VK_GROUPED || (a2a && w->dtype[0])) && row_dtype(w->dtype) == DT_N)
+		return rd_fail(r, "dtype '%s' is not fp4, fp8, bf16 or fp32", w->dtype), -1;
 	return 0;
 }
 
@@ -324,9 +328,8 @@ int valid_a2a_bytes(const struct vrow *r, int per_gpu, double *bytes, struct ker
 		k++;
 	if (k == nk)
 		return kerr_set(err, 0, 0, "model %s has no MoE layer", r->model);
-	for (int dt = 0; r->dtype[0] && dtype_names[dt]; dt++) /* what the row's kernel sends */
-		if (!strcmp(dtype_names[dt], r->dtype))
-			*(r->kernel == VK_DISPATCH ? &m.dispatch_dt : &m.act_dt) = dt;
+	if (r->dtype[0]) /* what the row's kernel sends (check_row: a dtype) */
+		*(r->kernel == VK_DISPATCH ? &m.dispatch_dt : &m.act_dt) = row_dtype(r->dtype);
 	struct kbatch b = {.requests = r->batch * r->gpus, .gpus = r->gpus, .context = 1024,
 			   .part = STEP_LAYER, .kind = kinds[k], .a2a_per_gpu = per_gpu};
 	if (step_build(&m, &b, &s, err) != 0)
@@ -362,12 +365,10 @@ static int all_to_all(const struct vrow *r, const struct klink *up, double *t, s
 
 void valid_gemm_op(const struct vrow *r, struct op_cost *o)
 {
-	int dt = 0;
-	while (dtype_names[dt] && strcmp(dtype_names[dt], r->dtype) != 0)
-		dt++;
-	double g = r->kernel == VK_GROUPED ? r->groups : 1, e = dtype_bytes((enum dtype)dt);
+	enum dtype dt = row_dtype(r->dtype);
+	double g = r->kernel == VK_GROUPED ? r->groups : 1, e = dtype_bytes(dt);
 	*o = (struct op_cost){.kind = OP_O_PROJ, .base = OP_O_PROJ, .cls = OC_GEMM,
-			      .side = SIDE_GPU, .dt = (enum dtype)dt, .count = 1,
+			      .side = SIDE_GPU, .dt = dt, .count = 1,
 			      .flops = 2 * g * r->m * r->n * r->k,
 			      .bytes = g * ((r->n + r->m) * r->k * e + 2 * r->m * r->n),
 			      .gm = r->m, .gn = r->n, .gk = r->k, .groups = g};

@@ -95,3 +95,69 @@ Test(attn_fit, the_mi355x_mla_decode_is_the_weighted_fit_of_its_table)
 		     100 * mean);
 	vtable_free(&t);
 }
+
+/* The B200's dense MLA decode (issue 28 item 1), fitted on
+ * validation/mla-b200-vllm.csv (vllm PR 41778: trtllm-gen and
+ * tokenspeed_mla_decode at 16 heads and four query tokens over 80,000
+ * tokens of FP8 cache, batch 16-256, the faster per row).  Every row reads
+ * 576 FP8 bytes a cached token and computes 64 query rows' 2 (576 + 512)
+ * FLOPs on it: 242 FLOPs a byte, one intensity, so the table fixes one
+ * roof.  It sits past the ridge of Hopper's values (0.67 of the BF16 peak
+ * against 0.90 of the bandwidth: 218), and the B200's sparse kernel (350
+ * TFLOPS, validation/flashmla-sparse-b200.csv) is further still below its
+ * compute side, so the shortfall is put on attention_compute: a row takes
+ * two kernel fixed times (assumed, as shipped) plus its FLOPs over (BF16
+ * peak x attention_compute), linear in 1 / attention_compute, whose least
+ * squares of relative error has a closed form.  Checked: the shipped value
+ * is the fit, every row is compute-bound with the memory side left at
+ * Hopper's, `karat validate` prices each row as this formula, the mean
+ * error is under 7%, and Hopper's 0.67 is over 3x worse. */
+static double b200_bytes(const struct vrow *r)
+{
+	return r->batch * r->context * 576 + r->batch * r->q_len * r->heads * (576 + 512) * 2;
+}
+
+Test(attn_fit, the_b200_mla_decode_compute_is_the_fit_of_its_table)
+{
+	struct vtable t;
+	struct kerr err;
+	cr_assert_eq(vtable_read(zoo_path("validation/mla-b200-vllm.csv"), &t, &err), 0, "%s",
+		     err.msg);
+	struct kdevice d;
+	cr_assert_eq(zoo_load_device("b200", &d, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(d.overlap, 0, "the max of compute and memory");
+	cr_assert_geq(t.n, 7);
+	double peak = d.peak[DT_BF16], a = 2 * device_fixed(&d, OC_ATTENTION, 0), num = 0, den = 0;
+	for (int i = 0; i < t.n; i++) {
+		const struct vrow *r = &t.rows[i];
+		cr_assert_eq(r->kernel, VK_MLA);
+		cr_assert_eq(r->heads * r->q_len, 64, "line %d: one intensity", r->line);
+		double y = r->measured * 1e-6, f = row_flops(r);
+		num += f / y * (1 - a / y), den += (f / y) * (f / y);
+	}
+	double ec = den / (num * peak);
+	cr_log_info("b200 attention fit: compute %.4g (kernel fixed %.3g us, assumed)", ec,
+		    a / 2 * 1e6);
+	cr_expect(fabs(d.eff_c[OC_ATTENTION] / ec - 1) < 0.005,
+		  "efficiency.attention_compute: shipped %g, fit %g", d.eff_c[OC_ATTENTION], ec);
+	double mean = 0, was = 0;
+	for (int i = 0; i < t.n; i++) {
+		const struct vrow *r = &t.rows[i];
+		double v, meas = r->measured * 1e-6, b = b200_bytes(r), f = row_flops(r);
+		double tc = f / (peak * d.eff_c[OC_ATTENTION]);
+		double tm = b / (d.mem_bw * d.eff_m[OC_ATTENTION]);
+		cr_expect_gt(tc, tm, "line %d: compute-bound", r->line);
+		double want = a + fmax(tc, tm);
+		cr_assert_eq(valid_model(r, &v, &err), 0, "%s", err.msg);
+		cr_expect(fabs(v * 1e-6 / want - 1) < 1e-9, "line %d: validate %.6g us, here %.6g us",
+			  r->line, v, want * 1e6);
+		mean += fabs(want / meas - 1) / t.n;
+		was += fabs((a + fmax(tm, f / (peak * 0.67))) / meas - 1) / t.n;
+	}
+	cr_log_info("b200 attention: mean absolute error %.1f%% (Hopper's 0.67: %.1f%%)",
+		    100 * mean, 100 * was);
+	cr_expect_lt(mean, 0.07, "mean absolute error %.1f%%", 100 * mean);
+	cr_expect_gt(was, 3 * mean, "Hopper's 0.67: %.1f%%, the fit %.1f%%", 100 * was,
+		     100 * mean);
+	vtable_free(&t);
+}

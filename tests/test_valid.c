@@ -180,3 +180,42 @@ Test(valid, command_reports_and_writes_the_csv)
 	cr_expect_eq(system(cmd), 0);
 	unlink(p);
 }
+
+/* An MLA row's dtype is the cache its kernel reads, latent and rotary part
+ * alike, with one scale for the tensor (empty: the model's layout).  On
+ * the B200 (the max of compute and memory, no p-norm) at 16 heads and one
+ * query token every row is memory-bound, so a row takes two kernel fixed
+ * times plus its bytes over (bandwidth x attention_memory): 576 cache
+ * bytes a token at FP8, 1,152 at BF16 and DeepSeek-V3's own (BF16, no
+ * scales), plus each head's BF16 query in (576) and output out (512). */
+Test(valid, an_mla_rows_dtype_is_the_cache_its_kernel_reads)
+{
+	static const char csv[] =
+		"kernel,model,device,dtype,batch,context,heads,q_len,topk,m,n,k,groups,gpus,"
+		"measured,unit,source\n"
+		"mla_decode,deepseek-v3,b200,fp8,64,4096,16,1,,,,,,,100,us,s\n"
+		"mla_decode,deepseek-v3,b200,bf16,64,4096,16,1,,,,,,,100,us,s\n"
+		"mla_decode,deepseek-v3,b200,,64,4096,16,1,,,,,,,100,us,s\n";
+	struct vtable t;
+	struct kerr err;
+	cr_assert_eq(vtable_parse("t.csv", csv, sizeof csv - 1, &t, &err), 0, "%s", err.msg);
+	cr_assert_eq(t.n, 3);
+	struct kdevice d;
+	cr_assert_eq(zoo_load_device("b200", &d, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(d.overlap, 0);
+	double a = 2 * device_fixed(&d, OC_ATTENTION, 0), per_token[3] = {576, 1152, 1152};
+	for (int i = 0; i < 3; i++) {
+		double us, bytes = 64 * 4096 * per_token[i] + 64 * 16 * (576 + 512) * 2;
+		double want = a + bytes / (d.mem_bw * d.eff_m[OC_ATTENTION]);
+		cr_assert_eq(valid_model(&t.rows[i], &us, &err), 0, "%s", err.msg);
+		cr_expect(fabs(us * 1e-6 / want - 1) < 1e-9, "row %d: %.6g us, by hand %.6g us",
+			  i + 1, us, want * 1e6);
+	}
+	vtable_free(&t);
+	static const char bad[] =
+		"kernel,model,device,dtype,batch,context,heads,q_len,topk,m,n,k,groups,gpus,"
+		"measured,unit,source\n"
+		"mla_decode,deepseek-v3,h800,int8,64,4096,16,1,,,,,,,100,us,s\n";
+	cr_expect_neq(vtable_parse("bad.csv", bad, sizeof bad - 1, &t, &err), 0);
+	cr_expect(strstr(err.msg, "bad.csv:2") && strstr(err.msg, "int8"), "%s", err.msg);
+}

@@ -162,10 +162,12 @@ static int check_row(struct reader *r)
 	if (model_kernel != !!w->model[0])
 		return rd_fail(r, "%s %s a model", vkernel_names[w->kernel],
 			       model_kernel ? "needs" : "does not take"), -1;
-	/* a GEMM's dtype, and what an all-to-all sends where it says (empty:
-	 * the model's); the others' is their kernel's, for the reader */
-	int a2a = w->kernel == VK_DISPATCH || w->kernel == VK_COMBINE;
-	if ((w->kernel <= VK_GROUPED || (a2a && w->dtype[0])) && row_dtype(w->dtype) == DT_N)
+	/* a GEMM's dtype, what an all-to-all sends, and the cache an MLA
+	 * kernel reads, where they say (empty: the model's); the others' is
+	 * their kernel's, for the reader */
+	int said = w->kernel == VK_DISPATCH || w->kernel == VK_COMBINE || w->kernel == VK_MLA ||
+		   w->kernel == VK_SPARSE_MLA;
+	if ((w->kernel <= VK_GROUPED || (said && w->dtype[0])) && row_dtype(w->dtype) == DT_N)
 		return rd_fail(r, "dtype '%s' is not fp4, fp8, bf16 or fp32", w->dtype), -1;
 	return 0;
 }
@@ -262,6 +264,10 @@ static int layer_kernel(const struct vrow *r, const struct kdevice *d, const str
 		m.heads = r->heads;
 	if (!isnan(r->topk))
 		m.sp.p[SP_TOPK] = r->topk;
+	if (r->dtype[0] && r->kernel != VK_INDEXER) { /* the cache it reads: one dtype, */
+		m.kv_dt = m.kv_rope_dt = row_dtype(r->dtype); /* a per-tensor scale */
+		m.kv_scale_bytes = 0;
+	}
 	unsigned char seq[PIPE_MAX_LAYERS];
 	struct layer_kind kinds[PIPE_MAX_CLASSES];
 	double counts[PIPE_MAX_CLASSES];

@@ -98,7 +98,7 @@ Test(attn_fit, the_mi355x_mla_decode_is_the_weighted_fit_of_its_table)
 
 /* The B200's dense MLA decode (issue 28 item 1), fitted on
  * validation/mla-b200-vllm.csv (vllm PR 41778: trtllm-gen and
- * tokenspeed_mla_decode at 16 heads and four query tokens over 80,000
+ * tokenspeed_mla_decode at 16 heads and four query tokens over 81,920
  * tokens of FP8 cache, batch 16-256, the faster per row).  Every row reads
  * 576 FP8 bytes a cached token and computes 64 query rows' 2 (576 + 512)
  * FLOPs on it: 242 FLOPs a byte, one intensity, so the table fixes one

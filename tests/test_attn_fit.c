@@ -44,15 +44,47 @@ static int compute_bound(const struct vrow *r)
 	return r->heads * r->q_len >= 128;
 }
 
+/* Reads a shipped table and loads the device it fits; both must load,
+ * and the device must take the max of compute and memory (no p-norm). */
+static void open_fit(const char *table, const char *device, struct vtable *t, struct kdevice *d)
+{
+	struct kerr err;
+	cr_assert_eq(vtable_read(zoo_path(table), t, &err), 0, "%s", err.msg);
+	cr_assert_eq(zoo_load_device(device, d, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(d->overlap, 0, "%s: the max of compute and memory", device);
+}
+
+/* The mean absolute error over table t of a + max(FLOPs / (BF16 peak x
+ * ec), bytes / (bandwidth x em)), each row's bytes from `bytes`.  With
+ * `shipped` (d's own values), also checks that `karat validate` prices
+ * every row as that formula and that each row is compute-bound exactly
+ * where `bound` says. */
+static double priced_error(const struct vtable *t, const struct kdevice *d, double a, double em,
+			   double ec, double (*bytes)(const struct vrow *),
+			   int (*bound)(const struct vrow *), int shipped)
+{
+	double mean = 0, peak = d->peak[DT_BF16];
+	for (int i = 0; i < t->n; i++) {
+		const struct vrow *r = &t->rows[i];
+		double v, tc = row_flops(r) / (peak * ec), tm = bytes(r) / (d->mem_bw * em);
+		double want = a + fmax(tc, tm);
+		if (shipped) {
+			struct kerr err;
+			cr_expect_eq(tc > tm, bound(r), "line %d: compute-bound %d", r->line, tc > tm);
+			cr_assert_eq(valid_model(r, &v, &err), 0, "%s", err.msg);
+			cr_expect(fabs(v * 1e-6 / want - 1) < 1e-9,
+				  "line %d: validate %.6g us, here %.6g us", r->line, v, want * 1e6);
+		}
+		mean += fabs(want / (r->measured * 1e-6) - 1) / t->n;
+	}
+	return mean;
+}
+
 Test(attn_fit, the_mi355x_mla_decode_is_the_weighted_fit_of_its_table)
 {
 	struct vtable t;
-	struct kerr err;
-	cr_assert_eq(vtable_read(zoo_path("validation/mla-mi355x-aiter.csv"), &t, &err), 0, "%s",
-		     err.msg);
 	struct kdevice d;
-	cr_assert_eq(zoo_load_device("mi355x", &d, NULL, &err), 0, "%s", err.msg);
-	cr_assert_eq(d.overlap, 0, "the max of compute and memory: the rows are memory-bound");
+	open_fit("validation/mla-mi355x-aiter.csv", "mi355x", &t, &d);
 	cr_assert_geq(t.n, 32);
 	cr_assert_leq(t.n, 64);
 	double x[3 * 64], y[64], c[3];
@@ -74,20 +106,9 @@ Test(attn_fit, the_mi355x_mla_decode_is_the_weighted_fit_of_its_table)
 		  "efficiency.attention_memory: shipped %g, fit %g", d.eff_m[OC_ATTENTION], em);
 	cr_expect(fabs(d.eff_c[OC_ATTENTION] / ec - 1) < 0.005,
 		  "efficiency.attention_compute: shipped %g, fit %g", d.eff_c[OC_ATTENTION], ec);
-	double mean = 0, was = 0;
-	for (int i = 0; i < t.n; i++) {
-		const struct vrow *r = &t.rows[i];
-		double v, meas = r->measured * 1e-6, b = row_bytes(r), f = row_flops(r);
-		double tc = f / (peak * d.eff_c[OC_ATTENTION]);
-		double tm = b / (d.mem_bw * d.eff_m[OC_ATTENTION]);
-		cr_expect_eq(tc > tm, compute_bound(r), "line %d: bound as the fit put it", r->line);
-		double want = 2 * d.fixed[OC_ATTENTION] + fmax(tc, tm);
-		cr_assert_eq(valid_model(r, &v, &err), 0, "%s", err.msg);
-		cr_expect(fabs(v * 1e-6 / want - 1) < 1e-9, "line %d: validate %.6g us, here %.6g us",
-			  r->line, v, want * 1e6);
-		mean += fabs(want / meas - 1) / t.n;
-		was += fabs((4e-6 + fmax(b / (d.mem_bw * 0.90), f / (peak * 0.67))) / meas - 1) / t.n;
-	}
+	double mean = priced_error(&t, &d, 2 * d.fixed[OC_ATTENTION], d.eff_m[OC_ATTENTION],
+				   d.eff_c[OC_ATTENTION], row_bytes, compute_bound, 1);
+	double was = priced_error(&t, &d, 4e-6, 0.90, 0.67, row_bytes, compute_bound, 0);
 	cr_log_info("mi355x attention: mean absolute error %.1f%% (Hopper's values: %.1f%%)",
 		    100 * mean, 100 * was);
 	cr_expect_lt(mean, 0.035, "mean absolute error %.1f%%", 100 * mean);
@@ -117,15 +138,17 @@ static double b200_bytes(const struct vrow *r)
 	return r->batch * r->context * 576 + r->batch * r->q_len * r->heads * (576 + 512) * 2;
 }
 
+static int every_row(const struct vrow *r)
+{
+	(void)r;
+	return 1;
+}
+
 Test(attn_fit, the_b200_mla_decode_compute_is_the_fit_of_its_table)
 {
 	struct vtable t;
-	struct kerr err;
-	cr_assert_eq(vtable_read(zoo_path("validation/mla-b200-vllm.csv"), &t, &err), 0, "%s",
-		     err.msg);
 	struct kdevice d;
-	cr_assert_eq(zoo_load_device("b200", &d, NULL, &err), 0, "%s", err.msg);
-	cr_assert_eq(d.overlap, 0, "the max of compute and memory");
+	open_fit("validation/mla-b200-vllm.csv", "b200", &t, &d);
 	cr_assert_geq(t.n, 7);
 	double peak = d.peak[DT_BF16], a = 2 * device_fixed(&d, OC_ATTENTION, 0), num = 0, den = 0;
 	for (int i = 0; i < t.n; i++) {
@@ -140,20 +163,9 @@ Test(attn_fit, the_b200_mla_decode_compute_is_the_fit_of_its_table)
 		    a / 2 * 1e6);
 	cr_expect(fabs(d.eff_c[OC_ATTENTION] / ec - 1) < 0.005,
 		  "efficiency.attention_compute: shipped %g, fit %g", d.eff_c[OC_ATTENTION], ec);
-	double mean = 0, was = 0;
-	for (int i = 0; i < t.n; i++) {
-		const struct vrow *r = &t.rows[i];
-		double v, meas = r->measured * 1e-6, b = b200_bytes(r), f = row_flops(r);
-		double tc = f / (peak * d.eff_c[OC_ATTENTION]);
-		double tm = b / (d.mem_bw * d.eff_m[OC_ATTENTION]);
-		cr_expect_gt(tc, tm, "line %d: compute-bound", r->line);
-		double want = a + fmax(tc, tm);
-		cr_assert_eq(valid_model(r, &v, &err), 0, "%s", err.msg);
-		cr_expect(fabs(v * 1e-6 / want - 1) < 1e-9, "line %d: validate %.6g us, here %.6g us",
-			  r->line, v, want * 1e6);
-		mean += fabs(want / meas - 1) / t.n;
-		was += fabs((a + fmax(tm, f / (peak * 0.67))) / meas - 1) / t.n;
-	}
+	double mean = priced_error(&t, &d, a, d.eff_m[OC_ATTENTION], d.eff_c[OC_ATTENTION],
+				   b200_bytes, every_row, 1);
+	double was = priced_error(&t, &d, a, d.eff_m[OC_ATTENTION], 0.67, b200_bytes, every_row, 0);
 	cr_log_info("b200 attention: mean absolute error %.1f%% (Hopper's 0.67: %.1f%%)",
 		    100 * mean, 100 * was);
 	cr_expect_lt(mean, 0.07, "mean absolute error %.1f%%", 100 * mean);

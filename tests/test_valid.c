@@ -190,9 +190,7 @@ Test(valid, command_reports_and_writes_the_csv)
  * scales), plus each head's BF16 query in (576) and output out (512). */
 Test(valid, an_mla_rows_dtype_is_the_cache_its_kernel_reads)
 {
-	static const char csv[] =
-		"kernel,model,device,dtype,batch,context,heads,q_len,topk,m,n,k,groups,gpus,"
-		"measured,unit,source\n"
+	static const char csv[] = HEAD
 		"mla_decode,deepseek-v3,b200,fp8,64,4096,16,1,,,,,,,100,us,s\n"
 		"mla_decode,deepseek-v3,b200,bf16,64,4096,16,1,,,,,,,100,us,s\n"
 		"mla_decode,deepseek-v3,b200,,64,4096,16,1,,,,,,,100,us,s\n";
@@ -212,10 +210,6 @@ Test(valid, an_mla_rows_dtype_is_the_cache_its_kernel_reads)
 			  i + 1, us, want * 1e6);
 	}
 	vtable_free(&t);
-	static const char bad[] =
-		"kernel,model,device,dtype,batch,context,heads,q_len,topk,m,n,k,groups,gpus,"
-		"measured,unit,source\n"
-		"mla_decode,deepseek-v3,h800,int8,64,4096,16,1,,,,,,,100,us,s\n";
-	cr_expect_neq(vtable_parse("bad.csv", bad, sizeof bad - 1, &t, &err), 0);
-	cr_expect(strstr(err.msg, "bad.csv:2") && strstr(err.msg, "int8"), "%s", err.msg);
+	read_fails(HEAD "mla_decode,deepseek-v3,b200,int8,64,4096,16,1,,,,,,,100,us,s\n",
+		   "dtype 'int8'", 2);
 }

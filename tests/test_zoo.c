@@ -199,6 +199,13 @@ Test(zoo, calibration_status_reads_the_source_tag)
 	char name[64];
 	cr_expect_eq(cal_status_of("fitted: validation/deepgemm-h800.csv; x", name, sizeof name),
 		     CAL_FITTED);
+	cr_expect_str_eq(name, "validation/deepgemm-h800.csv");
+	cr_expect_eq(cal_status_of("fitted: validation/a.csv (its rows), a fit", name, sizeof name),
+		     CAL_FITTED);
+	cr_expect_str_eq(name, "validation/a.csv");
+	cr_expect_eq(cal_status_of("fitted: the README's H800 figure; x (y)", name, sizeof name),
+		     CAL_FITTED);
+	cr_expect_str_eq(name, "the README's H800 figure");
 	cr_expect_eq(cal_status_of("sibling: h800 (the same SM90 kernels); x", name, sizeof name),
 		     CAL_SIBLING);
 	cr_expect_str_eq(name, "h800");

@@ -134,7 +134,7 @@ static int print_calibration(const struct ini_doc *doc)
 	for (int s = 0; s < CAL_N; s++)
 		for (int i = 0; i < doc->n; i++) {
 			const struct ini_entry *e = &doc->e[i];
-			char key[OUT_CELL], sib[64];
+			char key[OUT_CELL], sib[80];
 			if (!cal_is_kernel_value(e->section, e->key) ||
 			    (int)cal_status_of(e->source, sib, sizeof sib) != s)
 				continue;
@@ -143,7 +143,8 @@ static int print_calibration(const struct ini_doc *doc)
 			table_add(&t, cells);
 		}
 	printf("\ncalibration of the kernel-level values (fitted: on this device's own published "
-	       "measurements; sibling: carried over from the one named; assumed: anything else):\n");
+	       "measurements, those named; sibling: carried over from the one named; assumed: "
+	       "anything else):\n");
 	int rc = table_write(&t, stdout, 0) != 0;
 	printf("%d fitted, %d sibling, %d assumed\n", count[CAL_FITTED], count[CAL_SIBLING],
 	       count[CAL_ASSUMED]);

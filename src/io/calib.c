@@ -40,12 +40,27 @@ int cal_is_kernel_value(const char *section, const char *key)
 	return 0;
 }
 
+/* What a fitted value was fitted on: the table's path where the comment
+ * names one first, else its words up to the first ';', ',' or " (". */
+static void fitted_on(const char *p, char *name, size_t n)
+{
+	while (*p == ' ')
+		p++;
+	size_t k = strncmp(p, "validation/", 11) == 0 ? strcspn(p, " ;,(") : strcspn(p, ";,(");
+	while (k > 0 && p[k - 1] == ' ')
+		k--;
+	snprintf(name, n, "%.*s", (int)k, p);
+}
+
 enum cal_status cal_status_of(const char *source, char *name, size_t n)
 {
 	if (n)
 		name[0] = 0;
-	if (!strncmp(source, "fitted:", 7))
+	if (!strncmp(source, "fitted:", 7)) {
+		if (n)
+			fitted_on(source + 7, name, n);
 		return CAL_FITTED;
+	}
 	if (strncmp(source, "sibling:", 8) != 0)
 		return CAL_ASSUMED;
 	const char *p = source + 8;

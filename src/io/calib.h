@@ -23,8 +23,10 @@ extern const char *const cal_status_names[CAL_N];
 /* Whether section.key of a device or link file is a kernel-level value. */
 int cal_is_kernel_value(const char *section, const char *key);
 
-/* The status a source comment gives; for a sibling, its name into name
- * (the comment's first word after the tag; "" otherwise). */
+/* The status a source comment gives; into name what the value comes
+ * from: for a sibling, its name (the comment's first word after the tag);
+ * for a fit, its table (the path the comment names first, or its words up
+ * to the first ';', ',' or " ("); "" when assumed. */
 enum cal_status cal_status_of(const char *source, char *name, size_t n);
 
 /* The counts of doc's kernel-level values by status, into count[CAL_N];

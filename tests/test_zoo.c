@@ -227,26 +227,22 @@ static void check_calibration(const struct ini_doc *doc, int *fitted, int *sibli
 	*fitted = *sibling = 0;
 	for (int k = 0; k < doc->n; k++) {
 		const struct ini_entry *e = &doc->e[k];
-		char sib[64], path[1024];
+		char from[256], path[1024];
 		struct kerr err;
 		if (!cal_is_kernel_value(e->section, e->key))
 			continue;
-		enum cal_status s = cal_status_of(e->source, sib, sizeof sib);
+		enum cal_status s = cal_status_of(e->source, from, sizeof from);
 		if (s == CAL_SIBLING) {
 			(*sibling)++;
-			cr_expect(zoo_resolve(ZOO_DEVICE, sib, path, sizeof path, &err) == 0 ||
-				  zoo_resolve(ZOO_LINK, sib, path, sizeof path, &err) == 0,
-				  "%s:%d: sibling '%s' is no device or link", doc->path, e->line, sib);
+			cr_expect(zoo_resolve(ZOO_DEVICE, from, path, sizeof path, &err) == 0 ||
+				  zoo_resolve(ZOO_LINK, from, path, sizeof path, &err) == 0,
+				  "%s:%d: sibling '%s' is no device or link", doc->path, e->line, from);
 		} else if (s == CAL_FITTED) {
 			(*fitted)++;
-			const char *t = e->source + strlen("fitted:");
-			while (*t == ' ')
-				t++;
-			if (!strncmp(t, "validation/", 11)) {
-				char rel[256];
-				snprintf(rel, sizeof rel, "%.*s", (int)strcspn(t, " ;,("), t);
-				FILE *f = fopen(zoo_path(rel), "r");
-				cr_expect_not_null(f, "%s:%d: no table %s", doc->path, e->line, rel);
+			cr_expect(from[0], "%s:%d: a fit that names nothing", doc->path, e->line);
+			if (!strncmp(from, "validation/", 11)) {
+				FILE *f = fopen(zoo_path(from), "r");
+				cr_expect_not_null(f, "%s:%d: no table %s", doc->path, e->line, from);
 				if (f)
 					fclose(f);
 			}

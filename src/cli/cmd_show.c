@@ -121,7 +121,7 @@ static int print_ranges(const struct ini_doc *doc, const struct schema *s)
 }
 
 /* A device's or link's kernel-level values by calibration status
- * (io/calib.h): fitted on its own measurements, carried over from a
+ * (io/calib.h): fitted on its own measurements (named), carried over from a
  * sibling (named), or assumed; then the counts. */
 static int print_calibration(const struct ini_doc *doc)
 {
@@ -134,12 +134,12 @@ static int print_calibration(const struct ini_doc *doc)
 	for (int s = 0; s < CAL_N; s++)
 		for (int i = 0; i < doc->n; i++) {
 			const struct ini_entry *e = &doc->e[i];
-			char key[OUT_CELL], sib[80];
+			char key[OUT_CELL], from[80];
 			if (!cal_is_kernel_value(e->section, e->key) ||
-			    (int)cal_status_of(e->source, sib, sizeof sib) != s)
+			    (int)cal_status_of(e->source, from, sizeof from) != s)
 				continue;
 			snprintf(key, sizeof key, "%s.%s", e->section, e->key);
-			const char *cells[3] = {key, cal_status_names[s], sib};
+			const char *cells[3] = {key, cal_status_names[s], from};
 			table_add(&t, cells);
 		}
 	printf("\ncalibration of the kernel-level values (fitted: on this device's own published "

@@ -134,3 +134,77 @@ Test(a2a_fit, the_xgmi4_floors_and_efficiency_are_the_fit_of_mori)
 	cr_expect_gt(was, 5 * mean, "before %.1f%%, the fit %.1f%%", 100 * was, 100 * mean);
 	vtable_free(&t);
 }
+
+/* AWS EFA (efa4), fitted on DeepEP V2's kernels between p6-b200 nodes in
+ * validation/a2a-deepep-b200-efa.csv (DeepSeek-V3's shapes: FP8 and BF16
+ * dispatch, BF16 combine, 128 and 4,096 tokens a GPU, EP16 on 2 nodes and
+ * EP32 on 4).  These kernels cross nodes hierarchically: a token goes
+ * once to each other node any of its 8 copies land on, N (1 - (1 -
+ * 1/N)^8) / 8 of the bytes of its copies bound there (N nodes).  Each
+ * row's time is the scale-out link's: the dispatch's or the combine's
+ * floor, plus a2a_floor_per_node for each node past the first, plus those
+ * bytes over the bandwidth (a2a_overlap 0).  That is linear in the two
+ * floors, the per-node term and the seconds per byte: the least squares
+ * of relative error (weights 1 / t^2).  Checked: the shipped efa4 values
+ * are the fit, validate prices every row so (the scale-up link's share
+ * never binds), the mean error is under 5%, and a flat all-to-all (every
+ * copy straight to its GPU) would be at least 5 times as far off. */
+Test(a2a_fit, the_efa4_floors_and_efficiency_are_the_fit_of_deepep_v2)
+{
+	struct vtable t;
+	struct kerr err;
+	cr_assert_eq(vtable_read(zoo_path("validation/a2a-deepep-b200-efa.csv"), &t, &err), 0,
+		     "%s", err.msg);
+	struct klink up, l;
+	cr_assert_eq(zoo_load_link("nvlink5", &up, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(zoo_load_link("efa4", &l, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(l.a2a_sends, A2A_PER_EXPERT);
+	cr_assert_eq(l.a2a_overlap, 0);
+	cr_assert_geq(t.n, 8);
+	cr_assert_leq(t.n, 64);
+	const double gpn = 8; /* p6-b200, and GPU-only's node, which validate uses */
+	double x[4 * 64], y[64], c[4], cross_b[64];
+	for (int i = 0; i < t.n; i++) {
+		const struct vrow *r = &t.rows[i];
+		cr_assert(!strcmp(r->scaleout, "efa4") && r->hier, "line %d: efa4, hierarchical",
+			  r->line);
+		double bytes, G = r->gpus, N = G / gpn;
+		cr_assert_gt(N, 1, "line %d crosses nodes", r->line);
+		cr_assert_eq(valid_a2a_bytes(r, 0, &bytes, &err), 0, "%s", err.msg);
+		cross_b[i] = bytes * (G - gpn) / (G - 1) * N * (1 - pow(1 - 1 / N, 8)) / 8;
+		x[4 * i] = r->kernel == VK_DISPATCH, x[4 * i + 1] = r->kernel == VK_COMBINE;
+		x[4 * i + 2] = N - 1, x[4 * i + 3] = cross_b[i];
+		y[i] = r->measured * 1e-6;
+	}
+	cr_assert_eq(fit_relative((size_t)t.n, 4, x, y, c), 0);
+	double eff = 1 / (c[3] * l.bw);
+	cr_log_info("efa4 fit: dispatch floor %.4g us, combine floor %.4g us, %.4g us a node, "
+		    "efficiency %.4g", c[0] * 1e6, c[1] * 1e6, c[2] * 1e6, eff);
+	cr_expect(fabs(l.a2a_floor_dispatch / c[0] - 1) < 0.005, "a2a_floor_dispatch: shipped %g, "
+		  "fit %g", l.a2a_floor_dispatch, c[0]);
+	cr_expect(fabs(l.a2a_floor / c[1] - 1) < 0.005, "a2a_floor: shipped %g, fit %g",
+		  l.a2a_floor, c[1]);
+	cr_expect(fabs(l.a2a_floor_per_node / c[2] - 1) < 0.005, "a2a_floor_per_node: shipped "
+		  "%g, fit %g", l.a2a_floor_per_node, c[2]);
+	cr_expect(fabs(l.efficiency / eff - 1) < 0.005, "efficiency: shipped %g, fit %g",
+		  l.efficiency, eff);
+	double mean = 0, flat = 0;
+	for (int i = 0; i < t.n; i++) {
+		const struct vrow *r = &t.rows[i];
+		double meas = r->measured * 1e-6, v, bytes, N = r->gpus / gpn;
+		double want = (r->kernel == VK_DISPATCH ? l.a2a_floor_dispatch : l.a2a_floor) +
+			      l.a2a_floor_per_node * (N - 1) + cross_b[i] / (l.bw * l.efficiency);
+		cr_assert_eq(valid_model(r, &v, &err), 0, "%s", err.msg);
+		cr_expect(fabs(v * 1e-6 / want - 1) < 1e-9, "line %d: validate %.6g us, here %.6g us",
+			  r->line, v, want * 1e6);
+		mean += fabs(want / meas - 1) / t.n;
+		cr_assert_eq(valid_a2a_bytes(r, 0, &bytes, &err), 0, "%s", err.msg);
+		double f = roofline_a2a_nodes(&up, &l, r->gpus, gpn, 1, bytes,
+					      r->kernel == VK_DISPATCH);
+		flat += fabs(f / meas - 1) / t.n;
+	}
+	cr_log_info("efa4: mean absolute error %.1f%% (flat: %.1f%%)", 100 * mean, 100 * flat);
+	cr_expect_lt(mean, 0.05, "mean absolute error %.1f%%", 100 * mean);
+	cr_expect_gt(flat, 5 * mean, "flat %.1f%%, hierarchical %.1f%%", 100 * flat, 100 * mean);
+	vtable_free(&t);
+}

@@ -15,6 +15,8 @@
 
 #define HEAD "kernel,model,device,dtype,batch,context,heads,q_len,topk,m,n,k,groups,gpus,measured,unit,source\n"
 
+#define HEAD2 "kernel,model,device,dtype,batch,context,heads,q_len,topk,m,n,k,groups,gpus,measured,unit,source,scaleout_link,a2a_route\n"
+
 static const char *tmp_csv(int slot, const char *text)
 {
 	static char paths[4][64];
@@ -41,7 +43,7 @@ static void read_fails(const char *text, const char *want, int line)
 
 Test(valid, bad_tables_fail_with_file_and_line)
 {
-	read_fails("kernel,model\n", "the header has 2 columns, expected 17", 1);
+	read_fails("kernel,model\n", "the header has 2 columns, expected 17 (or 19", 1);
 	read_fails("kernel,modle,device\n", "column 2 must be 'model'", 1);
 	read_fails(HEAD "conv,,h800,fp8,,,,,,64,64,64,,,1,us,x\n", "unknown kernel 'conv'", 2);
 	read_fails(HEAD "gemm,,h800,fp8,,,,,,64,64,,,,1,us,x\n", "gemm needs k", 2);
@@ -54,6 +56,59 @@ Test(valid, bad_tables_fail_with_file_and_line)
 	read_fails(HEAD "mla_decode,,h100,bf16,1,4096,128,1,,,,,,,20,us,x\n", "needs a model", 2);
 	read_fails(HEAD, "no rows", 1);
 	read_fails(HEAD "gemm,,h800,fp8,,,,,,64,64,64,,,1,us,\"x\n", "", 2);
+	/* the two optional columns: an all-to-all's link and route across nodes */
+	read_fails(HEAD2 "dispatch,deepseek-v3,b200,fp8,128,,,,,,,,,16,186,us,x,efa4,ring\n",
+		   "a2a_route 'ring' is not flat or hierarchical", 2);
+	read_fails(HEAD2 "gemm,,h800,fp8,,,,,,64,64,64,,,1,us,x,efa4,\n",
+		   "gemm does not take scaleout_link or a2a_route", 2);
+	read_fails(HEAD2 "dispatch,deepseek-v3,b200,fp8,128,,,,,,,,,16,186,us,x\n",
+		   "17 fields, expected 19", 2);
+	read_fails(HEAD "dispatch,deepseek-v3,b200,fp8,128,,,,,,,,,16,186,us,x,efa4,flat\n",
+		   "more than 17 fields", 2);
+	read_fails("kernel,model,device,dtype,batch,context,heads,q_len,topk,m,n,k,groups,gpus,"
+		   "measured,unit,source,scaleout_link\n", "the header has 18 columns", 1);
+}
+
+/* A row's scale-out link and route price it: an all-to-all over 2 nodes
+ * of efa4 (hierarchical) as roofline_a2a_nodes gives on nvlink5 and efa4
+ * with the route's share of bytes, and an unknown link is refused by
+ * name. */
+Test(valid, an_all_to_all_row_takes_its_scaleout_link_and_route)
+{
+	struct vtable t;
+	struct kerr err;
+	static const char csv[] = HEAD2
+		"dispatch,deepseek-v3,b200,fp8,128,,,,,,,,,16,186,us,x,efa4,hierarchical\n"
+		"dispatch,deepseek-v3,b200,fp8,128,,,,,,,,,16,186,us,x,efa4,\n"
+		"dispatch,deepseek-v3,b200,fp8,128,,,,,,,,,16,186,us,x,,\n"
+		"dispatch,deepseek-v3,b200,fp8,128,,,,,,,,,16,186,us,x,efa9,\n";
+	cr_assert_eq(vtable_parse("t.csv", csv, sizeof csv - 1, &t, &err), 0, "%s", err.msg);
+	struct klink up, efa, ib;
+	cr_assert_eq(zoo_load_link("nvlink5", &up, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(zoo_load_link("efa4", &efa, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(zoo_load_link("ib-ndr", &ib, NULL, &err), 0, "%s", err.msg);
+	/* 128 tokens x 8 copies of 7,168 FP8 values and 56 FP32 scales, 15/16
+	 * leaving the GPU; 2 nodes: a token crosses to the other node unless
+	 * all 8 copies stay, 2 (1 - 2^-8) / 8 of its copies' bytes */
+	double bytes = 128 * 8 * 7392.0 * 15 / 16, cross = 2 * (1 - pow(0.5, 8)) / 8, v;
+	double want[3] = {roofline_a2a_nodes(&up, &efa, 16, 8, cross, bytes, 1),
+			  roofline_a2a_nodes(&up, &efa, 16, 8, 1, bytes, 1),
+			  roofline_a2a_nodes(&up, &ib, 16, 8, 1, bytes, 1)};
+	cr_assert_lt(want[0], want[1], "hierarchical moves fewer bytes across");
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(valid_model(&t.rows[i], &v, &err), 0, "%s", err.msg);
+		cr_expect(fabs(v * 1e-6 / want[i] - 1) < 1e-12, "row %d: %g us, want %g us", i, v,
+			  want[i] * 1e6);
+	}
+	/* hand check of the first: efa4's dispatch floor plus one node's term
+	 * plus the crossing bytes (half the copies leaving go to the other
+	 * node) over 0.874 of 50 GB/s */
+	double by_hand = 124.5e-6 + 31.2e-6 + bytes * 8 / 15 * cross / (50e9 * 0.874);
+	cr_expect(fabs(want[0] / by_hand - 1) < 1e-12, "%g us, by hand %g us", want[0] * 1e6,
+		  by_hand * 1e6);
+	cr_expect_eq(valid_model(&t.rows[3], &v, &err), -1);
+	cr_expect(strstr(err.msg, "efa9"), "%s", err.msg);
+	vtable_free(&t);
 }
 
 /* A made-up GPU: 100 TFLOPS BF16 (FP8 runs there), 1 TB/s, every

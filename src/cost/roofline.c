@@ -159,14 +159,27 @@ double roofline_transfer(const struct klink *l, double bytes)
 	return bytes > 0 ? bytes / (l->bw * l->efficiency) + l->latency : 0;
 }
 
-double roofline_a2a(const struct klink *l, double bytes, int dispatch)
+/* roofline_a2a with `extra` seconds on the link's floor. */
+static double a2a_time(const struct klink *l, double bytes, int dispatch, double extra)
 {
 	if (!(bytes > 0))
 		return 0;
 	double x = bytes / (l->bw * l->efficiency);
 	double floor = dispatch && l->a2a_floor_dispatch > 0 ? l->a2a_floor_dispatch : l->a2a_floor;
+	floor += extra;
 	double f = floor > l->latency ? floor : l->latency;
 	return x + f - l->a2a_overlap * (x < f ? x : f);
+}
+
+double roofline_a2a(const struct klink *l, double bytes, int dispatch)
+{
+	return a2a_time(l, bytes, dispatch, 0);
+}
+
+double roofline_a2a_cross(double G, double gpn, double k, int hierarchical)
+{
+	double N = G / gpn;
+	return hierarchical && G > gpn && k > 0 ? N * (1 - pow(1 - 1 / N, k)) / k : 1;
 }
 
 double roofline_a2a_nodes(const struct klink *up, const struct klink *out, double G, double gpn,
@@ -176,16 +189,18 @@ double roofline_a2a_nodes(const struct klink *up, const struct klink *out, doubl
 		return 0;
 	if (G <= gpn)
 		return roofline_a2a(up, bytes, dispatch);
+	/* the scale-out link's floor grows with the nodes past the first */
+	double extra = out->a2a_floor_per_node * (G / gpn - 1);
 	if (cross < 1) { /* hierarchical: each token crosses once per node it
 			  * needs; the copies then move over the scale-up link */
 		double away = bytes * (G - gpn) / (G - 1); /* copies bound for other nodes */
 		double t_up = roofline_a2a(up, bytes * (gpn - 1) / (G - 1) + away * (gpn - 1) / gpn,
 					   dispatch);
-		return fmax(t_up, roofline_a2a(out, away * cross, dispatch));
+		return fmax(t_up, a2a_time(out, away * cross, dispatch, extra));
 	}
 	/* the shares for GPUs inside and outside the node move at once */
 	double t_up = roofline_a2a(up, bytes * (gpn - 1) / (G - 1), dispatch);
-	double t_out = roofline_a2a(out, bytes * (G - gpn) / (G - 1), dispatch);
+	double t_out = a2a_time(out, bytes * (G - gpn) / (G - 1), dispatch, extra);
 	return t_up > t_out ? t_up : t_out;
 }
 

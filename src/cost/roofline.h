@@ -70,11 +70,20 @@ double roofline_transfer(const struct klink *l, double bytes);
  * one), whichever is larger.  Used by ops and the solver. */
 double roofline_a2a(const struct klink *l, double bytes, int dispatch);
 
+/* The bytes that cross nodes per routed copy bound for another node, of
+ * G GPUs, gpn to a node, with k routed experts a token: 1 flat; with
+ * hierarchical set (a token crosses once to each node any of its copies
+ * land on, the copies placed at random), N (1 - (1 - 1/N)^k) / k for
+ * N = G / gpn nodes. */
+double roofline_a2a_cross(double G, double gpn, double k, int hierarchical);
+
 /* An expert all-to-all of `bytes` leaving each of G GPUs, gpn to a node:
  * inside a node on up alone; across nodes, the shares for GPUs inside and
  * outside the node at once (flat, cross = 1), or with cross < 1
  * (hierarchical) each token crossing once per node it needs, cross bytes
- * per routed copy bound there, its copies then forwarded on up. */
+ * per routed copy bound there, its copies then forwarded on up.  Across
+ * nodes, out's floor grows by its a2a_floor_per_node for each node past
+ * the first. */
 double roofline_a2a_nodes(const struct klink *up, const struct klink *out, double G, double gpn,
 			  double cross, double bytes, int dispatch);
 

@@ -21,6 +21,9 @@ static const struct field link_fields[] = {
 	{"link", "a2a_floor_dispatch", FK_NUM, U_TIME, OFF(a2a_floor_dispatch), 0, 0, 0, 1, 0, 0,
 	 "least time of one expert dispatch over it, where it differs from the combine's "
 	 "(default: a2a_floor)"},
+	{"link", "a2a_floor_per_node", FK_NUM, U_TIME, OFF(a2a_floor_per_node), 0, 0, 0, 1, 0, 0,
+	 "added to the all-to-all floors for each node past the first that an all-to-all "
+	 "across nodes spans, as a scale-out link (default: 0)"},
 	{"link", "a2a_overlap", FK_NUM, U_REAL, OFF(a2a_overlap), 0, 0, 0, 1, 0, 0,
 	 "share of the shorter of the all-to-all's floor and its transfer that overlaps the "
 	 "longer: 0 (default) adds them, 1 takes the longer alone"},

@@ -15,6 +15,9 @@ struct klink {
 			       combine over this link, measured at one token
 			       per GPU (0: none measured) */
 	double a2a_floor_dispatch; /* s: the dispatch's own floor (0: a2a_floor) */
+	double a2a_floor_per_node; /* s: added to either floor for each node past
+				      the first that an all-to-all across nodes
+				      spans (0: none) */
 	double a2a_overlap; /* 0..1: the share of the shorter of the floor and
 			       the transfer that overlaps the longer (0: they
 			       add, the default; 1: the longer alone) */

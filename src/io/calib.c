@@ -27,6 +27,7 @@ static const struct {
 	{"link", "efficiency"},
 	{"link", "a2a_floor"},
 	{"link", "a2a_floor_dispatch"},
+	{"link", "a2a_floor_per_node"},
 	{"link", "a2a_overlap"},
 	{"link", "allreduce_floor"},
 };

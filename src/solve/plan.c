@@ -473,10 +473,8 @@ struct plan *plan_new_like(const struct design *d, const struct plan *base, stru
 		 * random; the N - 1 others each receive it once if any copy
 		 * lands there: (N - 1)(1 - (1 - 1/N)^k) crossings for the
 		 * k (N - 1) / N copies bound for them */
-		double N = G / gpn, k = d->m->active_experts;
-		p->a2a_cross = d->sys->a2a_route == A2A_HIER && G > gpn && k > 0
-				       ? N * (1 - pow(1 - 1 / N, k)) / k
-				       : 1;
+		p->a2a_cross = roofline_a2a_cross(G, gpn, d->m->active_experts,
+						  d->sys->a2a_route == A2A_HIER);
 		p->a2a_port = via && G > gpn ? p->a2a_cross * (G - gpn) / (G - 1.0) : 0;
 		p->a2a_per_gpu = roofline_a2a_per_gpu(d->up, d->out, G, gpn);
 	}

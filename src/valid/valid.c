@@ -22,9 +22,10 @@
 const char *const vkernel_names[VK_N + 1] = {"gemm", "grouped_gemm", "mla_decode",
 					     "sparse_mla_decode", "indexer", "topk",
 					     "serving", "dispatch", "combine", 0};
-const char *const valid_columns[VALID_COLUMNS] = {
+const char *const valid_columns[VALID_COLUMNS_MAX] = {
 	"kernel", "model", "device", "dtype", "batch", "context", "heads", "q_len", "topk",
-	"m", "n", "k", "groups", "gpus", "measured", "unit", "source"};
+	"m", "n", "k", "groups", "gpus", "measured", "unit", "source", "scaleout_link",
+	"a2a_route"};
 
 /* Which conditions each kernel needs (bit i: valid_columns[4 + i]). */
 enum { C_BATCH = 1, C_CTX = 2, C_HEADS = 4, C_Q = 8, C_TOPK = 16, C_M = 32, C_N = 64,
@@ -50,6 +51,7 @@ struct reader {
 	struct vtable *t;
 	struct vrow row;
 	int field, line, failed, cap;
+	int ncols; /* the header's: VALID_COLUMNS or VALID_COLUMNS_MAX */
 	char msg[300];
 };
 
@@ -81,16 +83,27 @@ static void on_field(void *s, size_t len, void *data)
 	if (r->failed)
 		return;
 	if (r->line == 1) { /* the header */
-		if (f >= VALID_COLUMNS || strlen(valid_columns[f]) != len ||
+		if (f >= VALID_COLUMNS_MAX || strlen(valid_columns[f]) != len ||
 		    memcmp(valid_columns[f], txt, len) != 0)
 			rd_fail(r, "column %d must be '%s' (header: kernel,model,device,dtype,batch,"
-				"context,heads,q_len,topk,m,n,k,groups,gpus,measured,unit,source)",
-				f + 1, f < VALID_COLUMNS ? valid_columns[f] : "(none)");
+				"context,heads,q_len,topk,m,n,k,groups,gpus,measured,unit,source, "
+				"then optionally scaleout_link,a2a_route)",
+				f + 1, f < VALID_COLUMNS_MAX ? valid_columns[f] : "(none)");
 		return;
 	}
 	struct vrow *w = &r->row;
-	if (f >= VALID_COLUMNS) {
-		rd_fail(r, "more than %d fields", VALID_COLUMNS);
+	if (f >= r->ncols) {
+		rd_fail(r, "more than %d fields", r->ncols);
+	} else if (f == 17) {
+		copy(w->scaleout, sizeof w->scaleout, txt, len, r, "scaleout_link");
+	} else if (f == 18) {
+		int k = 0;
+		while (a2a_route_names[k] && (strlen(a2a_route_names[k]) != len ||
+					      memcmp(a2a_route_names[k], txt, len) != 0))
+			k++;
+		if (len && !a2a_route_names[k])
+			rd_fail(r, "a2a_route '%.*s' is not flat or hierarchical", (int)len, txt);
+		w->hier = k == A2A_HIER;
 	} else if (f == 0) {
 		int k = 0;
 		while (vkernel_names[k] && (strlen(vkernel_names[k]) != len ||
@@ -141,8 +154,8 @@ static enum dtype row_dtype(const char *name)
 static int check_row(struct reader *r)
 {
 	struct vrow *w = &r->row;
-	if (r->field != VALID_COLUMNS)
-		return rd_fail(r, "%d fields, expected %d", r->field, VALID_COLUMNS), -1;
+	if (r->field != r->ncols)
+		return rd_fail(r, "%d fields, expected %d", r->field, r->ncols), -1;
 	if (!w->device[0] || !w->source[0] || isnan(w->measured))
 		return rd_fail(r, "device, measured and source are required"), -1;
 	if (strcmp(w->unit, valid_unit(w->kernel)) != 0)
@@ -157,6 +170,10 @@ static int check_row(struct reader *r)
 				       want ? "needs" : "does not take", valid_columns[4 + i]),
 			       -1;
 	}
+	int a2a = w->kernel == VK_DISPATCH || w->kernel == VK_COMBINE;
+	if (!a2a && (w->scaleout[0] || w->hier))
+		return rd_fail(r, "%s does not take scaleout_link or a2a_route",
+			       vkernel_names[w->kernel]), -1;
 	int model_kernel = (w->kernel >= VK_MLA && w->kernel <= VK_INDEXER) ||
 			   w->kernel >= VK_SERVING;
 	if (model_kernel != !!w->model[0])
@@ -189,8 +206,12 @@ static void on_row(int c, void *data)
 		}
 		r->row.line = r->line;
 		t->rows[t->n++] = r->row;
-	} else if (!r->failed && r->line == 1 && r->field != VALID_COLUMNS) {
-		rd_fail(r, "the header has %d columns, expected %d", r->field, VALID_COLUMNS);
+	} else if (!r->failed && r->line == 1 && r->field != VALID_COLUMNS &&
+		   r->field != VALID_COLUMNS_MAX) {
+		rd_fail(r, "the header has %d columns, expected %d (or %d with scaleout_link and "
+			"a2a_route)", r->field, VALID_COLUMNS, VALID_COLUMNS_MAX);
+	} else if (r->line == 1) {
+		r->ncols = r->field;
 	}
 	if (!r->failed)
 		r->line++;
@@ -350,21 +371,25 @@ int valid_a2a_bytes(const struct vrow *r, int per_gpu, double *bytes, struct ker
 }
 
 /* The expert all-to-all of a row as the solver prices it
- * (roofline_a2a_nodes, flat), on the GPU's scale-up link and the shipped
- * GPU-only system's scale-out link and node size, with the kernels of the
- * link it crosses (the scale-up link's inside a node). */
+ * (roofline_a2a_nodes), on the GPU's scale-up link inside a node and,
+ * across nodes, the row's scale-out link and route (default: the shipped
+ * GPU-only system's link, flat) at GPU-only's node size, with the kernels
+ * of the link it crosses (the scale-up link's inside a node). */
 static int all_to_all(const struct vrow *r, const struct klink *up, double *t, struct kerr *err)
 {
 	struct ksystem sys;
 	struct klink out;
+	struct kmodel m;
 	double bytes;
 	if (zoo_load_system("gpu-only", &sys, NULL, err) != 0 ||
-	    zoo_load_link(sys.scaleout_link, &out, NULL, err) != 0)
+	    zoo_load_link(r->scaleout[0] ? r->scaleout : sys.scaleout_link, &out, NULL, err) != 0 ||
+	    zoo_load_model(r->model, &m, NULL, err) != 0)
 		return -1;
 	int per_gpu = roofline_a2a_per_gpu(up, &out, r->gpus, sys.gpus_per_node);
 	if (valid_a2a_bytes(r, per_gpu, &bytes, err) != 0)
 		return -1;
-	*t = roofline_a2a_nodes(up, &out, r->gpus, sys.gpus_per_node, 1, bytes,
+	double cross = roofline_a2a_cross(r->gpus, sys.gpus_per_node, m.active_experts, r->hier);
+	*t = roofline_a2a_nodes(up, &out, r->gpus, sys.gpus_per_node, cross, bytes,
 				r->kernel == VK_DISPATCH);
 	return 0;
 }

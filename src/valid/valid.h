@@ -20,16 +20,20 @@ enum vkernel {
 			   two micro-batches, OFMS), output tokens/s per GPU */
 	VK_DISPATCH,    /* the expert dispatch of `batch` tokens per GPU over
 			   `gpus` GPUs (the model's experts and dtypes; the
-			   GPU's scale-up link inside a node, GPU-only's
-			   scale-out link across nodes, flat) */
+			   GPU's scale-up link inside a node; across nodes
+			   the row's scale-out link and route, by default
+			   GPU-only's link, flat) */
 	VK_COMBINE,     /* the same for the combine */
 	VK_N
 };
 extern const char *const vkernel_names[VK_N + 1];
 
-/* Column names of a validation CSV, in this order. */
+/* Column names of a validation CSV, in this order: the first
+ * VALID_COLUMNS always, the last two (an all-to-all's scale-out link and
+ * route across nodes) where a table needs them. */
 #define VALID_COLUMNS 17
-extern const char *const valid_columns[VALID_COLUMNS];
+#define VALID_COLUMNS_MAX 19
+extern const char *const valid_columns[VALID_COLUMNS_MAX];
 
 struct vrow {
 	enum vkernel kernel;
@@ -38,6 +42,9 @@ struct vrow {
 	double batch, context, heads, q_len, topk, m, n, k, groups, gpus;
 	double measured;    /* in `unit`: us, or tok_s_per_gpu for serving */
 	char source[400];
+	char scaleout[48];  /* an all-to-all's link across nodes (empty: the
+			       GPU-only system's) */
+	int hier;           /* 1: it crosses nodes hierarchically (a2a_route) */
 	int line;           /* in its file */
 };
 

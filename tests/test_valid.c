@@ -100,14 +100,23 @@ Test(valid, an_all_to_all_row_takes_its_scaleout_link_and_route)
 		cr_expect(fabs(v * 1e-6 / want[i] - 1) < 1e-12, "row %d: %g us, want %g us", i, v,
 			  want[i] * 1e6);
 	}
-	/* hand check of the first: efa4's dispatch floor plus one node's term
-	 * plus the crossing bytes (half the copies leaving go to the other
-	 * node) over 0.874 of 50 GB/s */
-	double by_hand = 124.5e-6 + 31.2e-6 + bytes * 8 / 15 * cross / (50e9 * 0.874);
+	/* hand check of the first: efa4's floor plus one node's term plus
+	 * the crossing bytes (half the copies leaving go to the other node)
+	 * over 0.793 of 50 GB/s */
+	double by_hand = 133.9e-6 + 66.4e-6 + bytes * 8 / 15 * cross / (50e9 * 0.793);
 	cr_expect(fabs(want[0] / by_hand - 1) < 1e-12, "%g us, by hand %g us", want[0] * 1e6,
 		  by_hand * 1e6);
 	cr_expect_eq(valid_model(&t.rows[3], &v, &err), -1);
 	cr_expect(strstr(err.msg, "efa9"), "%s", err.msg);
+	/* a dispatch_combine row is its dispatch (FP8 here) plus the combine
+	 * of the model's BF16 activations: 128 x 8 x 7,168 x 2 bytes */
+	struct vrow pair = t.rows[0];
+	pair.kernel = VK_A2A_PAIR;
+	double back = 128 * 8 * 7168 * 2.0 * 15 / 16;
+	double sum = want[0] + roofline_a2a_nodes(&up, &efa, 16, 8, cross, back, 0);
+	cr_assert_eq(valid_model(&pair, &v, &err), 0, "%s", err.msg);
+	cr_expect(fabs(v * 1e-6 / sum - 1) < 1e-12, "pair: %g us, want %g us", v, sum * 1e6);
+	cr_expect_eq(valid_a2a_bytes(&pair, 0, &v, &err), -1, "a pair is not one kernel");
 	vtable_free(&t);
 }
 

@@ -26,7 +26,7 @@ static void conditions(const struct vrow *r, char *buf, size_t n)
 			 r->context, r->q_len);
 	else if (r->kernel == VK_TOPK)
 		snprintf(buf, n, "rows=%g scores=%g k=%g", r->batch, r->context, r->topk);
-	else if (r->kernel == VK_DISPATCH || r->kernel == VK_COMBINE)
+	else if (valid_is_a2a(r->kernel))
 		snprintf(buf, n, "%s %g tokens/GPU, EP%g", r->model, r->batch, r->gpus);
 	else {
 		char k[32] = "", h[32] = "";

@@ -21,7 +21,8 @@
 
 const char *const vkernel_names[VK_N + 1] = {"gemm", "grouped_gemm", "mla_decode",
 					     "sparse_mla_decode", "indexer", "topk",
-					     "serving", "dispatch", "combine", 0};
+					     "serving", "dispatch", "combine",
+					     "dispatch_combine", 0};
 const char *const valid_columns[VALID_COLUMNS_MAX] = {
 	"kernel", "model", "device", "dtype", "batch", "context", "heads", "q_len", "topk",
 	"m", "n", "k", "groups", "gpus", "measured", "unit", "source", "scaleout_link",
@@ -40,7 +41,13 @@ static const unsigned needs[VK_N] = {
 	[VK_SERVING] = C_BATCH | C_CTX | C_Q | C_GPUS,
 	[VK_DISPATCH] = C_BATCH | C_GPUS,
 	[VK_COMBINE] = C_BATCH | C_GPUS,
+	[VK_A2A_PAIR] = C_BATCH | C_GPUS,
 };
+
+int valid_is_a2a(enum vkernel k)
+{
+	return k == VK_DISPATCH || k == VK_COMBINE || k == VK_A2A_PAIR;
+}
 
 const char *valid_unit(enum vkernel k)
 {
@@ -111,7 +118,8 @@ static void on_field(void *s, size_t len, void *data)
 			k++;
 		if (!vkernel_names[k])
 			rd_fail(r, "unknown kernel '%.*s' (gemm, grouped_gemm, mla_decode, "
-				"sparse_mla_decode, indexer, topk, serving, dispatch, combine)",
+				"sparse_mla_decode, indexer, topk, serving, dispatch, combine, "
+				"dispatch_combine)",
 				(int)len, txt);
 		w->kernel = (enum vkernel)k;
 	} else if (f == 1) {
@@ -170,8 +178,7 @@ static int check_row(struct reader *r)
 				       want ? "needs" : "does not take", valid_columns[4 + i]),
 			       -1;
 	}
-	int a2a = w->kernel == VK_DISPATCH || w->kernel == VK_COMBINE;
-	if (!a2a && (w->scaleout[0] || w->hier))
+	if (!valid_is_a2a(w->kernel) && (w->scaleout[0] || w->hier))
 		return rd_fail(r, "%s does not take scaleout_link or a2a_route",
 			       vkernel_names[w->kernel]), -1;
 	int model_kernel = (w->kernel >= VK_MLA && w->kernel <= VK_INDEXER) ||
@@ -182,8 +189,7 @@ static int check_row(struct reader *r)
 	/* a GEMM's dtype, what an all-to-all sends, and the cache an MLA
 	 * kernel reads, where they say (empty: the model's); the others' is
 	 * their kernel's, for the reader */
-	int said = w->kernel == VK_DISPATCH || w->kernel == VK_COMBINE || w->kernel == VK_MLA ||
-		   w->kernel == VK_SPARSE_MLA;
+	int said = valid_is_a2a(w->kernel) || w->kernel == VK_MLA || w->kernel == VK_SPARSE_MLA;
 	if ((w->kernel <= VK_GROUPED || (said && w->dtype[0])) && row_dtype(w->dtype) == DT_N)
 		return rd_fail(r, "dtype '%s' is not fp4, fp8, bf16 or fp32", w->dtype), -1;
 	return 0;
@@ -345,6 +351,9 @@ int valid_a2a_bytes(const struct vrow *r, int per_gpu, double *bytes, struct ker
 {
 	static _Thread_local struct step s;
 	struct kmodel m;
+	if (r->kernel != VK_DISPATCH && r->kernel != VK_COMBINE)
+		return kerr_set(err, 0, 0, "%s is not one all-to-all kernel",
+				vkernel_names[r->kernel]);
 	if (zoo_load_model(r->model, &m, NULL, err) != 0)
 		return -1;
 	unsigned char seq[PIPE_MAX_LAYERS];
@@ -429,6 +438,16 @@ int valid_model(const struct vrow *r, double *us, struct kerr *err)
 		t = o.time;
 	} else if (r->kernel == VK_SERVING) {
 		return serving(r, &d, us, err);
+	} else if (r->kernel == VK_A2A_PAIR) { /* the dispatch, then the combine */
+		struct vrow one = *r;
+		double td;
+		one.kernel = VK_DISPATCH;
+		if (all_to_all(&one, &l, &td, err) != 0)
+			return -1;
+		one.kernel = VK_COMBINE, one.dtype[0] = 0;
+		if (all_to_all(&one, &l, &t, err) != 0)
+			return -1;
+		t += td;
 	} else if (r->kernel == VK_DISPATCH || r->kernel == VK_COMBINE) {
 		if (all_to_all(r, &l, &t, err) != 0)
 			return -1;

@@ -24,6 +24,8 @@ enum vkernel {
 			   the row's scale-out link and route, by default
 			   GPU-only's link, flat) */
 	VK_COMBINE,     /* the same for the combine */
+	VK_A2A_PAIR,    /* a dispatch (the row's dtype) and its combine (the
+			   model's activations), one after the other */
 	VK_N
 };
 extern const char *const vkernel_names[VK_N + 1];
@@ -62,6 +64,9 @@ int vtable_read(const char *path, struct vtable *t, struct kerr *err);
 int vtable_parse(const char *path, const char *buf, size_t len, struct vtable *t,
 		 struct kerr *err);
 void vtable_free(struct vtable *t);
+
+/* Whether a kernel is an expert all-to-all (dispatch, combine or both). */
+int valid_is_a2a(enum vkernel k);
 
 /* The unit of a kernel's measurement: "us", or "tok_s_per_gpu". */
 const char *valid_unit(enum vkernel k);

@@ -61,6 +61,8 @@ Test(valid, bad_tables_fail_with_file_and_line)
 		   "a2a_route 'ring' is not flat or hierarchical", 2);
 	read_fails(HEAD2 "gemm,,h800,fp8,,,,,,64,64,64,,,1,us,x,efa4,\n",
 		   "gemm does not take scaleout_link or a2a_route", 2);
+	read_fails(HEAD2 "gemm,,h800,fp8,,,,,,64,64,64,,,1,us,x,,flat\n",
+		   "gemm does not take scaleout_link or a2a_route", 2);
 	read_fails(HEAD2 "dispatch,deepseek-v3,b200,fp8,128,,,,,,,,,16,186,us,x\n",
 		   "17 fields, expected 19", 2);
 	read_fails(HEAD "dispatch,deepseek-v3,b200,fp8,128,,,,,,,,,16,186,us,x,efa4,flat\n",

@@ -110,7 +110,7 @@ static void on_field(void *s, size_t len, void *data)
 			k++;
 		if (len && !a2a_route_names[k])
 			rd_fail(r, "a2a_route '%.*s' is not flat or hierarchical", (int)len, txt);
-		w->hier = k == A2A_HIER;
+		w->hier = k == A2A_HIER, w->route_said = len > 0;
 	} else if (f == 0) {
 		int k = 0;
 		while (vkernel_names[k] && (strlen(vkernel_names[k]) != len ||
@@ -178,7 +178,7 @@ static int check_row(struct reader *r)
 				       want ? "needs" : "does not take", valid_columns[4 + i]),
 			       -1;
 	}
-	if (!valid_is_a2a(w->kernel) && (w->scaleout[0] || w->hier))
+	if (!valid_is_a2a(w->kernel) && (w->scaleout[0] || w->route_said))
 		return rd_fail(r, "%s does not take scaleout_link or a2a_route",
 			       vkernel_names[w->kernel]), -1;
 	int model_kernel = (w->kernel >= VK_MLA && w->kernel <= VK_INDEXER) ||

@@ -47,6 +47,7 @@ struct vrow {
 	char scaleout[48];  /* an all-to-all's link across nodes (empty: the
 			       GPU-only system's) */
 	int hier;           /* 1: it crosses nodes hierarchically (a2a_route) */
+	int route_said;     /* 1: its a2a_route is not empty */
 	int line;           /* in its file */
 };
 

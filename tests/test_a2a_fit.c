@@ -71,6 +71,20 @@ Test(a2a_fit, the_shipped_overlap_is_the_fit_of_the_table)
 	vtable_free(&t);
 }
 
+/* Reads a fit's table (8 to 64 rows) and loads its link, whose kernels
+ * send as `sends` and add floor and transfer (a2a_overlap 0). */
+static void open_fit(const char *table, const char *link, int sends, struct vtable *t,
+		     struct klink *l)
+{
+	struct kerr err;
+	cr_assert_eq(vtable_read(zoo_path(table), t, &err), 0, "%s", err.msg);
+	cr_assert_eq(zoo_load_link(link, l, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(l->a2a_sends, sends, "%s", link);
+	cr_assert_eq(l->a2a_overlap, 0, "%s", link);
+	cr_assert_geq(t->n, 8, "%s", table);
+	cr_assert_leq(t->n, 64, "%s", table);
+}
+
 /* XGMI 4 (MI355X), fitted on mori's intra-node kernels in
  * validation/a2a-mori-mi355x.csv (8 x MI355X, EP8, DeepSeek-V3's shapes:
  * FP8 dispatch at 8-256 tokens a GPU, BF16 combine at 8-2,048).  These
@@ -85,14 +99,9 @@ Test(a2a_fit, the_xgmi4_floors_and_efficiency_are_the_fit_of_mori)
 {
 	struct vtable t;
 	struct kerr err;
-	cr_assert_eq(vtable_read(zoo_path("validation/a2a-mori-mi355x.csv"), &t, &err), 0, "%s",
-		     err.msg);
 	struct klink l;
-	cr_assert_eq(zoo_load_link("xgmi4", &l, NULL, &err), 0, "%s", err.msg);
-	cr_assert_eq(l.a2a_sends, A2A_PER_GPU);
-	cr_assert_eq(l.a2a_overlap, 0);
+	open_fit("validation/a2a-mori-mi355x.csv", "xgmi4", A2A_PER_GPU, &t, &l);
 	cr_assert_geq(t.n, 10);
-	cr_assert_leq(t.n, 64);
 	double x[3 * 64], y[64], c[3], bytes[64];
 	for (int i = 0; i < t.n; i++) {
 		const struct vrow *r = &t.rows[i];
@@ -170,16 +179,10 @@ Test(a2a_fit, the_efa4_floors_and_efficiency_are_the_fit_of_deepep_v2)
 {
 	struct vtable t;
 	struct kerr err;
-	cr_assert_eq(vtable_read(zoo_path("validation/a2a-deepep-b200-efa-slowest.csv"), &t, &err),
-		     0, "%s", err.msg);
 	struct klink up, l;
+	open_fit("validation/a2a-deepep-b200-efa-slowest.csv", "efa4", A2A_PER_EXPERT, &t, &l);
 	cr_assert_eq(zoo_load_link("nvlink5", &up, NULL, &err), 0, "%s", err.msg);
-	cr_assert_eq(zoo_load_link("efa4", &l, NULL, &err), 0, "%s", err.msg);
-	cr_assert_eq(l.a2a_sends, A2A_PER_EXPERT);
-	cr_assert_eq(l.a2a_overlap, 0);
 	cr_assert_eq(l.a2a_floor_dispatch, 0, "one floor for both kernels");
-	cr_assert_geq(t.n, 6);
-	cr_assert_leq(t.n, 64);
 	const double gpn = 8; /* p6-b200, and GPU-only's node, which validate uses */
 	double x[3 * 64], y[64], c[3], cross[64];
 	for (int i = 0; i < t.n; i++) {
@@ -263,15 +266,9 @@ Test(a2a_fit, the_efa_p5_floors_and_efficiency_are_the_fit_of_fabric_lib)
 {
 	struct vtable t;
 	struct kerr err;
-	cr_assert_eq(vtable_read(zoo_path("validation/a2a-fabric-lib-efa.csv"), &t, &err), 0, "%s",
-		     err.msg);
 	struct klink l;
-	cr_assert_eq(zoo_load_link("efa-p5", &l, NULL, &err), 0, "%s", err.msg);
-	cr_assert_eq(l.a2a_sends, A2A_PER_EXPERT);
-	cr_assert_eq(l.a2a_overlap, 0);
+	open_fit("validation/a2a-fabric-lib-efa.csv", "efa-p5", A2A_PER_EXPERT, &t, &l);
 	cr_assert_eq(l.a2a_floor_per_node, 0);
-	cr_assert_geq(t.n, 8);
-	cr_assert_leq(t.n, 64);
 	const double gpn = 8;
 	double x3[3 * 64], x4[4 * 64], y[64], c[4], away[64];
 	for (int i = 0; i < t.n; i++) {

@@ -82,6 +82,16 @@ static void copy(char *dst, size_t n, const char *s, size_t len, struct reader *
 		memcpy(dst, s, len), dst[len] = 0;
 }
 
+/* The index of the name txt[0..len) in a NULL-terminated table; the
+ * index of its NULL when absent. */
+static int name_index(const char *const *names, const char *txt, size_t len)
+{
+	int k = 0;
+	while (names[k] && (strlen(names[k]) != len || memcmp(names[k], txt, len) != 0))
+		k++;
+	return k;
+}
+
 static void on_field(void *s, size_t len, void *data)
 {
 	struct reader *r = data;
@@ -104,18 +114,12 @@ static void on_field(void *s, size_t len, void *data)
 	} else if (f == 17) {
 		copy(w->scaleout, sizeof w->scaleout, txt, len, r, "scaleout_link");
 	} else if (f == 18) {
-		int k = 0;
-		while (a2a_route_names[k] && (strlen(a2a_route_names[k]) != len ||
-					      memcmp(a2a_route_names[k], txt, len) != 0))
-			k++;
+		int k = name_index(a2a_route_names, txt, len);
 		if (len && !a2a_route_names[k])
 			rd_fail(r, "a2a_route '%.*s' is not flat or hierarchical", (int)len, txt);
 		w->hier = k == A2A_HIER, w->route_said = len > 0;
 	} else if (f == 0) {
-		int k = 0;
-		while (vkernel_names[k] && (strlen(vkernel_names[k]) != len ||
-					    memcmp(vkernel_names[k], txt, len) != 0))
-			k++;
+		int k = name_index(vkernel_names, txt, len);
 		if (!vkernel_names[k])
 			rd_fail(r, "unknown kernel '%.*s' (gemm, grouped_gemm, mla_decode, "
 				"sparse_mla_decode, indexer, topk, serving, dispatch, combine, "
@@ -347,15 +351,14 @@ static int serving(const struct vrow *r, const struct kdevice *d, double *v, str
 	return rc;
 }
 
-int valid_a2a_bytes(const struct vrow *r, int per_gpu, double *bytes, struct kerr *err)
+/* The bytes one all-to-all kernel of row r moves out of each GPU on
+ * model m0 (valid_a2a_bytes): the dispatch or the combine, in `dtype`
+ * where it names one, else the model's own. */
+static int kernel_bytes(const struct vrow *r, const struct kmodel *m0, int dispatch,
+			const char *dtype, int per_gpu, double *bytes, struct kerr *err)
 {
 	static _Thread_local struct step s;
-	struct kmodel m;
-	if (r->kernel != VK_DISPATCH && r->kernel != VK_COMBINE)
-		return kerr_set(err, 0, 0, "%s is not one all-to-all kernel",
-				vkernel_names[r->kernel]);
-	if (zoo_load_model(r->model, &m, NULL, err) != 0)
-		return -1;
+	struct kmodel m = *m0;
 	unsigned char seq[PIPE_MAX_LAYERS];
 	struct layer_kind kinds[PIPE_MAX_CLASSES];
 	double counts[PIPE_MAX_CLASSES];
@@ -364,13 +367,13 @@ int valid_a2a_bytes(const struct vrow *r, int per_gpu, double *bytes, struct ker
 		k++;
 	if (k == nk)
 		return kerr_set(err, 0, 0, "model %s has no MoE layer", r->model);
-	if (r->dtype[0]) /* what the row's kernel sends (check_row: a dtype) */
-		*(r->kernel == VK_DISPATCH ? &m.dispatch_dt : &m.act_dt) = row_dtype(r->dtype);
+	if (dtype[0]) /* what the row's kernel sends (check_row: a dtype) */
+		*(dispatch ? &m.dispatch_dt : &m.act_dt) = row_dtype(dtype);
 	struct kbatch b = {.requests = r->batch * r->gpus, .gpus = r->gpus, .context = 1024,
 			   .part = STEP_LAYER, .kind = kinds[k], .a2a_per_gpu = per_gpu};
 	if (step_build(&m, &b, &s, err) != 0)
 		return -1;
-	enum op_kind want = r->kernel == VK_DISPATCH ? OP_DISPATCH : OP_COMBINE;
+	enum op_kind want = dispatch ? OP_DISPATCH : OP_COMBINE;
 	for (int i = 0; i < s.n; i++)
 		if (s.op[i].kind == want) {
 			*bytes = s.op[i].bytes;
@@ -379,27 +382,46 @@ int valid_a2a_bytes(const struct vrow *r, int per_gpu, double *bytes, struct ker
 	return kerr_set(err, 0, 0, "model %s: no %s", r->model, op_table[want].name);
 }
 
+int valid_a2a_bytes(const struct vrow *r, int per_gpu, double *bytes, struct kerr *err)
+{
+	struct kmodel m;
+	if (r->kernel != VK_DISPATCH && r->kernel != VK_COMBINE)
+		return kerr_set(err, 0, 0, "%s is not one all-to-all kernel",
+				vkernel_names[r->kernel]);
+	if (zoo_load_model(r->model, &m, NULL, err) != 0)
+		return -1;
+	return kernel_bytes(r, &m, r->kernel == VK_DISPATCH, r->dtype, per_gpu, bytes, err);
+}
+
 /* The expert all-to-all of a row as the solver prices it
  * (roofline_a2a_nodes), on the GPU's scale-up link inside a node and,
  * across nodes, the row's scale-out link and route (default: the shipped
  * GPU-only system's link, flat) at GPU-only's node size, with the kernels
- * of the link it crosses (the scale-up link's inside a node). */
+ * of the link it crosses (the scale-up link's inside a node).  A
+ * dispatch_combine row is its dispatch in the row's dtype plus the
+ * combine of the model's activations. */
 static int all_to_all(const struct vrow *r, const struct klink *up, double *t, struct kerr *err)
 {
 	struct ksystem sys;
 	struct klink out;
 	struct kmodel m;
-	double bytes;
 	if (zoo_load_system("gpu-only", &sys, NULL, err) != 0 ||
 	    zoo_load_link(r->scaleout[0] ? r->scaleout : sys.scaleout_link, &out, NULL, err) != 0 ||
 	    zoo_load_model(r->model, &m, NULL, err) != 0)
 		return -1;
-	int per_gpu = roofline_a2a_per_gpu(up, &out, r->gpus, sys.gpus_per_node);
-	if (valid_a2a_bytes(r, per_gpu, &bytes, err) != 0)
-		return -1;
-	double cross = roofline_a2a_cross(r->gpus, sys.gpus_per_node, m.active_experts, r->hier);
-	*t = roofline_a2a_nodes(up, &out, r->gpus, sys.gpus_per_node, cross, bytes,
-				r->kernel == VK_DISPATCH);
+	double G = r->gpus, gpn = sys.gpus_per_node;
+	int per_gpu = roofline_a2a_per_gpu(up, &out, G, gpn);
+	double cross = roofline_a2a_cross(G, gpn, m.active_experts, r->hier);
+	*t = 0;
+	for (int dispatch = 1; dispatch >= 0; dispatch--) {
+		if (r->kernel == (dispatch ? VK_COMBINE : VK_DISPATCH))
+			continue; /* not this row's kernel */
+		double bytes;
+		const char *dt = r->kernel == VK_A2A_PAIR && !dispatch ? "" : r->dtype;
+		if (kernel_bytes(r, &m, dispatch, dt, per_gpu, &bytes, err) != 0)
+			return -1;
+		*t += roofline_a2a_nodes(up, &out, G, gpn, cross, bytes, dispatch);
+	}
 	return 0;
 }
 
@@ -438,17 +460,7 @@ int valid_model(const struct vrow *r, double *us, struct kerr *err)
 		t = o.time;
 	} else if (r->kernel == VK_SERVING) {
 		return serving(r, &d, us, err);
-	} else if (r->kernel == VK_A2A_PAIR) { /* the dispatch, then the combine */
-		struct vrow one = *r;
-		double td;
-		one.kernel = VK_DISPATCH;
-		if (all_to_all(&one, &l, &td, err) != 0)
-			return -1;
-		one.kernel = VK_COMBINE, one.dtype[0] = 0;
-		if (all_to_all(&one, &l, &t, err) != 0)
-			return -1;
-		t += td;
-	} else if (r->kernel == VK_DISPATCH || r->kernel == VK_COMBINE) {
+	} else if (valid_is_a2a(r->kernel)) {
 		if (all_to_all(r, &l, &t, err) != 0)
 			return -1;
 	} else if (layer_kernel(r, &d, &l, &t, err) != 0) {

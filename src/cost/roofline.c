@@ -168,6 +168,8 @@ static double a2a_time(const struct klink *l, double bytes, int dispatch, double
 	double floor = dispatch && l->a2a_floor_dispatch > 0 ? l->a2a_floor_dispatch : l->a2a_floor;
 	floor += extra;
 	double f = floor > l->latency ? floor : l->latency;
+	if (l->a2a_latency > 0) /* the floor bounds small transfers */
+		return fmax(f, x + l->a2a_latency);
 	return x + f - l->a2a_overlap * (x < f ? x : f);
 }
 

@@ -29,6 +29,7 @@ static const struct {
 	{"link", "a2a_floor_dispatch"},
 	{"link", "a2a_floor_per_node"},
 	{"link", "a2a_overlap"},
+	{"link", "a2a_latency"},
 	{"link", "allreduce_floor"},
 };
 

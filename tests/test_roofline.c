@@ -71,9 +71,9 @@ Test(roofline, time_is_at_least_every_bound_everywhere)
 								    : roofline_op_fixed(&d, o);
 				if (o->side == SIDE_LINK) { /* the share of the shorter that overlaps */
 					cr_expect(o->time >= fmax(top, extra) - 1e-15 * top);
-					extra = l.a2a_latency > 0 /* or the floor bounds small ones */
-							? fmax(extra - top, l.a2a_latency)
-							: extra - l.a2a_overlap * fmin(top, extra);
+					/* and at least the transfer's own fixed part */
+					extra = fmax(extra - l.a2a_overlap * fmin(top, extra),
+						     l.a2a_latency);
 				}
 				cr_expect(o->time >= top + extra - 1e-15 * top);
 				double joined = o->side == SIDE_LINK
@@ -323,17 +323,19 @@ Test(roofline, all_to_all_pays_its_measured_floor)
 	cr_expect_eq(roofline_a2a(&l, 1e6, 1), roofline_a2a(&l, 1e6, 0));
 }
 
-/* InfiniBand NDR's form (link.a2a_latency): the longer of the floor and
- * the transfer plus its latency.  50 GB/s x 0.92 = 46 GB/s, latency
+/* InfiniBand NDR's form: the floor hides whole (a2a_overlap 1) and the
+ * transfer pays its own fixed part (link.a2a_latency), so the longer of
+ * the floor and the transfer plus it.  50 GB/s x 0.92 = 46 GB/s, latency
  * 30.4 us, floor 55.4 us: 1 MB moves in 21.74 us, under the floor less
  * the latency (25 us), so it takes the floor; 10 MB in 217.4 us, so
- * 247.8 us. */
+ * 247.8 us.  With half the floor hidden, 1 MB takes 21.74 + 55.4 -
+ * 10.87 = 66.27 us. */
 Test(roofline, all_to_all_with_a_latency_takes_the_longer_of_floor_and_transfer)
 {
 	struct klink l;
 	struct kerr err;
 	cr_assert_eq(zoo_load_link("ib-ndr", &l, NULL, &err), 0, "%s", err.msg);
-	cr_assert_eq(l.a2a_overlap, 0);
+	cr_assert_eq(l.a2a_overlap, 1);
 	cr_expect(near(roofline_a2a(&l, 1e6, 0), 55.4e-6, 1e-12));
 	cr_expect(near(roofline_a2a(&l, 1e7, 0), 1e7 / 46e9 + 30.4e-6, 1e-12));
 	cr_expect(near(roofline_a2a(&l, 1e7, 0), 247.79e-6, 1e-4));
@@ -342,6 +344,9 @@ Test(roofline, all_to_all_with_a_latency_takes_the_longer_of_floor_and_transfer)
 	cr_expect(near(roofline_a2a(&l, b * (1 - 1e-9), 1), 55.4e-6, 1e-8));
 	cr_expect(near(roofline_a2a(&l, b * (1 + 1e-9), 1), 55.4e-6, 1e-8));
 	cr_expect_eq(roofline_a2a(&l, 0, 0), 0);
+	l.a2a_overlap = 0.5; /* both parts of the form at once */
+	cr_expect(near(roofline_a2a(&l, 1e6, 0), 1e6 / 46e9 * 0.5 + 55.4e-6, 1e-12));
+	cr_expect(near(roofline_a2a(&l, 1e6, 0), 66.27e-6, 1e-4));
 }
 
 /* Issue 12: top-k ranks its scores at the device's selection rate where it

@@ -142,9 +142,9 @@ Test(uncert, draws_are_a_latin_hypercube_reproducible_for_a_seed)
 	setup_unc("draws = 20\ndraw_seed = 7\n", &sd, &u);
 	setup_unc("draws = 20\ndraw_seed = 7\n", &sd, &v);
 	setup_unc("draws = 20\ndraw_seed = 8\n", &sd, &w);
-	/* karat.ini 20, h200.ini 11, cxl3 2, pcie5 2, ib-ndr 2, nvlink4 1 (its
-	 * all-reduce floor) */
-	cr_expect_eq(u.nfig, 38);
+	/* karat.ini 20, h200.ini 11, cxl3 2, pcie5 2, ib-ndr 3 (efficiency,
+	 * all-to-all overlap, energy), nvlink4 1 (its all-reduce floor) */
+	cr_expect_eq(u.nfig, 39);
 	cr_expect_eq(u.ndraw, 20);
 	int differ = 0;
 	for (int k = 0; k < u.nfig; k++) {
@@ -199,7 +199,7 @@ Test(uncert, overrides_read_back_to_the_draws)
 		}
 		cr_expect_eq(karat, sy ? 20 : 0, "system %d: %d KARAT overrides", sy, karat);
 	}
-	cr_expect_eq(u.nset[0], 11 + 2 + 1, "gpu-only: the H200's, InfiniBand's and NVLink's");
+	cr_expect_eq(u.nset[0], 11 + 3 + 1, "gpu-only: the H200's, InfiniBand's and NVLink's");
 	study_unc_free(&u);
 }
 
@@ -310,7 +310,7 @@ Test(uncert, a_small_study_is_reproducible_for_its_seed)
 	int lines = 0;
 	for (const char *p = drv; (p = strchr(p, '\n')); p++)
 		lines++;
-	cr_expect_eq(lines, 1 + 38, "%s", drv);
+	cr_expect_eq(lines, 1 + 39, "%s", drv);
 	char cmd[700];
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	cr_expect_eq(system(cmd), 0);

@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "helpers.h"
 #include "karat.h"
@@ -281,20 +280,4 @@ Test(zoo, every_device_and_link_says_its_calibration)
 			cr_expect_geq(fitted, 1, "%s: its all-to-all floor is measured", names[i]);
 		ini_doc_free(doc);
 	}
-}
-
-/* A link gives one form of the all-to-all's time: a2a_overlap's or
- * a2a_latency's, not both (refused with the latency's line). */
-Test(zoo, a_link_with_both_all_to_all_forms_is_refused)
-{
-	const char *path = tmp_ini_str(0, "[link]\nname = x\nbandwidth = 50 GB/s\nlatency = 3 us\n"
-					  "efficiency = 0.9\nenergy = 20 pJ/bit\n"
-					  "a2a_overlap = 0.5\na2a_latency = 30 us\n");
-	cr_assert(path);
-	struct klink l;
-	struct kerr err;
-	cr_expect_lt(zoo_load_link(path, &l, NULL, &err), 0);
-	cr_expect(strstr(err.msg, ":8: link.a2a_latency: give it or link.a2a_overlap"), "%s",
-		  err.msg);
-	unlink(path);
 }

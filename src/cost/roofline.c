@@ -168,9 +168,8 @@ static double a2a_time(const struct klink *l, double bytes, int dispatch, double
 	double floor = dispatch && l->a2a_floor_dispatch > 0 ? l->a2a_floor_dispatch : l->a2a_floor;
 	floor += extra;
 	double f = floor > l->latency ? floor : l->latency;
-	if (l->a2a_latency > 0) /* the floor bounds small transfers */
-		return fmax(f, x + l->a2a_latency);
-	return x + f - l->a2a_overlap * (x < f ? x : f);
+	/* and never under the transfer plus its own fixed part */
+	return fmax(x + f - l->a2a_overlap * (x < f ? x : f), x + l->a2a_latency);
 }
 
 double roofline_a2a(const struct klink *l, double bytes, int dispatch)

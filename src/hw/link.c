@@ -28,8 +28,8 @@ static const struct field link_fields[] = {
 	 "share of the shorter of the all-to-all's floor and its transfer that overlaps the "
 	 "longer: 0 (default) adds them, 1 takes the longer alone"},
 	{"link", "a2a_latency", FK_NUM, U_TIME, OFF(a2a_latency), 0, 0, 0, 1, 0, 0,
-	 "the all-to-all transfer's own fixed time: with it, an all-to-all takes the longer of "
-	 "its floor and its transfer plus this, instead of a2a_overlap's form (default: 0)"},
+	 "the all-to-all transfer's own fixed time: an all-to-all takes at least its transfer "
+	 "plus this, whatever a2a_overlap hides of the floor (default: 0)"},
 	{"link", "a2a_sends", FK_ENUM, U_INT, OFF(a2a_sends), 0, 0, 0, 0, 0, a2a_sends_names,
 	 "what the expert all-to-all kernels over it send of a token: expert (default: one "
 	 "copy per routed expert, as DeepEP's and pplx's low-latency kernels) or gpu (one copy "

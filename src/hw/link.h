@@ -21,10 +21,9 @@ struct klink {
 	double a2a_overlap; /* 0..1: the share of the shorter of the floor and
 			       the transfer that overlaps the longer (0: they
 			       add, the default; 1: the longer alone) */
-	double a2a_latency; /* s: the transfer's own fixed time (0: none); with
-			       it an all-to-all takes the longer of its floor
-			       and its transfer plus this (the floor bounds
-			       small ones), and a2a_overlap stays 0 */
+	double a2a_latency; /* s: the transfer's own fixed time (0: none): an
+			       all-to-all takes at least its transfer plus
+			       this, whatever the floor's overlap */
 	int a2a_sends;      /* enum a2a_sends: what the all-to-all kernels over
 			       this link send of a token */
 	double allreduce_floor; /* s: the least time of one all-reduce inside a

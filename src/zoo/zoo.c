@@ -119,14 +119,7 @@ static int check_link(void *l, const struct ini_doc *d, struct kerr *err)
 {
 	static const char *const keys[] = {"link.efficiency", "link.a2a_floor",
 					   "link.a2a_floor_dispatch", 0};
-	struct klink *k = l;
-	k->fitted = cal_fitted(d, keys);
-	if (k->a2a_latency > 0 && k->a2a_overlap > 0) {
-		const struct ini_entry *e = ini_doc_find(d, "link", "a2a_latency");
-		return kerr_set(err, d->path, e ? e->line : 0,
-				"link.a2a_latency: give it or link.a2a_overlap, not both (each "
-				"is a form of the all-to-all's time)");
-	}
+	((struct klink *)l)->fitted = cal_fitted(d, keys);
 	return range_read(d, &link_schema, NULL, 0, err) < 0 ? -1 : 0;
 }
 

@@ -228,11 +228,13 @@ docs: $(B)/karat
 	   echo 'every number here is the current binary'"'"'s.'; echo; \
 	   cat results/headline.md; echo; cat results/axes.md; echo; cat results/reconcile.md; echo; cat results/uncertainty.md; echo; cat results/training-free.md; echo; \
 	   echo '## validation: the model against published kernel timings'; echo; \
-	   echo 'Mean absolute error of each table `karat validate` prices (`results/validation.csv`).'; echo; \
-	   echo '| table | rows | mean abs. error |'; echo '|---|---:|---:|'; \
-	   awk -F, 'NR > 1 { n[$$1]++; e[$$1] += ($$19 < 0 ? -$$19 : $$19); t++; s += ($$19 < 0 ? -$$19 : $$19); if (!(($$1) in o)) o[$$1] = ++k } \
-	            END { for (f in o) r[o[f]] = f; for (i = 1; i <= k; i++) printf "| `%s` | %d | %.1f%% |\n", r[i], n[r[i]], e[r[i]] / n[r[i]]; \
-	                  printf "| all | %d | %.1f%% |\n", t, s / t }' results/validation.csv; } > docs/results.md.tmp
+	   echo 'Mean absolute error of each table `karat validate` prices (`results/validation.csv`);'; \
+	   echo 'role `fit`: a shipped value is fitted on it, `check`: none is (out of sample).'; echo; \
+	   echo '| table | role | rows | mean abs. error |'; echo '|---|---|---:|---:|'; \
+	   awk -F, 'NR > 1 { a = ($$19 < 0 ? -$$19 : $$19); n[$$1]++; e[$$1] += a; t++; s += a; rn[$$NF]++; re[$$NF] += a; role[$$1] = $$NF; if (!(($$1) in o)) o[$$1] = ++k } \
+	            END { for (f in o) r[o[f]] = f; for (i = 1; i <= k; i++) printf "| `%s` | %s | %d | %.1f%% |\n", r[i], role[r[i]], n[r[i]], e[r[i]] / n[r[i]]; \
+	                  printf "| all | | %d | %.1f%% |\n", t, s / t; \
+	                  if (rn["check"]) printf "| out of sample | check | %d | %.1f%% |\n", rn["check"], re["check"] / rn["check"] }' results/validation.csv; } > docs/results.md.tmp
 	@for s in headline.md axes.md reconcile.md uncertainty.md training-free.md validation.csv; do \
 		echo "results.md $$s $$(cksum < results/$$s | cut -d' ' -f1,2)" >> docs/img/SOURCES.tmp; \
 	done

@@ -80,3 +80,26 @@ Test(calib, a_link_is_fitted_when_its_values_are)
 	cr_assert_eq(override_apply(&ov, &l, &err), 0, "%s", err.msg);
 	cr_expect(!l.fitted && l.efficiency == 0.7);
 }
+
+/* A fitted value's data: the tables in its fit clause (up to the first
+ * ';', ',' or '('), without their folder; a table the comment cites
+ * after that is a remark, and a value not fitted names none. */
+Test(calib, fit_tables_are_the_fit_clause_s)
+{
+	char t[4][CAL_TABLE_NAME];
+	cr_expect_eq(cal_fit_tables("fitted: validation/a.csv and b.csv (x, validation/c.csv)", t, 4), 2);
+	cr_expect_str_eq(t[0], "a.csv");
+	cr_expect_str_eq(t[1], "b.csv");
+	cr_expect_eq(cal_fit_tables("fitted: validation/x-1.csv, the fit (rank zero's, y.csv)", t, 4), 1);
+	cr_expect_str_eq(t[0], "x-1.csv");
+	cr_expect_eq(cal_fit_tables("fitted: validation/p.csv; src: q.csv", t, 4), 1);
+	cr_expect_str_eq(t[0], "p.csv");
+	cr_expect_eq(cal_fit_tables("fitted: validation/a.csv and validation/b.csv", t, 1), 1,
+		     "at most max");
+	cr_expect_eq(cal_fit_tables("fitted: pplx-kernels README (EP8 over NVLink 4)", t, 4), 0);
+	cr_expect_eq(cal_fit_tables("sibling: h800 (validation/deepgemm-h800.csv)", t, 4), 0);
+	cr_expect_eq(cal_fit_tables("src: validation/z.csv", t, 4), 0);
+	cr_expect_eq(cal_fit_tables("fitted:validation/n.csv", t, 4), 1);
+	cr_expect_str_eq(t[0], "n.csv");
+	cr_expect_eq(cal_fit_tables("fitted: the data in notcsv", t, 4), 0);
+}

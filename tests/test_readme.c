@@ -278,8 +278,34 @@ Test(readme, workload_table_is_what_show_draws)
 	cr_expect_geq(rows, 7, "%d workload rows", rows);
 }
 
+/* The README's figures for each family, from `at` on ("Hopper 7.1% over
+ * 71 ..."), are those of validate's block `by` ("  hopper  7.1%  (71 rows"). */
+static void families_match(const char *at, const char *by, const char *what)
+{
+	static const char *const fam[][2] = {{"Hopper", "hopper"}, {"Blackwell", "blackwell"},
+					     {"CDNA3", "cdna3"}, {"CDNA4", "cdna4"}};
+	for (size_t i = 0; i < sizeof fam / sizeof *fam; i++) {
+		char key[32];
+		snprintf(key, sizeof key, "%s ", fam[i][0]);
+		const char *d = strstr(at, key), *o = d ? strstr(d, "over ") : NULL;
+		cr_assert(d && o, "README.md: no %s figure for %s", what, fam[i][0]);
+		double want = strtod(d + strlen(key), NULL);
+		int want_n = atoi(o + 5);
+		snprintf(key, sizeof key, "\n  %s ", fam[i][1]);
+		const char *g = strstr(by, key);
+		cr_assert_not_null(g, "karat validate prints no %s figure for %s", what, fam[i][1]);
+		double got;
+		int got_n;
+		cr_assert_eq(sscanf(g + strlen(key), " %lf%% (%d rows", &got, &got_n), 2);
+		cr_expect(fabs(got - want) < 0.05 && got_n == want_n,
+			  "README.md: %s %s %.1f%% over %d rows; karat validate: %.1f%% over %d", what,
+			  fam[i][0], want, want_n, got, got_n);
+	}
+}
+
 /* The README's per-family validation figures ("Hopper 7.1% mean error
- * over 71 rows, ...") are what `karat validate` prints. */
+ * over 71 rows, ..."), in sample and out, are what `karat validate`
+ * prints. */
 Test(readme, family_errors_are_what_validate_prints)
 {
 	static char doc[1 << 17], out[1 << 16];
@@ -293,33 +319,29 @@ Test(readme, family_errors_are_what_validate_prints)
 	doc[w] = '\0';
 	const char *at = strstr(doc, "shipped tables per family");
 	cr_assert_not_null(at, "README.md: no per-family validation figures");
+	const char *oos = strstr(at, "Out of sample");
+	cr_assert_not_null(oos, "README.md: no figures out of sample");
 	char dir[] = "/tmp/karat-readme-valid-XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
 	const char *bin = getenv("KARAT_BIN");
 	char *argv[] = {(char *)(bin ? bin : KARAT_DATADIR "/build/karat"), "validate", "--out", dir,
 			"--quiet", NULL};
 	cr_assert_eq(run_here(argv, out, sizeof out), 0, "%s", out);
-	static const char *const fam[][2] = {{"Hopper", "hopper"}, {"Blackwell", "blackwell"},
-					     {"CDNA3", "cdna3"}, {"CDNA4", "cdna4"}};
 	const char *by = strstr(out, "mean absolute error by family");
-	cr_assert_not_null(by, "%s", out);
-	for (size_t i = 0; i < sizeof fam / sizeof *fam; i++) {
-		char key[32];
-		snprintf(key, sizeof key, "%s ", fam[i][0]);
-		const char *d = strstr(at, key), *o = d ? strstr(d, "over ") : NULL;
-		cr_assert(d && o, "README.md: no figure for %s", fam[i][0]);
-		double want = strtod(d + strlen(key), NULL);
-		int want_n = atoi(o + 5);
-		snprintf(key, sizeof key, "\n  %s ", fam[i][1]);
-		const char *g = strstr(by, key);
-		cr_assert_not_null(g, "karat validate prints no %s", fam[i][1]);
-		double got;
-		int got_n;
-		cr_assert_eq(sscanf(g + strlen(key), " %lf%% (%d rows)", &got, &got_n), 2);
-		cr_expect(fabs(got - want) < 0.05 && got_n == want_n,
-			  "README.md: %s %.1f%% over %d rows; karat validate: %.1f%% over %d",
-			  fam[i][0], want, want_n, got, got_n);
-	}
+	const char *by_oos = strstr(out, "mean absolute error out of sample");
+	cr_assert(by && by_oos, "%s", out);
+	families_match(at, by, "in-sample-and-out");
+	families_match(oos, by_oos, "out-of-sample");
+	/* and the whole out of sample: "the error is 10.9% over 94 rows" */
+	const char *all = strstr(oos, "error is "), *g = strstr(by_oos, "\n  all ");
+	cr_assert(all && g, "README.md: no overall figure out of sample");
+	double want = strtod(all + 9, NULL), got;
+	const char *ov = strstr(all, "over ");
+	int want_n = ov ? atoi(ov + 5) : -1, got_n;
+	cr_assert_eq(sscanf(g + 7, " %lf%% (%d rows", &got, &got_n), 2);
+	cr_expect(fabs(got - want) < 0.05 && got_n == want_n,
+		  "README.md: out of sample %.1f%% over %d rows; karat validate: %.1f%% over %d",
+		  want, want_n, got, got_n);
 	char path[1100];
 	snprintf(path, sizeof path, "%s/validation.csv", dir);
 	unlink(path);

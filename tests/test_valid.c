@@ -231,12 +231,21 @@ Test(valid, command_reports_and_writes_the_csv)
 	char line[512];
 	cr_assert(fgets(line, sizeof line, f));
 	cr_expect_str_eq(line, "table,line,kernel,model,device,dtype,batch,context,heads,q_len,topk,"
-			       "m,n,k,groups,gpus,predicted,measured,error_pct,unit,source,family\n");
+			       "m,n,k,groups,gpus,predicted,measured,error_pct,unit,source,family,"
+			       "role\n");
 	int rows = 0;
-	while (fgets(line, sizeof line, f))
+	while (fgets(line, sizeof line, f)) { /* a table of one's own is out of sample */
 		rows++;
+		cr_expect(strstr(line, ",hopper,check\n"), "%s", line);
+	}
 	fclose(f);
 	cr_expect_eq(rows, 2);
+	/* out of sample: both rows, 10 us measured against its model, and the
+	 * worst of them named with its line */
+	cr_expect(strstr(out, "(2 rows, check)"), "%s", out);
+	const char *o = strstr(out, "mean absolute error out of sample");
+	cr_assert(o, "%s", out);
+	cr_expect(strstr(o, "(2 rows; worst ") && strstr(o, p), "%s", o);
 	/* a missing table is an error naming it */
 	snprintf(args, sizeof args, "validate /nonexistent/t.csv --out %s", dir);
 	cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 1);
@@ -278,4 +287,68 @@ Test(valid, an_mla_rows_dtype_is_the_cache_its_kernel_reads)
 	vtable_free(&t);
 	read_fails(HEAD "mla_decode,deepseek-v3,b200,int8,64,4096,16,1,,,,,,,100,us,s\n",
 		   "dtype 'int8'", 2);
+}
+
+/* Which shipped tables a value is fitted on comes from the zoo's own
+ * source comments: each table's data in a fit clause, not a table the
+ * comment only remarks on.  The rest check the model out of sample. */
+Test(valid, fitted_tables_are_those_the_zoo_names_in_a_fit)
+{
+	static struct vfits f;
+	struct kerr err;
+	cr_assert_eq(valid_fits_load(&f, &err), 0, "%s", err.msg);
+	static const char *const fit[] = {
+		"validation/deepgemm-h800.csv",      /* the H800's GEMM class */
+		"validation/topk-b200.csv",          /* the B200's selection */
+		"validation/a2a-fabric-lib-h100-prefill.csv", /* second of "a and b" */
+		"validation/gemm-mi300x-rocm-maf.csv", /* "validation/a and validation/b" */
+		"validation/a2a-deepep-b200-efa-slowest.csv"};
+	static const char *const check[] = {
+		"validation/gemm-h200-azure.csv",     /* the H200 carries the H800's */
+		"validation/flashmla-sparse-b200.csv", /* remarked on in a fitted comment */
+		"validation/a2a-deepep-b200-efa.csv",  /* the same, without its folder */
+		"validation/a2a-pplx-efa-awslabs.csv", /* named after a ',' */
+		"validation/deepseek-production-h800.csv",
+		"deepgemm-h800.csv",                  /* not a shipped table's path */
+		"validation/x/deepgemm-h800.csv", "other/validation/deepgemm-h800.csv"};
+	for (size_t i = 0; i < sizeof fit / sizeof *fit; i++)
+		cr_expect(valid_fits_has(&f, fit[i]), "%s", fit[i]);
+	for (size_t i = 0; i < sizeof check / sizeof *check; i++)
+		cr_expect(!valid_fits_has(&f, check[i]), "%s", check[i]);
+	/* every name is a table that is there */
+	for (int i = 0; i < f.n; i++) {
+		char path[1200];
+		snprintf(path, sizeof path, "%s/validation/%s", zoo_home(), f.name[i]);
+		cr_expect_eq(access(path, R_OK), 0, "a fit names %s, which is not shipped", f.name[i]);
+	}
+}
+
+/* docs/validation.md's list of tables says "not fitted" of exactly the
+ * tables no shipped value is fitted on. */
+Test(valid, the_docs_say_not_fitted_of_the_check_tables)
+{
+	static struct vfits f;
+	struct kerr err;
+	cr_assert_eq(valid_fits_load(&f, &err), 0, "%s", err.msg);
+	static char doc[1 << 17];
+	read_text(KARAT_DATADIR "/docs/validation.md", doc, sizeof doc);
+	cr_assert(doc[0], "docs/validation.md cannot be read");
+	int seen = 0;
+	for (char *l = doc; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (strncmp(l, "| `", 3) != 0)
+			continue;
+		char name[128], shown[160];
+		const char *e = strchr(l + 3, '`');
+		if (!e || e - (l + 3) >= (long)sizeof name || !strstr(l + 3, ".csv` |"))
+			continue;
+		snprintf(name, sizeof name, "%.*s", (int)(e - (l + 3)), l + 3);
+		snprintf(shown, sizeof shown, "validation/%s", name);
+		size_t len = strcspn(l, "\n");
+		int says = len >= 12 && !strncmp(l + len - 12, "not fitted |", 12);
+		cr_expect_eq(says, !valid_fits_has(&f, shown),
+			     "docs/validation.md: %s is %s, so its row should%s end \"not fitted\"",
+			     name, says ? "fitted on" : "out of sample", says ? " not" : "");
+		seen++;
+	}
+	cr_expect_geq(seen, 30, "docs/validation.md lists %d tables", seen);
 }

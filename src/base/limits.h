@@ -103,6 +103,12 @@
 #define STUDY_MAX_DRAWS 1024
 #define STUDY_MAX_FIGS 192
 
+/* karat validate (valid/fits.c): the shipped device and link files read
+ * for the tables their values are fitted on (the zoo has about 30), and
+ * the distinct tables named (it fits on 16). */
+#define VALID_MAX_FILES 256
+#define VALID_MAX_FITS 128
+
 /* Command lines: values of one repeatable option (--set, --model, ...),
  * and positional arguments (merge takes a shard per file). */
 #define ARGS_MAX_MANY 64

@@ -82,22 +82,65 @@ static int plot(const char *dir, const char *csv)
 	return gnuplot_figure("validation.gp", csv, NULL, png);
 }
 
+/* The rows out of sample (a table no shipped value is fitted on: role
+ * check): their error overall and per family, and the worst. */
+struct oos {
+	double sum, gsum[VALID_MAX_FAMILIES], worst;
+	int n, gn[VALID_MAX_FAMILIES], worst_line;
+	char worst_table[256];
+};
+
+static void oos_add(struct oos *o, int g, double e, const char *table, int line)
+{
+	o->sum += fabs(e), o->n++;
+	if (g < VALID_MAX_FAMILIES)
+		o->gsum[g] += fabs(e), o->gn[g]++;
+	if (o->n == 1 || fabs(e) > fabs(o->worst)) {
+		o->worst = e, o->worst_line = line;
+		snprintf(o->worst_table, sizeof o->worst_table, "%s", table);
+	}
+}
+
+static void oos_print(const struct oos *o, char gname[][32], int ng)
+{
+	printf("mean absolute error out of sample (the check tables: no shipped value is "
+	       "fitted on them):\n");
+	if (!o->n) {
+		printf("  none: every row's table is fitted on\n");
+		return;
+	}
+	printf("  %-18s %5.1f%%  (%d rows; worst %+.0f%%, %s:%d)\n", "all", 100 * o->sum / o->n,
+	       o->n, 100 * o->worst, o->worst_table, o->worst_line);
+	for (int g = 0; g < ng; g++)
+		if (o->gn[g])
+			printf("  %-18s %5.1f%%  (%d rows)\n", gname[g], 100 * o->gsum[g] / o->gn[g],
+			       o->gn[g]);
+}
+
 static int report(const struct command *c, const struct args *a, struct vtable *t, int nt)
 {
 	static const char *const head[] = {"table", "line", "kernel", "model", "device", "dtype",
 					   "batch", "context", "heads", "q_len", "topk", "m", "n",
 					   "k", "groups", "gpus", "predicted", "measured", "error_pct",
-					   "unit", "source", "family"};
+					   "unit", "source", "family", "role"};
 	static const char *const shown[] = {"kernel", "device", "conditions", "predicted",
 					    "measured", "unit", "error"};
-	static const int right[22] = {[1] = 1, [6] = 1, [7] = 1, [8] = 1, [9] = 1, [10] = 1,
+	static const int right[23] = {[1] = 1, [6] = 1, [7] = 1, [8] = 1, [9] = 1, [10] = 1,
 				      [11] = 1, [12] = 1, [13] = 1, [14] = 1, [15] = 1, [16] = 1,
 				      [17] = 1, [18] = 1};
 	static const int sright[7] = {[3] = 1, [4] = 1, [6] = 1};
 	struct table csv;
-	table_init(&csv, 22, head, right);
+	table_init(&csv, 23, head, right);
 	double fam_sum[VK_N] = {0}, all_sum = 0, gsum[VALID_MAX_FAMILIES] = {0};
 	int fam_n[VK_N] = {0}, all_n = 0, rc = 0, gn[VALID_MAX_FAMILIES] = {0}, ng = 0;
+	struct oos out = {0};
+	static struct vfits fits; /* 8 KB */
+	struct kerr ferr;
+	if (valid_fits_load(&fits, &ferr) != 0) {
+		die_msg("%s", ferr.msg);
+		table_free(&csv);
+		return 1;
+	}
 	char gname[VALID_MAX_FAMILIES][32];
 	long rows = 0, done = 0;
 	for (int i = 0; i < nt; i++)
@@ -108,6 +151,7 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 		struct table tab;
 		table_init(&tab, 7, shown, sright);
 		double sum = 0;
+		int fit = valid_fits_has(&fits, shown_path(t[i].path));
 		for (int j = 0; j < t[i].n; j++) {
 			const struct vrow *r = &t[i].rows[j];
 			double us;
@@ -121,7 +165,7 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 			double e = (us - r->measured) / r->measured;
 			sum += fabs(e), fam_sum[r->kernel] += fabs(e), all_sum += fabs(e);
 			fam_n[r->kernel]++, all_n++;
-			char cells[22][OUT_CELL];
+			char cells[23][OUT_CELL];
 			family_of(r, cells[21], OUT_CELL);
 			int g = 0;
 			while (g < ng && strcmp(gname[g], cells[21]) != 0)
@@ -130,6 +174,8 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 				snprintf(gname[ng++], sizeof gname[0], "%.31s", cells[21]);
 			if (g < ng)
 				gsum[g] += fabs(e), gn[g]++;
+			if (!fit)
+				oos_add(&out, g, e, shown_path(t[i].path), r->line);
 			snprintf(cells[0], OUT_CELL, "%s", shown_path(t[i].path));
 			snprintf(cells[1], OUT_CELL, "%d", r->line);
 			snprintf(cells[2], OUT_CELL, "%s", vkernel_names[r->kernel]);
@@ -143,8 +189,9 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 				cell_num(cells[6 + k], v[k]);
 			snprintf(cells[19], OUT_CELL, "%s", r->unit);
 			snprintf(cells[20], OUT_CELL, "%s", r->source);
-			const char *row[22];
-			for (int k = 0; k < 22; k++)
+			snprintf(cells[22], OUT_CELL, "%s", fit ? "fit" : "check");
+			const char *row[23];
+			for (int k = 0; k < 23; k++)
 				row[k] = cells[k];
 			char cond[OUT_CELL], mu[32], me[32], er[32];
 			conditions(r, cond, sizeof cond);
@@ -160,8 +207,8 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 		}
 		if (rc == 0) {
 			progress_clear(&pg); /* the table goes where the line was */
-			printf("%s (%d rows): mean absolute error %.1f%%\n", shown_path(t[i].path), t[i].n,
-			       100 * sum / t[i].n);
+			printf("%s (%d rows, %s): mean absolute error %.1f%%\n", shown_path(t[i].path),
+			       t[i].n, fit ? "fit" : "check", 100 * sum / t[i].n);
 			table_write(&tab, stdout, 0);
 			printf("\n");
 		}
@@ -178,6 +225,7 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 		printf("mean absolute error by family (device.family):\n");
 		for (int g = 0; g < ng; g++)
 			printf("  %-18s %5.1f%%  (%d rows)\n", gname[g], 100 * gsum[g] / gn[g], gn[g]);
+		oos_print(&out, gname, ng);
 		const char *dir = arg_get(c, a, "out");
 		char def[1100], path[1200];
 		if (!dir) { /* results/ in the current folder */

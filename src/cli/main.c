@@ -148,7 +148,7 @@ const struct command commands[] = {
 	 "percentile tables of a trace's lengths, as [input] and [output] workload sections",
 	 quantiles_opts, 1, 1},
 	{"validate", cmd_validate, "[TABLE.csv...] [--out DIR]",
-	 "the model against the published kernel timings in validation/: error per row, table, kernel",
+	 "the model against the published kernel timings in validation/: error per row, table, kernel, family, and out of sample",
 	 validate_opts, 0, ARGS_MAX_POS},
 	{"plot", cmd_plot, "[FIGURE...] [--from DIR] [--format png|svg|pdf]",
 	 "re-render figures from their CSVs: headline, axes, reconcile, training-free, validation, ablation, sensitivity, tbt-batch, pareto, cdf, ops-roofline, timeline",

@@ -76,6 +76,32 @@ enum cal_status cal_status_of(const char *source, char *name, size_t n)
 	return CAL_SIBLING;
 }
 
+int cal_fit_tables(const char *source, char names[][CAL_TABLE_NAME], int max)
+{
+	if (strncmp(source, "fitted:", 7) != 0)
+		return 0;
+	const char *p = source + 7, *end = p + strcspn(p, ";,(");
+	int n = 0;
+	while (p < end && n < max) {
+		size_t k = strcspn(p, " ;,(");
+		if (p + k > end)
+			k = (size_t)(end - p);
+		if (k > 4 && !strncmp(p + k - 4, ".csv", 4)) {
+			const char *base = p;
+			for (size_t i = 0; i < k; i++)
+				if (p[i] == '/')
+					base = p + i + 1;
+			int len = (int)(p + k - base);
+			if (len < CAL_TABLE_NAME)
+				snprintf(names[n++], CAL_TABLE_NAME, "%.*s", len, base);
+		}
+		p += k;
+		while (p < end && *p == ' ')
+			p++;
+	}
+	return n;
+}
+
 int cal_count(const struct ini_doc *doc, int count[CAL_N])
 {
 	int total = 0;

@@ -29,6 +29,15 @@ int cal_is_kernel_value(const char *section, const char *key);
  * to the first ';', ',' or " ("); "" when assumed. */
 enum cal_status cal_status_of(const char *source, char *name, size_t n);
 
+/* The validation tables a fitted value's comment names as its data: the
+ * names ending in ".csv" in its fit clause (after "fitted:", up to the
+ * first ';', ',' or '('), without a folder, into names[0 .. max); how
+ * many there are (0 for a value not fitted).  "fitted: validation/a.csv
+ * and b.csv (...)" names a.csv and b.csv; a table cited later in the
+ * comment, as a remark, is not its data. */
+#define CAL_TABLE_NAME 64
+int cal_fit_tables(const char *source, char names[][CAL_TABLE_NAME], int max);
+
 /* The counts of doc's kernel-level values by status, into count[CAL_N];
  * returns how many there are. */
 int cal_count(const struct ini_doc *doc, int count[CAL_N]);

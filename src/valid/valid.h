@@ -6,6 +6,7 @@
 #define KARAT_VALID_H
 
 #include "base/err.h"
+#include "base/limits.h"
 
 /* The kernels a row may name. */
 enum vkernel {
@@ -87,5 +88,19 @@ void valid_gemm_op(const struct vrow *r, struct op_cost *o);
 
 /* The model's value of row r in its unit; 0, or -1 with err. */
 int valid_model(const struct vrow *r, double *value, struct kerr *err);
+
+/* The shipped tables some value of a device or link file in the zoo is
+ * fitted on (its source comment's fit clause, io/calib.h), by file name:
+ * the rest check the model out of sample (fits.c). */
+struct vfits {
+	int n;
+	char name[VALID_MAX_FITS][64];
+};
+/* Reads every device and link file of the zoo; 0, or -1 with err. */
+int valid_fits_load(struct vfits *f, struct kerr *err);
+/* Whether the table at shown (its path from the data folder,
+ * validation/NAME.csv; any other path is not a shipped table) is one of
+ * f's: 1 fitted on, 0 out of sample. */
+int valid_fits_has(const struct vfits *f, const char *shown);
 
 #endif

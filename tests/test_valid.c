@@ -352,3 +352,59 @@ Test(valid, the_docs_say_not_fitted_of_the_check_tables)
 	}
 	cr_expect_geq(seen, 30, "docs/validation.md lists %d tables", seen);
 }
+
+/* karat show DEVICE says how the shipped tables measure it: its rows'
+ * count and mean error by role are those of validate's CSV for that
+ * device; a device no table measures says so. */
+Test(valid, show_gives_a_devices_error_by_role)
+{
+	char dir[] = "/tmp/karat-valid-show-XXXXXX", args[256];
+	cr_assert(mkdtemp(dir));
+	snprintf(args, sizeof args, "validate --quiet --out %s", dir);
+	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+	char csv[600];
+	snprintf(csv, sizeof csv, "%s/validation.csv", dir);
+	FILE *f = fopen(csv, "r");
+	cr_assert(f, "no %s", csv);
+	static char line[4096];
+	int n[2] = {0};
+	double sum[2] = {0};
+	cr_assert(fgets(line, sizeof line, f));
+	while (fgets(line, sizeof line, f)) {
+		char *field[20], copy[4096], *c = copy;
+		snprintf(copy, sizeof copy, "%s", line);
+		int k = 0;
+		for (; c && k < 20; k++) { /* the first 20 columns hold no comma */
+			field[k] = c;
+			if ((c = strchr(c, ',')))
+				*c++ = '\0';
+		}
+		cr_assert_eq(k, 20, "%s", line);
+		if (strcmp(field[4], "b200") != 0)
+			continue;
+		const char *role = strrchr(line, ',') + 1;
+		int chk = strncmp(role, "check", 5) == 0;
+		n[chk]++, sum[chk] += fabs(atof(field[18]));
+	}
+	fclose(f);
+	cr_assert(n[0] > 0 && n[1] > 0, "the B200 has rows of both roles: %d, %d", n[0], n[1]);
+	cr_assert_eq(run_karat("show b200", out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+	static const char *const role[2] = {"\n  fit ", "\n  check "};
+	for (int c = 0; c < 2; c++) {
+		const char *at = strstr(out, role[c]);
+		cr_assert(at, "show b200 gives no %s line: %s", role[c] + 3, out);
+		int got_n;
+		double got;
+		cr_assert_eq(sscanf(at + strlen(role[c]), " %d rows %lf%%", &got_n, &got), 2, "%s", at);
+		cr_expect_eq(got_n, n[c], "%s: %d rows, the CSV %d", role[c] + 3, got_n, n[c]);
+		cr_expect(fabs(got - sum[c] / n[c]) < 0.05, "%s: %.1f%%, the CSV %.2f%%", role[c] + 3,
+			  got, sum[c] / n[c]);
+	}
+	cr_assert_eq(run_karat("show b300", out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+	cr_expect(strstr(out, "no shipped table (validation/) measures b300"), "%s", out);
+	snprintf(csv, sizeof csv, "%s/validation.png", dir);
+	unlink(csv);
+	snprintf(csv, sizeof csv, "%s/validation.csv", dir);
+	unlink(csv);
+	rmdir(dir);
+}

@@ -152,6 +152,33 @@ static int print_calibration(const struct ini_doc *doc)
 	return rc;
 }
 
+/* How the shipped tables measure device `name` (valid.h): its rows'
+ * error where a value is fitted on the table and where none is. */
+static int print_measured(const char *name)
+{
+	struct vsummary s;
+	struct kerr err;
+	if (valid_device_summary(name, &s, &err) != 0)
+		return die_msg("%s", err.msg), 1;
+	if (!s.tables) {
+		printf("\nno shipped table (validation/) measures %s: nothing checks its values "
+		       "against measurements of it\n", name);
+		return 0;
+	}
+	printf("\nmeasured in %d shipped tables (karat validate; fit: a shipped value is fitted "
+	       "on the table, check: none is, out of sample):\n", s.tables);
+	const struct verr *v[2] = {&s.fit, &s.check};
+	static const char *const role[2] = {"fit", "check"};
+	for (int i = 0; i < 2; i++)
+		if (v[i]->n)
+			printf("  %-5s %4d rows  %5.1f%% mean absolute error (worst %+.0f%%, %s:%d)\n",
+			       role[i], v[i]->n, 100 * v[i]->sum / v[i]->n, 100 * v[i]->worst,
+			       v[i]->worst_table, v[i]->worst_line);
+		else
+			printf("  %-5s    0 rows\n", role[i]);
+	return 0;
+}
+
 /* The parameters of sp's algorithm: value, and where it came from. */
 static int print_params(const struct sparse_cfg *sp)
 {
@@ -348,8 +375,10 @@ int cmd_show(const struct args *a)
 		struct kdevice d;
 		if (zoo_load_device(name, &d, &doc, &err) != 0)
 			return die_msg("%s", err.msg), 1;
+		/* the tables name zoo devices: a file given by path is not one */
+		int zoo_name = !strchr(name, '/') && !strstr(name, ".ini");
 		rc = print_values(doc, &device_schema, &d) || print_calibration(doc) ||
-		     print_ranges(doc, &device_schema);
+		     (zoo_name && print_measured(name)) || print_ranges(doc, &device_schema);
 		device_derived(&d);
 	} else if (k == ZOO_LINK) {
 		struct klink l;

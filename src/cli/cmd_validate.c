@@ -83,34 +83,31 @@ static int plot(const char *dir, const char *csv)
 }
 
 /* The rows out of sample (a table no shipped value is fitted on: role
- * check): their error overall and per family, and the worst. */
+ * check): their error overall, with the worst, and per family. */
 struct oos {
-	double sum, gsum[VALID_MAX_FAMILIES], worst;
-	int n, gn[VALID_MAX_FAMILIES], worst_line;
-	char worst_table[256];
+	struct verr all;
+	double gsum[VALID_MAX_FAMILIES];
+	int gn[VALID_MAX_FAMILIES];
 };
 
 static void oos_add(struct oos *o, int g, double e, const char *table, int line)
 {
-	o->sum += fabs(e), o->n++;
+	verr_add(&o->all, e, table, line);
 	if (g < VALID_MAX_FAMILIES)
 		o->gsum[g] += fabs(e), o->gn[g]++;
-	if (o->n == 1 || fabs(e) > fabs(o->worst)) {
-		o->worst = e, o->worst_line = line;
-		snprintf(o->worst_table, sizeof o->worst_table, "%s", table);
-	}
 }
 
 static void oos_print(const struct oos *o, char gname[][32], int ng)
 {
+	const struct verr *a = &o->all;
 	printf("mean absolute error out of sample (the check tables: no shipped value is "
 	       "fitted on them):\n");
-	if (!o->n) {
+	if (!a->n) {
 		printf("  none: every row's table is fitted on\n");
 		return;
 	}
-	printf("  %-18s %5.1f%%  (%d rows; worst %+.0f%%, %s:%d)\n", "all", 100 * o->sum / o->n,
-	       o->n, 100 * o->worst, o->worst_table, o->worst_line);
+	printf("  %-18s %5.1f%%  (%d rows; worst %+.0f%%, %s:%d)\n", "all", 100 * a->sum / a->n,
+	       a->n, 100 * a->worst, a->worst_table, a->worst_line);
 	for (int g = 0; g < ng; g++)
 		if (o->gn[g])
 			printf("  %-18s %5.1f%%  (%d rows)\n", gname[g], 100 * o->gsum[g] / o->gn[g],

@@ -120,7 +120,7 @@ const struct command commands[] = {
 	{"list", cmd_list, "models|hw|systems|workloads|algos|studies",
 	 "list the zoo: models, devices and links, systems, workloads, attention algorithms",
 	 no_opts, 1, 1},
-	{"show", cmd_show, "NAME|FILE.ini [--set system.key=value]", "resolved values of a model, device, link, system, workload or algorithm with the source of each",
+	{"show", cmd_show, "NAME|FILE.ini [--set system.key=value]", "resolved values of a model, device, link, system, workload or algorithm with the source of each; a device's calibration and measured error",
 	 show_opts, 1, 1},
 	{"ops", cmd_ops,
 	 "--model M --hw H --batch B --context L [--gpus G] [--mtp D] [--algo A[:k=v,...]] [--force] [--eff-from DEV] [--set k=v] [--format csv]",

@@ -103,4 +103,24 @@ int valid_fits_load(struct vfits *f, struct kerr *err);
  * f's: 1 fitted on, 0 out of sample. */
 int valid_fits_has(const struct vfits *f, const char *shown);
 
+/* Relative errors, model over measured less one: how many, the sum of
+ * their absolute values, and the worst with its table and line. */
+struct verr {
+	int n, worst_line;
+	double sum, worst;
+	char worst_table[256];
+};
+void verr_add(struct verr *v, double e, const char *table, int line);
+
+/* The rows of the shipped tables (validation/NAME.csv) that measure a
+ * device (their `device` column is its zoo name), priced by the model:
+ * their errors in the tables a shipped value is fitted on (fit) and in
+ * the rest (check, out of sample), and how many tables have any
+ * (summary.c).  0, or -1 with err. */
+struct vsummary {
+	struct verr fit, check;
+	int tables;
+};
+int valid_device_summary(const char *device, struct vsummary *s, struct kerr *err);
+
 #endif

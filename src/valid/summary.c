@@ -1,0 +1,67 @@
+/* summary.c: a device's rows in the shipped tables, and their error by
+ * role (valid.h): what `karat show DEVICE` says of how well the model
+ * knows that device. */
+#include "valid/valid.h"
+
+#include <glob.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "zoo/zoo.h"
+
+void verr_add(struct verr *v, double e, const char *table, int line)
+{
+	v->n++, v->sum += fabs(e);
+	if (v->n == 1 || fabs(e) > fabs(v->worst)) {
+		v->worst = e, v->worst_line = line;
+		snprintf(v->worst_table, sizeof v->worst_table, "%s", table);
+	}
+}
+
+int valid_device_summary(const char *device, struct vsummary *s, struct kerr *err)
+{
+	static struct vfits fits; /* 8 KB */
+	memset(s, 0, sizeof *s);
+	if (valid_fits_load(&fits, err) != 0)
+		return -1;
+	char pattern[1100];
+	snprintf(pattern, sizeof pattern, "%s/validation/*.csv", zoo_home());
+	glob_t g = {0};
+	int gr = glob(pattern, 0, NULL, &g), rc = 0;
+	if (gr == GLOB_NOMATCH) {
+		globfree(&g);
+		return 0; /* no tables shipped: nothing measured */
+	}
+	if (gr != 0) {
+		globfree(&g);
+		return kerr_set(err, pattern, 0, "cannot list the validation tables");
+	}
+	size_t home = strlen(zoo_home()) + 1;
+	for (size_t i = 0; i < g.gl_pathc && rc == 0; i++) {
+		struct vtable t;
+		if (vtable_read(g.gl_pathv[i], &t, err) != 0) {
+			rc = -1;
+			break;
+		}
+		const char *shown = g.gl_pathv[i] + home; /* validation/NAME.csv */
+		struct verr *v = valid_fits_has(&fits, shown) ? &s->fit : &s->check;
+		int any = 0;
+		for (int j = 0; j < t.n && rc == 0; j++) {
+			const struct vrow *r = &t.rows[j];
+			double model;
+			if (strcmp(r->device, device) != 0)
+				continue;
+			if (valid_model(r, &model, err) != 0) {
+				rc = -1;
+				break;
+			}
+			verr_add(v, (model - r->measured) / r->measured, shown, r->line);
+			any = 1;
+		}
+		s->tables += any;
+		vtable_free(&t);
+	}
+	globfree(&g);
+	return rc;
+}

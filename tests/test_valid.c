@@ -402,6 +402,10 @@ Test(valid, show_gives_a_devices_error_by_role)
 	}
 	cr_assert_eq(run_karat("show b300", out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
 	cr_expect(strstr(out, "no shipped table (validation/) measures b300"), "%s", out);
+	/* the tables name zoo devices: a file given by its path is not one */
+	cr_assert_eq(run_karat("show " KARAT_DATADIR "/hw/b200.ini", out, sizeof out, errbuf,
+			       sizeof errbuf), 0, "%s", errbuf);
+	cr_expect(!strstr(out, "measured in") && !strstr(out, "no shipped table"), "%s", out);
 	snprintf(csv, sizeof csv, "%s/validation.png", dir);
 	unlink(csv);
 	snprintf(csv, sizeof csv, "%s/validation.csv", dir);

@@ -17,6 +17,8 @@
 
 #define HEAD2 "kernel,model,device,dtype,batch,context,heads,q_len,topk,m,n,k,groups,gpus,measured,unit,source,scaleout_link,a2a_route\n"
 
+#define HEAD3 "kernel,model,device,dtype,batch,context,heads,q_len,topk,m,n,k,groups,gpus,measured,unit,source,scaleout_link,a2a_route,a2a_sends\n"
+
 static const char *tmp_csv(int slot, const char *text)
 {
 	static char paths[4][64];
@@ -60,9 +62,14 @@ Test(valid, bad_tables_fail_with_file_and_line)
 	read_fails(HEAD2 "dispatch,deepseek-v3,b200,fp8,128,,,,,,,,,16,186,us,x,efa4,ring\n",
 		   "a2a_route 'ring' is not flat or hierarchical", 2);
 	read_fails(HEAD2 "gemm,,h800,fp8,,,,,,64,64,64,,,1,us,x,efa4,\n",
-		   "gemm does not take scaleout_link or a2a_route", 2);
+		   "gemm does not take scaleout_link, a2a_route or a2a_sends", 2);
 	read_fails(HEAD2 "gemm,,h800,fp8,,,,,,64,64,64,,,1,us,x,,flat\n",
-		   "gemm does not take scaleout_link or a2a_route", 2);
+		   "gemm does not take scaleout_link, a2a_route or a2a_sends", 2);
+	/* and what the row's kernels send of a token */
+	read_fails(HEAD3 "dispatch,deepseek-v3,b200,fp8,128,,,,,,,,,8,50,us,x,,,copy\n",
+		   "a2a_sends 'copy' is not expert or gpu", 2);
+	read_fails(HEAD3 "gemm,,h800,fp8,,,,,,64,64,64,,,1,us,x,,,gpu\n",
+		   "gemm does not take scaleout_link, a2a_route or a2a_sends", 2);
 	read_fails(HEAD2 "dispatch,deepseek-v3,b200,fp8,128,,,,,,,,,16,186,us,x\n",
 		   "17 fields, expected 19", 2);
 	read_fails(HEAD "dispatch,deepseek-v3,b200,fp8,128,,,,,,,,,16,186,us,x,efa4,flat\n",
@@ -119,6 +126,38 @@ Test(valid, an_all_to_all_row_takes_its_scaleout_link_and_route)
 	cr_assert_eq(valid_model(&pair, &v, &err), 0, "%s", err.msg);
 	cr_expect(fabs(v * 1e-6 / sum - 1) < 1e-12, "pair: %g us, want %g us", v, sum * 1e6);
 	cr_expect_eq(valid_a2a_bytes(&pair, 0, &v, &err), -1, "a pair is not one kernel");
+	vtable_free(&t);
+}
+
+/* A row's a2a_sends prices its kernels as they send, whatever the link's
+ * own: one copy per GPU holding any of a token's experts (gpu) moves the
+ * bytes valid_a2a_bytes gives with per_gpu, fewer than one per routed
+ * expert, which nvlink5's kernels send and an empty column keeps. */
+Test(valid, an_all_to_all_row_takes_what_its_kernels_send)
+{
+	struct vtable t;
+	struct kerr err;
+	static const char csv[] = HEAD3
+		"dispatch,deepseek-v3,b200,fp8,8192,,,,,,,,,8,447,us,x,,,gpu\n"
+		"dispatch,deepseek-v3,b200,fp8,8192,,,,,,,,,8,447,us,x,,,expert\n"
+		"dispatch,deepseek-v3,b200,fp8,8192,,,,,,,,,8,447,us,x,,,\n";
+	cr_assert_eq(vtable_parse("t.csv", csv, sizeof csv - 1, &t, &err), 0, "%s", err.msg);
+	cr_assert(t.rows[0].sends == A2A_PER_GPU && t.rows[1].sends == A2A_PER_EXPERT &&
+		  t.rows[2].sends == -1);
+	struct klink up, ib;
+	cr_assert_eq(zoo_load_link("nvlink5", &up, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(zoo_load_link("ib-ndr", &ib, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(up.a2a_sends, A2A_PER_EXPERT, "the test's premise: nvlink5 sends per expert");
+	double gpu, expert, v[3];
+	cr_assert_eq(valid_a2a_bytes(&t.rows[0], 1, &gpu, &err), 0, "%s", err.msg);
+	cr_assert_eq(valid_a2a_bytes(&t.rows[0], 0, &expert, &err), 0, "%s", err.msg);
+	cr_assert_lt(gpu, expert);
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(valid_model(&t.rows[i], &v[i], &err), 0, "%s", err.msg);
+	double want = roofline_a2a_nodes(&up, &ib, 8, 8, 1, gpu, 1);
+	cr_expect(fabs(v[0] * 1e-6 / want - 1) < 1e-12, "%g us, want %g", v[0], want * 1e6);
+	cr_expect_eq(v[1], v[2], "expert is nvlink5's own");
+	cr_expect_lt(v[0], v[1]);
 	vtable_free(&t);
 }
 

@@ -26,7 +26,7 @@ const char *const vkernel_names[VK_N + 1] = {"gemm", "grouped_gemm", "mla_decode
 const char *const valid_columns[VALID_COLUMNS_MAX] = {
 	"kernel", "model", "device", "dtype", "batch", "context", "heads", "q_len", "topk",
 	"m", "n", "k", "groups", "gpus", "measured", "unit", "source", "scaleout_link",
-	"a2a_route"};
+	"a2a_route", "a2a_sends"};
 
 /* Which conditions each kernel needs (bit i: valid_columns[4 + i]). */
 enum { C_BATCH = 1, C_CTX = 2, C_HEADS = 4, C_Q = 8, C_TOPK = 16, C_M = 32, C_N = 64,
@@ -104,7 +104,7 @@ static void on_field(void *s, size_t len, void *data)
 		    memcmp(valid_columns[f], txt, len) != 0)
 			rd_fail(r, "column %d must be '%s' (header: kernel,model,device,dtype,batch,"
 				"context,heads,q_len,topk,m,n,k,groups,gpus,measured,unit,source, "
-				"then optionally scaleout_link,a2a_route)",
+				"then optionally scaleout_link,a2a_route and a2a_sends)",
 				f + 1, f < VALID_COLUMNS_MAX ? valid_columns[f] : "(none)");
 		return;
 	}
@@ -118,6 +118,11 @@ static void on_field(void *s, size_t len, void *data)
 		if (len && !a2a_route_names[k])
 			rd_fail(r, "a2a_route '%.*s' is not flat or hierarchical", (int)len, txt);
 		w->hier = k == A2A_HIER, w->route_said = len > 0;
+	} else if (f == 19) {
+		int k = name_index(a2a_sends_names, txt, len);
+		if (len && !a2a_sends_names[k])
+			rd_fail(r, "a2a_sends '%.*s' is not expert or gpu", (int)len, txt);
+		w->sends = len ? k : -1;
 	} else if (f == 0) {
 		int k = name_index(vkernel_names, txt, len);
 		if (!vkernel_names[k])
@@ -182,8 +187,8 @@ static int check_row(struct reader *r)
 				       want ? "needs" : "does not take", valid_columns[4 + i]),
 			       -1;
 	}
-	if (!valid_is_a2a(w->kernel) && (w->scaleout[0] || w->route_said))
-		return rd_fail(r, "%s does not take scaleout_link or a2a_route",
+	if (!valid_is_a2a(w->kernel) && (w->scaleout[0] || w->route_said || w->sends >= 0))
+		return rd_fail(r, "%s does not take scaleout_link, a2a_route or a2a_sends",
 			       vkernel_names[w->kernel]), -1;
 	int model_kernel = (w->kernel >= VK_MLA && w->kernel <= VK_INDEXER) ||
 			   w->kernel >= VK_SERVING;
@@ -217,9 +222,10 @@ static void on_row(int c, void *data)
 		r->row.line = r->line;
 		t->rows[t->n++] = r->row;
 	} else if (!r->failed && r->line == 1 && r->field != VALID_COLUMNS &&
-		   r->field != VALID_COLUMNS_MAX) {
+		   r->field != VALID_COLUMNS_A2A && r->field != VALID_COLUMNS_MAX) {
 		rd_fail(r, "the header has %d columns, expected %d (or %d with scaleout_link and "
-			"a2a_route)", r->field, VALID_COLUMNS, VALID_COLUMNS_MAX);
+			"a2a_route, %d with a2a_sends too)", r->field, VALID_COLUMNS,
+			VALID_COLUMNS_A2A, VALID_COLUMNS_MAX);
 	} else if (r->line == 1) {
 		r->ncols = r->field;
 	}
@@ -227,6 +233,7 @@ static void on_row(int c, void *data)
 		r->line++;
 	r->field = 0;
 	memset(&r->row, 0, sizeof r->row);
+	r->row.sends = -1;
 }
 
 int vtable_read(const char *path, struct vtable *t, struct kerr *err)
@@ -410,7 +417,7 @@ static int all_to_all(const struct vrow *r, const struct klink *up, double *t, s
 	    zoo_load_model(r->model, &m, NULL, err) != 0)
 		return -1;
 	double G = r->gpus, gpn = sys.gpus_per_node;
-	int per_gpu = roofline_a2a_per_gpu(up, &out, G, gpn);
+	int per_gpu = r->sends >= 0 ? r->sends == A2A_PER_GPU : roofline_a2a_per_gpu(up, &out, G, gpn);
 	double cross = roofline_a2a_cross(G, gpn, m.active_experts, r->hier);
 	*t = 0;
 	for (int dispatch = 1; dispatch >= 0; dispatch--) {

@@ -32,10 +32,12 @@ enum vkernel {
 extern const char *const vkernel_names[VK_N + 1];
 
 /* Column names of a validation CSV, in this order: the first
- * VALID_COLUMNS always, the last two (an all-to-all's scale-out link and
- * route across nodes) where a table needs them. */
+ * VALID_COLUMNS always, then where a table needs them an all-to-all's
+ * scale-out link and route across nodes (VALID_COLUMNS_A2A), and what its
+ * kernels send of a token (VALID_COLUMNS_MAX). */
 #define VALID_COLUMNS 17
-#define VALID_COLUMNS_MAX 19
+#define VALID_COLUMNS_A2A 19
+#define VALID_COLUMNS_MAX 20
 extern const char *const valid_columns[VALID_COLUMNS_MAX];
 
 struct vrow {
@@ -49,6 +51,8 @@ struct vrow {
 			       GPU-only system's) */
 	int hier;           /* 1: it crosses nodes hierarchically (a2a_route) */
 	int route_said;     /* 1: its a2a_route is not empty */
+	int sends;          /* enum a2a_sends its kernels send by (a2a_sends),
+			       or -1: the links' own */
 	int line;           /* in its file */
 };
 

@@ -425,3 +425,59 @@ Test(a2a_fit, nccl_ep_times_are_its_bytes_over_its_bandwidths_and_priced_close)
 	cr_expect(fabs(mean - 0.056) < 0.0005, "mean error %.4f", mean);
 	vtable_free(&t);
 }
+
+/* DeepEP V2 on 8 B200s (validation/a2a-deepep-v2-b200-nvlink.csv): each
+ * time is the bytes its tests/elastic/test_ep.py counts over the README's
+ * logical bandwidth: the tokens a rank receives, once per rank (8 x 8,192
+ * x (1 - C(224, 8) / C(256, 8)) with 32 of 256 experts a rank), at 7,488
+ * B a dispatch token and 14,368 B a combine token.  Past the floor a row
+ * takes its bytes over the link plus the floor's unhidden part, linear
+ * in 1 / efficiency: NVLink 5's efficiency is the least squares of the
+ * rows' relative errors (gsl_fit_mul), and validate prices both rows so. */
+Test(a2a_fit, the_nvlink5_efficiency_is_the_fit_of_deepep_v2)
+{
+	struct vtable t;
+	struct kerr err;
+	cr_assert_eq(vtable_read(zoo_path("validation/a2a-deepep-v2-b200-nvlink.csv"), &t, &err), 0,
+		     "%s", err.msg);
+	cr_assert_eq(t.n, 2);
+	struct klink up, out;
+	cr_assert_eq(zoo_load_link("nvlink5", &up, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(zoo_load_link("ib-ndr", &out, NULL, &err), 0, "%s", err.msg);
+	double stay = 1; /* C(224, 8) / C(256, 8): no expert of a token on a given rank */
+	for (int i = 0; i < 8; i++)
+		stay *= (224.0 - i) / (256 - i);
+	double x[2], y[2];
+	for (int i = 0; i < t.n; i++) {
+		const struct vrow *r = &t.rows[i];
+		int disp = r->kernel == VK_DISPATCH;
+		const char *at = strstr(r->source, " GB/s logical");
+		cr_assert(at, "line %d: no bandwidth in its source", r->line);
+		while (at > r->source && at[-1] != ' ')
+			at--;
+		double bw = atof(at) * 1e9, tokens = 8 * 8192 * (1 - stay);
+		double derived = tokens * (disp ? 7488 : 14368) / bw;
+		cr_expect(fabs(r->measured * 1e-6 - derived) < 0.05e-6, "line %d: %.1f us against "
+			  "%.3f us", r->line, r->measured, derived * 1e6);
+		cr_assert_eq(r->sends, A2A_PER_GPU, "line %d: these kernels send once per GPU", r->line);
+		double bytes, meas = r->measured * 1e-6, v;
+		cr_assert_eq(valid_a2a_bytes(r, 1, &bytes, &err), 0, "%s", err.msg);
+		struct klink u = up;
+		u.efficiency = 1;
+		double t1 = roofline_a2a_nodes(&u, &out, 8, A2A_GPN, 1, bytes, disp);
+		u.efficiency = 0.5;
+		double th = roofline_a2a_nodes(&u, &out, 8, A2A_GPN, 1, bytes, disp);
+		cr_assert_gt(bytes / up.bw, up.a2a_floor, "past the floor at any efficiency");
+		double per = th - t1, fixed = 2 * t1 - th; /* t = per / efficiency + fixed */
+		x[i] = per / meas, y[i] = 1 - fixed / meas;
+		double shipped = roofline_a2a_nodes(&up, &out, 8, A2A_GPN, 1, bytes, disp);
+		cr_assert_eq(valid_model(r, &v, &err), 0, "%s", err.msg);
+		cr_expect(fabs(v * 1e-6 - shipped) <= 1e-9 * shipped, "line %d: validate %.6g us, "
+			  "here %.6g us", r->line, v, shipped * 1e6);
+	}
+	double s, cov, sumsq;
+	gsl_fit_mul(x, 1, y, 1, 2, &s, &cov, &sumsq);
+	cr_expect(fabs(1 / s - up.efficiency) < 0.0005, "nvlink5: shipped %.4f, the fit %.4f",
+		  up.efficiency, 1 / s);
+	vtable_free(&t);
+}

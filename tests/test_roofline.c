@@ -349,6 +349,30 @@ Test(roofline, all_to_all_with_a_latency_takes_the_longer_of_floor_and_transfer)
 	cr_expect(near(roofline_a2a(&l, 1e6, 0), 66.27e-6, 1e-4));
 }
 
+/* A hierarchical all-to-all crosses once to each other node a token's
+ * experts reach.  DeepSeek-V3's 8 of 256 experts on 16 GPUs, 8 a node:
+ * sent a copy per expert, the 8 x 8/15 copies bound for the other node
+ * carry 2 (1 - 2^-8) / 8 crossings each (placed at random); sent a copy
+ * per GPU, the other node is reached with 1 - C(128, 8) / C(256, 8) and
+ * each of its GPUs with 1 - C(240, 8) / C(256, 8), 8 of them.  Flat, or
+ * on one node, every copy crosses. */
+Test(roofline, a_hierarchical_all_to_all_crosses_once_a_node)
+{
+	double node = 1, gpu = 1; /* no expert on the other node, on one GPU */
+	for (int i = 0; i < 8; i++)
+		node *= (128.0 - i) / (256 - i), gpu *= (240.0 - i) / (256 - i);
+	cr_expect(near(roofline_a2a_reached(256, 8, 2), 2 * (1 - node), 1e-12));
+	cr_expect(near(roofline_a2a_reached(256, 8, 16), 16 * (1 - gpu), 1e-12));
+	cr_expect(near(roofline_a2a_cross(16, 8, 256, 8, 1, 0), 2 * (1 - pow(0.5, 8)) / 8, 1e-12));
+	double per_gpu = (1 - node) / (8 * (1 - gpu));
+	cr_expect(near(roofline_a2a_cross(16, 8, 256, 8, 1, 1), per_gpu, 1e-12), "%g, want %g",
+		  roofline_a2a_cross(16, 8, 256, 8, 1, 1), per_gpu);
+	cr_expect_gt(per_gpu, 2 * (1 - pow(0.5, 8)) / 8, "fewer copies, each more likely to cross");
+	cr_expect_lt(per_gpu, 1);
+	cr_expect_eq(roofline_a2a_cross(16, 8, 256, 8, 0, 1), 1);
+	cr_expect_eq(roofline_a2a_cross(8, 8, 256, 8, 1, 1), 1);
+}
+
 /* Issue 12: top-k ranks its scores at the device's selection rate where it
  * declares one.  KARAT: 16 cores x 2.4e9 scores/s = 3.84e10.  A top-k of
  * 1e9 scores with 4e9 B: its scan roofline is 4e9 / (1.2e12 x 0.8) =

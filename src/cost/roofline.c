@@ -177,10 +177,24 @@ double roofline_a2a(const struct klink *l, double bytes, int dispatch)
 	return a2a_time(l, bytes, dispatch, 0);
 }
 
-double roofline_a2a_cross(double G, double gpn, double k, int hierarchical)
+double roofline_a2a_reached(double E, double k, double P)
+{
+	double none = 1; /* a group holds none of the k */
+	for (int i = 0; i < (int)k; i++)
+		none *= fmax(E - E / P - i, 0) / (E - i);
+	return P * (1 - none);
+}
+
+double roofline_a2a_cross(double G, double gpn, double E, double k, int hierarchical,
+			  int per_gpu)
 {
 	double N = G / gpn;
-	return hierarchical && G > gpn && k > 0 ? N * (1 - pow(1 - 1 / N, k)) / k : 1;
+	if (!(hierarchical && G > gpn && k > 0))
+		return 1;
+	if (!per_gpu)
+		return N * (1 - pow(1 - 1 / N, k)) / k;
+	return roofline_a2a_reached(E, k, N) * (N - 1) / N /
+	       (roofline_a2a_reached(E, k, G) * (G - gpn) / G);
 }
 
 double roofline_a2a_nodes(const struct klink *up, const struct klink *out, double G, double gpn,

@@ -70,12 +70,20 @@ double roofline_transfer(const struct klink *l, double bytes);
  * one), whichever is larger.  Used by ops and the solver. */
 double roofline_a2a(const struct klink *l, double bytes, int dispatch);
 
-/* The bytes that cross nodes per routed copy bound for another node, of
- * G GPUs, gpn to a node, with k routed experts a token: 1 flat; with
+/* The groups of P (GPUs, or nodes) that one token's k distinct experts
+ * of E reach, E / P experts to a group: P (1 - prod_i (E - E/P - i) /
+ * (E - i)). */
+double roofline_a2a_reached(double E, double k, double P);
+
+/* The bytes that cross nodes per copy bound for another node, of G GPUs,
+ * gpn to a node, with k routed experts of E a token: 1 flat; with
  * hierarchical set (a token crosses once to each node any of its copies
- * land on, the copies placed at random), N (1 - (1 - 1/N)^k) / k for
- * N = G / gpn nodes. */
-double roofline_a2a_cross(double G, double gpn, double k, int hierarchical);
+ * land on), for copies sent one per routed expert (placed at random)
+ * N (1 - (1 - 1/N)^k) / k for N = G / gpn nodes, and for copies sent one
+ * per GPU (per_gpu) the other nodes a token reaches over the other
+ * nodes' GPUs it reaches (roofline_a2a_reached). */
+double roofline_a2a_cross(double G, double gpn, double E, double k, int hierarchical,
+			  int per_gpu);
 
 /* An expert all-to-all of `bytes` leaving each of G GPUs, gpn to a node:
  * inside a node on up alone; across nodes, the shares for GPUs inside and

@@ -79,14 +79,8 @@ static void ffn_op(struct emit *e, enum op_kind k, double count, double tokens,
 
 double step_a2a_sends(double E, double k, double P, int per_gpu)
 {
-	if (!per_gpu)
-		return k;
-	/* k distinct experts of E, E / P on each GPU: a GPU holds none of
-	 * them with probability prod_i (E - E/P - i) / (E - i) */
-	double none = 1;
-	for (int i = 0; i < (int)k; i++)
-		none *= fmax(E - E / P - i, 0) / (E - i);
-	return P * (1 - none);
+	/* k distinct experts of E, E / P on each GPU: the GPUs they reach */
+	return per_gpu ? roofline_a2a_reached(E, k, P) : k;
 }
 
 /* The MoE block for `layers` layers.  T local tokens; `global` tokens over

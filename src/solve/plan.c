@@ -472,11 +472,12 @@ struct plan *plan_new_like(const struct design *d, const struct plan *base, stru
 		/* hierarchical: a token's k copies land on N = G / gpn nodes at
 		 * random; the N - 1 others each receive it once if any copy
 		 * lands there: (N - 1)(1 - (1 - 1/N)^k) crossings for the
-		 * k (N - 1) / N copies bound for them */
-		p->a2a_cross = roofline_a2a_cross(G, gpn, d->m->active_experts,
-						  d->sys->a2a_route == A2A_HIER);
-		p->a2a_port = via && G > gpn ? p->a2a_cross * (G - gpn) / (G - 1.0) : 0;
+		 * k (N - 1) / N copies bound for them; roofline_a2a_cross
+		 * counts GPUs instead where the kernels send a copy per GPU */
 		p->a2a_per_gpu = roofline_a2a_per_gpu(d->up, d->out, G, gpn);
+		p->a2a_cross = roofline_a2a_cross(G, gpn, d->m->experts, d->m->active_experts,
+						  d->sys->a2a_route == A2A_HIER, p->a2a_per_gpu);
+		p->a2a_port = via && G > gpn ? p->a2a_cross * (G - gpn) / (G - 1.0) : 0;
 	}
 	{ /* Little's law: a request stays for out / (1 + a d) steps, so a batch
 	   * of B admits B (1 + a d) / out requests per step; each brings the

@@ -418,7 +418,7 @@ static int all_to_all(const struct vrow *r, const struct klink *up, double *t, s
 		return -1;
 	double G = r->gpus, gpn = sys.gpus_per_node;
 	int per_gpu = r->sends >= 0 ? r->sends == A2A_PER_GPU : roofline_a2a_per_gpu(up, &out, G, gpn);
-	double cross = roofline_a2a_cross(G, gpn, m.active_experts, r->hier);
+	double cross = roofline_a2a_cross(G, gpn, m.experts, m.active_experts, r->hier, per_gpu);
 	*t = 0;
 	for (int dispatch = 1; dispatch >= 0; dispatch--) {
 		if (r->kernel == (dispatch ? VK_COMBINE : VK_DISPATCH))

@@ -18,7 +18,7 @@ static int classify(const char *name, enum zoo_kind *k)
 	struct kerr err;
 	for (int i = 0; i < ZOO_STUDY; i++) /* a study is run, not shown */
 		if (zoo_resolve((enum zoo_kind)i, name, path, sizeof path, &err) == 0) {
-			if (!strchr(name, '/') && !strstr(name, ".ini")) {
+			if (!zoo_is_path(name)) {
 				*k = (enum zoo_kind)i;
 				return 0;
 			}
@@ -376,9 +376,9 @@ int cmd_show(const struct args *a)
 		if (zoo_load_device(name, &d, &doc, &err) != 0)
 			return die_msg("%s", err.msg), 1;
 		/* the tables name zoo devices: a file given by path is not one */
-		int zoo_name = !strchr(name, '/') && !strstr(name, ".ini");
 		rc = print_values(doc, &device_schema, &d) || print_calibration(doc) ||
-		     (zoo_name && print_measured(name)) || print_ranges(doc, &device_schema);
+		     (!zoo_is_path(name) && print_measured(name)) ||
+		     print_ranges(doc, &device_schema);
 		device_derived(&d);
 	} else if (k == ZOO_LINK) {
 		struct klink l;

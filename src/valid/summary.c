@@ -6,6 +6,7 @@
 #include <glob.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "zoo/zoo.h"
@@ -21,31 +22,24 @@ void verr_add(struct verr *v, double e, const char *table, int line)
 
 int valid_device_summary(const char *device, struct vsummary *s, struct kerr *err)
 {
-	static struct vfits fits; /* 8 KB */
 	memset(s, 0, sizeof *s);
-	if (valid_fits_load(&fits, err) != 0)
-		return -1;
 	char pattern[1100];
 	snprintf(pattern, sizeof pattern, "%s/validation/*.csv", zoo_home());
 	glob_t g = {0};
-	int gr = glob(pattern, 0, NULL, &g), rc = 0;
-	if (gr == GLOB_NOMATCH) {
-		globfree(&g);
-		return 0; /* no tables shipped: nothing measured */
-	}
-	if (gr != 0) {
-		globfree(&g);
-		return kerr_set(err, pattern, 0, "cannot list the validation tables");
-	}
+	struct vfits *fits = malloc(sizeof *fits); /* 8 KB, off the stack */
+	int rc = !fits ? kerr_set(err, 0, 0, "out of memory") : valid_fits_load(fits, err);
+	int gr = rc == 0 ? glob(pattern, 0, NULL, &g) : 0;
+	if (gr != 0 && gr != GLOB_NOMATCH) /* none: no tables shipped, nothing measured */
+		rc = kerr_set(err, pattern, 0, "cannot list the validation tables");
 	size_t home = strlen(zoo_home()) + 1;
-	for (size_t i = 0; i < g.gl_pathc && rc == 0; i++) {
+	for (size_t i = 0; rc == 0 && gr == 0 && i < g.gl_pathc; i++) {
 		struct vtable t;
 		if (vtable_read(g.gl_pathv[i], &t, err) != 0) {
 			rc = -1;
 			break;
 		}
 		const char *shown = g.gl_pathv[i] + home; /* validation/NAME.csv */
-		struct verr *v = valid_fits_has(&fits, shown) ? &s->fit : &s->check;
+		struct verr *v = valid_fits_has(fits, shown) ? &s->fit : &s->check;
 		int any = 0;
 		for (int j = 0; j < t.n && rc == 0; j++) {
 			const struct vrow *r = &t.rows[j];
@@ -63,5 +57,6 @@ int valid_device_summary(const char *device, struct vsummary *s, struct kerr *er
 		vtable_free(&t);
 	}
 	globfree(&g);
+	free(fits);
 	return rc;
 }

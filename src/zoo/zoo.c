@@ -43,7 +43,7 @@ const char *zoo_home(void)
 /* "unknown model 'x' (did you mean 'y'?)"; returns ZOO_BAD_NAME */
 static int unknown(enum zoo_kind k, const char *name, struct kerr *err);
 
-static int is_path(const char *name)
+int zoo_is_path(const char *name)
 {
 	size_t n = strlen(name);
 	return strchr(name, '/') || (n > 4 && strcmp(name + n - 4, ".ini") == 0);
@@ -60,7 +60,7 @@ int zoo_resolve(enum zoo_kind k, const char *name, char *path, size_t n,
 				"workload INI that names it ([workload] name = ..., origin = "
 				"trace, trace = %s, input_column = ..., output_column = ...)",
 				name), ZOO_BAD_NAME;
-	if (is_path(name)) {
+	if (zoo_is_path(name)) {
 		if ((size_t)snprintf(path, n, "%s", name) >= n)
 			return (void)kerr_set(err, 0, 0, "path too long: %.80s", name), ZOO_BAD_NAME;
 		return 0;
@@ -142,7 +142,7 @@ static int parts_relative(struct ksystem *sy, const struct ini_doc *d, struct ke
 	for (size_t i = 0; i < sizeof part / sizeof *part; i++) {
 		char *v = (char *)sy + part[i].off;
 		const struct ini_entry *e = ini_doc_find(d, "system", part[i].key);
-		if (!e || !is_path(v))
+		if (!e || !zoo_is_path(v))
 			continue;
 		char path[SYS_NAME];
 		if (v[0] != '/' && slash &&

@@ -28,6 +28,9 @@ void zoo_set_home(const char *dir);
  * failures (the file itself) return -1. */
 #define ZOO_BAD_NAME -2
 
+/* Whether name is a path (it has a '/' or ends in .ini), not a zoo name. */
+int zoo_is_path(const char *name);
+
 /* Turns a zoo name or a path (anything with '/' or ending in .ini) into a
  * file path.  Returns 0 or ZOO_BAD_NAME. */
 int zoo_resolve(enum zoo_kind k, const char *name, char *path, size_t n,

@@ -15,6 +15,7 @@
 
 #include "helpers.h"
 #include "karat.h"
+#include "solve/plan.h" /* internal: the phases a plan prices */
 #include "solve_helpers.h"
 
 Test(a2a_sends, copies_by_hand)
@@ -69,25 +70,53 @@ Test(a2a_sends, per_gpu_sends_scale_the_dispatch_and_combine_only)
 			cr_expect_float_eq(b.op[i].bytes, 128 * 5.294652 * 7 / 8 * (7168 + 224), 1e3);
 }
 
-/* A hierarchical route forwards a token's copies inside the node, which a
- * scale-out link that sends per GPU cannot: refused with the reason. */
-Test(a2a_sends, hierarchical_with_per_gpu_scale_out_is_refused)
+/* A hierarchical route whose scale-out kernels send a copy per GPU, as
+ * DeepEP's normal internode kernels do.  DeepSeek-V3.2 (8 of 256 experts)
+ * on 16 GPUs, 2 nodes of 8: a token reaches 16 (1 - none16) GPUs, none16
+ * = (240/256)(239/255)...(233/249) = 0.592295, so 6.52328, half of them
+ * on the other node; it crosses to that node once unless all 8 experts
+ * are on its own, 1 - (128/256)(127/255)...(121/249) = 0.996510 times.
+ * The scale-out link carries 0.996510 / 3.26164 = 0.305524 of the copies
+ * bound for the other node, and the scale-up link the copies for its own
+ * node's GPUs (7/15 of the bytes) plus the 7/8 of the crossing copies the
+ * receiving GPU forwards (the same roofline_a2a_nodes validate prices
+ * DeepEP V2's hierarchical rows with, validation/a2a-deepep-v2-cx7.csv). */
+Test(a2a_sends, hierarchical_with_per_gpu_scale_out_by_hand)
 {
+	static struct setup s;
+	load(&s, "deepseek-v3.2", "gpu-only", 65536, NULL);
+	s.sys.gpus = 16, s.sys.a2a_route = A2A_HIER, s.out.a2a_sends = A2A_PER_GPU;
+	struct plan *p = plan(&s);
+	double n16 = 1, n2 = 1;
+	for (int i = 0; i < 8; i++)
+		n16 *= (240.0 - i) / (256 - i), n2 *= (128.0 - i) / (256 - i);
+	cr_expect(fabs(n16 - 0.592295) < 1e-6 && fabs(n2 - 0.00348994) < 1e-8);
+	double cross = (1 - n2) / (16 * (1 - n16) / 2);
+	cr_expect(fabs(cross - 0.305524) < 1e-6, "%.9g", cross);
+	cr_expect(fabs(p->a2a_cross - cross) < 1e-14, "%.17g against %.17g", p->a2a_cross, cross);
+	cr_expect_eq(p->a2a_per_gpu, 1);
+	const double *ph = plan_gpu_phases(p, p->ws, 16);
+	cr_assert_not_null(ph);
+	int moe = p->nkinds - 1; /* the MoE layers' kind */
+	struct step *st = &p->ws->step; /* its operators again, a copy per GPU */
+	struct kbatch kb = {.requests = 16.0 * 16, .gpus = 16, .context = 1, .mtp = s.d.mtp,
+			    .sp = s.d.sp, .gpu_only = 1, .part = STEP_LAYER, .kind = p->kinds[moe],
+			    .imbalance = system_moe_imbalance(&s.sys), .a2a_per_gpu = 1};
 	struct kerr err;
-	const char *sets[] = {"system.gpus=16", "system.a2a_route=hierarchical",
-			      "scaleout_link.a2a_sends=gpu"};
-	struct design_spec s = DESIGN_SPEC_INIT;
-	s.model = "deepseek-v3", s.system = "gpu-only", s.context = 4096;
-	s.sets = sets, s.nsets = 3;
-	struct design_parts *dp = calloc(1, sizeof *dp);
-	cr_assert(dp);
-	int rc = design_assemble(&s, dp, &err);
-	struct plan *p = rc == 0 ? plan_new(&dp->d, &err) : NULL;
-	cr_expect_null(p);
-	cr_expect(strstr(err.msg, "a2a_sends") != NULL, "%s", err.msg);
+	cr_assert_eq(step_build(&s.m, &kb, st, &err), 0, "%s", err.msg);
+	double want = 0;
+	for (int i = 0; i < st->n; i++) {
+		int j = st->op[i].kind == OP_DISPATCH ? 0 : st->op[i].kind == OP_COMBINE ? 1 : -1;
+		if (j < 0)
+			continue;
+		double bytes = st->op[i].bytes, away = bytes * 8 / 15;
+		cr_assert_gt(bytes, 0);
+		want += fmax(roofline_a2a(&s.up, bytes * 7 / 15 + away * 7 / 8, j == 0),
+			     roofline_a2a(&s.out, away * cross, j == 0));
+	}
+	double got = ph[moe * PLAN_PH_STRIDE + PH_DISP] + ph[moe * PLAN_PH_STRIDE + PH_COMB];
+	cr_expect(fabs(got - want) <= 1e-12 * want, "%.9g s, by hand %.9g s", got, want);
 	plan_free(p);
-	design_free(dp);
-	free(dp);
 }
 
 /* A dispatch or combine row of a validation table may say what its kernel

@@ -308,11 +308,6 @@ static int check_design(const struct design *d, struct kerr *err)
 				d->gpu->name, dev_kind_names[d->gpu->kind]);
 	if (system_validate(d->sys, NULL, err) != 0)
 		return -1;
-	if (d->sys->a2a_route == A2A_HIER && d->sys->gpus > d->sys->gpus_per_node &&
-	    d->out->a2a_sends == A2A_PER_GPU)
-		return kerr_set(err, 0, 0, "system.a2a_route = hierarchical forwards each token's "
-				"expert copies inside the node; scale-out link %s sends one per GPU "
-				"(link.a2a_sends = gpu): use a2a_route = flat with it", d->out->name);
 	return tp_check(d->m, d->sys, d->up, err);
 }
 

@@ -117,6 +117,47 @@ static int margin(struct plan *p, double B, int m, double limit, double *out, do
 	return 0;
 }
 
+/* The pipeline resource whose time resource k shortens (-1: a capacity). */
+static int unit_of(int k)
+{
+	switch (k) {
+	case PR_GPU_COMPUTE:
+	case PR_GPU_BW:
+		return RES_GPU;
+	case PR_MEM_COMPUTE:
+	case PR_MEM_BW:
+	case PR_MEM_SELECT:
+		return RES_MEM;
+	case PR_MLINK:
+	case PR_PORT:
+		return RES_LINK;
+	case PR_UP:
+	case PR_OUT:
+		return RES_NET;
+	default:
+		return -1;
+	}
+}
+
+/* The order to probe in: the capacities (evaluated in full whatever the
+ * order), then the resources of time by how long the answer kept their
+ * unit busy, most first (ties by k): the likely best comes early, and the
+ * others then stop as soon as they cannot beat it.  The best is the
+ * least margin with ties to the lowest k, as in any order. */
+static void probe_order(const struct result *r, int order[PR_N])
+{
+	double key[PR_N];
+	for (int k = 0; k < PR_N; k++) {
+		int u = unit_of(k);
+		key[k] = u < 0 ? INFINITY
+			 : u == RES_LINK ? fmax(r->busy[RES_LINK], r->busy[RES_BACK]) : r->busy[u];
+		int i = k;
+		for (; i > 0 && key[order[i - 1]] < key[k]; i--) /* stable: ties keep k's order */
+			order[i] = order[i - 1];
+		order[i] = k;
+	}
+}
+
 int plan_probe(const struct design *d, struct plan *solved, const struct result *r,
 	       struct probe *pb, struct kerr *err)
 {
@@ -140,7 +181,10 @@ int plan_probe(const struct design *d, struct plan *solved, const struct result 
 	 * capacities) lowers the step, never a use: its margin is the base
 	 * exactly, and is not evaluated */
 	int use_binds = rc == 0 && time < pb->base;
-	for (int k = 0; k < PR_N && rc == 0; k++) {
+	int order[PR_N];
+	probe_order(r, order);
+	for (int i = 0; i < PR_N && rc == 0; i++) {
+		int k = order[i];
 		struct probed y;
 		copy(&y, d);
 		if (!grow(&y, k))
@@ -163,7 +207,8 @@ int plan_probe(const struct design *d, struct plan *solved, const struct result 
 			plan_free(p);
 		}
 		if (rc == 0 && pb->margin[k] < pb->base &&
-		    (pb->best < 0 || pb->margin[k] < pb->margin[pb->best]))
+		    (pb->best < 0 || pb->margin[k] < pb->margin[pb->best] ||
+		     (pb->margin[k] == pb->margin[pb->best] && k < pb->best)))
 			pb->best = k;
 	}
 	if (held) /* the solver's placements go back */

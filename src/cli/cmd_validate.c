@@ -4,7 +4,6 @@
  * the mean absolute error per table, per kernel and overall; writes
  * DIR/validation.csv and DIR/validation.png (gnuplot). */
 #include <errno.h>
-#include <glob.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,14 +44,6 @@ static void cell_num(char *c, double v)
 		c[0] = 0;
 	else
 		snprintf(c, OUT_CELL, "%.6g", v);
-}
-
-/* A shipped table's path from the data folder (validation/NAME.csv), so
- * the CSV is the same in every checkout; another path as given. */
-static const char *shown_path(const char *path)
-{
-	size_t n = strlen(zoo_home());
-	return strncmp(path, zoo_home(), n) == 0 && path[n] == '/' ? path + n + 1 : path;
 }
 
 /* The family a row's device belongs to (device.family), else its name;
@@ -148,7 +139,7 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 		struct table tab;
 		table_init(&tab, 7, shown, sright);
 		double sum = 0;
-		int fit = valid_fits_has(&fits, shown_path(t[i].path));
+		int fit = valid_fits_has(&fits, valid_shown(t[i].path));
 		for (int j = 0; j < t[i].n; j++) {
 			const struct vrow *r = &t[i].rows[j];
 			double us;
@@ -172,8 +163,8 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 			if (g < ng)
 				gsum[g] += fabs(e), gn[g]++;
 			if (!fit)
-				oos_add(&out, g, e, shown_path(t[i].path), r->line);
-			snprintf(cells[0], OUT_CELL, "%s", shown_path(t[i].path));
+				oos_add(&out, g, e, valid_shown(t[i].path), r->line);
+			snprintf(cells[0], OUT_CELL, "%s", valid_shown(t[i].path));
 			snprintf(cells[1], OUT_CELL, "%d", r->line);
 			snprintf(cells[2], OUT_CELL, "%s", vkernel_names[r->kernel]);
 			snprintf(cells[3], OUT_CELL, "%s", r->model);
@@ -204,7 +195,7 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 		}
 		if (rc == 0) {
 			progress_clear(&pg); /* the table goes where the line was */
-			printf("%s (%d rows, %s): mean absolute error %.1f%%\n", shown_path(t[i].path),
+			printf("%s (%d rows, %s): mean absolute error %.1f%%\n", valid_shown(t[i].path),
 			       t[i].n, fit ? "fit" : "check", 100 * sum / t[i].n);
 			table_write(&tab, stdout, 0);
 			printf("\n");
@@ -251,12 +242,15 @@ int cmd_validate(const struct args *a)
 	const struct command *c = command_find("validate");
 	glob_t g = {0};
 	int n = a->npos;
-	char pattern[1100];
 	if (n == 0) {
-		snprintf(pattern, sizeof pattern, "%s/validation/*.csv", zoo_home());
-		if (glob(pattern, 0, NULL, &g) != 0 || g.gl_pathc == 0) {
+		struct kerr err;
+		int bad = valid_shipped(&g, &err) != 0;
+		if (bad || g.gl_pathc == 0) {
+			if (bad)
+				die_msg("%s", err.msg);
+			else
+				die_msg("no validation tables in %s/validation/", zoo_home());
 			globfree(&g);
-			die_msg("no validation tables in %s/validation/", zoo_home());
 			return 1;
 		}
 		n = (int)g.gl_pathc;

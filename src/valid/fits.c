@@ -1,7 +1,7 @@
-/* fits.c: which validation tables the shipped values are fitted on
- * (valid.h).  A table is fitted on where some device or link file in the
- * zoo names it in a value's fit clause (io/calib.h); every other shipped
- * table checks the model out of sample. */
+/* fits.c: the shipped validation tables, and which of them the shipped
+ * values are fitted on (valid.h).  A table is fitted on where some device
+ * or link file in the zoo names it in a value's fit clause (io/calib.h);
+ * every other shipped table checks the model out of sample. */
 #include "valid/valid.h"
 
 #include <stdio.h>
@@ -68,4 +68,20 @@ int valid_fits_has(const struct vfits *f, const char *shown)
 	static const char dir[] = "validation/";
 	return !strncmp(shown, dir, sizeof dir - 1) && !strchr(shown + sizeof dir - 1, '/') &&
 	       has(f, shown + sizeof dir - 1);
+}
+
+int valid_shipped(glob_t *g, struct kerr *err)
+{
+	char pattern[1100];
+	snprintf(pattern, sizeof pattern, "%s/validation/*.csv", zoo_home());
+	int rc = glob(pattern, 0, NULL, g);
+	if (rc == 0 || rc == GLOB_NOMATCH) /* none: no table shipped */
+		return 0;
+	return kerr_set(err, pattern, 0, "cannot list the validation tables");
+}
+
+const char *valid_shown(const char *path)
+{
+	size_t n = strlen(zoo_home());
+	return strncmp(path, zoo_home(), n) == 0 && path[n] == '/' ? path + n + 1 : path;
 }

@@ -3,13 +3,11 @@
  * knows that device. */
 #include "valid/valid.h"
 
-#include <glob.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "zoo/zoo.h"
 
 void verr_add(struct verr *v, double e, const char *table, int line)
 {
@@ -23,22 +21,18 @@ void verr_add(struct verr *v, double e, const char *table, int line)
 int valid_device_summary(const char *device, struct vsummary *s, struct kerr *err)
 {
 	memset(s, 0, sizeof *s);
-	char pattern[1100];
-	snprintf(pattern, sizeof pattern, "%s/validation/*.csv", zoo_home());
 	glob_t g = {0};
 	struct vfits *fits = malloc(sizeof *fits); /* 8 KB, off the stack */
 	int rc = !fits ? kerr_set(err, 0, 0, "out of memory") : valid_fits_load(fits, err);
-	int gr = rc == 0 ? glob(pattern, 0, NULL, &g) : 0;
-	if (gr != 0 && gr != GLOB_NOMATCH) /* none: no tables shipped, nothing measured */
-		rc = kerr_set(err, pattern, 0, "cannot list the validation tables");
-	size_t home = strlen(zoo_home()) + 1;
-	for (size_t i = 0; rc == 0 && gr == 0 && i < g.gl_pathc; i++) {
+	if (rc == 0)
+		rc = valid_shipped(&g, err);
+	for (size_t i = 0; rc == 0 && i < g.gl_pathc; i++) {
 		struct vtable t;
 		if (vtable_read(g.gl_pathv[i], &t, err) != 0) {
 			rc = -1;
 			break;
 		}
-		const char *shown = g.gl_pathv[i] + home; /* validation/NAME.csv */
+		const char *shown = valid_shown(g.gl_pathv[i]); /* validation/NAME.csv */
 		struct verr *v = valid_fits_has(fits, shown) ? &s->fit : &s->check;
 		int any = 0;
 		for (int j = 0; j < t.n && rc == 0; j++) {

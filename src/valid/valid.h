@@ -5,6 +5,8 @@
 #ifndef KARAT_VALID_H
 #define KARAT_VALID_H
 
+#include <glob.h>
+
 #include "base/err.h"
 #include "base/limits.h"
 
@@ -92,6 +94,15 @@ void valid_gemm_op(const struct vrow *r, struct op_cost *o);
 
 /* The model's value of row r in its unit; 0, or -1 with err. */
 int valid_model(const struct vrow *r, double *value, struct kerr *err);
+
+/* The shipped tables (validation/NAME.csv in the data folder), sorted,
+ * into g, which the caller globfrees: 0 (none shipped: g->gl_pathc is
+ * 0), or -1 with err (fits.c). */
+int valid_shipped(glob_t *g, struct kerr *err);
+/* A table's path from the data folder (validation/NAME.csv) where it lies
+ * under it, so that reports are the same in every checkout; any other
+ * path as given. */
+const char *valid_shown(const char *path);
 
 /* The shipped tables some value of a device or link file in the zoo is
  * fitted on (its source comment's fit clause, io/calib.h), by file name:

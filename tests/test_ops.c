@@ -1,5 +1,5 @@
 /* test_ops.c: hand-computed FLOPs and bytes of every operator of one decode
- * step, written down before the code (DESIGN.md section 2 shapes), for
+ * step, written down before the code (the shapes in docs/model.md), for
  * DeepSeek-V3.2 (MLA + DSA + MoE) and Llama-3.1-70B (dense GQA). */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -92,7 +92,7 @@ Test(ops, deepseek_v32_cache_bytes_per_token)
 	attn_bytes_per_token(&m, &m.sp, &kv, &idx);
 	cr_expect_eq(kv, 40016);
 	cr_expect_eq(idx, 8052);
-	/* DESIGN.md: at 128K one request's scan reads ~1.06 GB, its gather 82 MB */
+	/* by hand: at 128K one request's scan reads ~1.06 GB, its gather 82 MB */
 	build("deepseek-v3.2", 1, 131072, 1, 0);
 	double keys = 131072.0 * 8052;
 	cr_expect(near(keys, 1.0554e9, 1e-3));

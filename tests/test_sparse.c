@@ -1,6 +1,6 @@
 /* test_sparse.c: the sparse-attention library.  Hand-computed stage counts
- * of every algorithm at two context lengths (written from the formulas of
- * ../shared/reference/sparse_attention.md with the numbers filled in), and
+ * of every algorithm at two context lengths (written from each algorithm's
+ * published formulas, cited in its row, with the numbers filled in), and
  * its invariants: top-k >= L equals dense, page summaries cost 1/page, each
  * parameter moves the bytes the way it should, bad names and values fail. */
 #include <criterion/criterion.h>

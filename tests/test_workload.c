@@ -220,7 +220,7 @@ Test(workload, shipped_tables_match_the_public_traces)
 	struct kerr err;
 	cr_assert_eq(workload_read_trace(trace, "ContextTokens", "GeneratedTokens", NULL, &in, &out, &n,
 					 &err), 0, "%s", err.msg);
-	cr_expect_eq(n, 8819, "traces.md counts 8,819 requests");
+	cr_expect_eq(n, 8819, "the trace has 8,819 requests");
 	struct kworkload w;
 	cr_assert_eq(zoo_load_workload("azure-code", &w, &err), 0, "%s", err.msg);
 	gsl_sort(in, 1, (size_t)n);
@@ -231,7 +231,7 @@ Test(workload, shipped_tables_match_the_public_traces)
 	for (int i = 0; i < w.out.nq; i++)
 		cr_expect(fabs(workload_quantile(out, n, w.out.qp[i]) - w.out.qv[i]) <= 0.5,
 			  "output p%g", 100 * w.out.qp[i]);
-	cr_expect_eq(workload_quantile(in, n, 0.5), 1469, "traces.md: p50 1,469");
+	cr_expect_eq(workload_quantile(in, n, 0.5), 1469, "the trace's p50 input is 1,469");
 	free(in), free(out);
 	workload_free(&w);
 }
@@ -280,8 +280,9 @@ Test(workload, every_shipped_workload_and_system_loads_and_is_sourced)
 }
 
 /* Length-biased draws from the real conversation trace reproduce the
- * decode-step-weighted statistics of ../shared/reference/traces.md (mean
- * 1,226, p50 1,267): each request counted once per output token. */
+ * trace's decode-step-weighted statistics (mean 1,226, p50 1,267, computed
+ * from its columns apart from karat): each request counted once per output
+ * token. */
 Test(workload, trace_draws_are_weighted_by_output)
 {
 	const char *dir = KARAT_DATADIR "/../shared/traces/azure-llm-inference-2023";
@@ -310,7 +311,7 @@ Test(workload, trace_draws_are_weighted_by_output)
 	for (int i = 0; i < N; i++)
 		mean += x[i] / N;
 	gsl_sort(x, 1, N);
-	cr_expect(fabs(mean - 1226) < 0.02 * 1226, "mean %g (traces.md: 1,226)", mean);
+	cr_expect(fabs(mean - 1226) < 0.02 * 1226, "mean %g (the trace's weighted mean: 1,226)", mean);
 	cr_expect(fabs(workload_quantile(x, N, 0.5) - 1267) < 0.03 * 1267, "p50 %g (1,267)",
 		  workload_quantile(x, N, 0.5));
 	cr_expect(fabs(workload_quantile(x, N, 0.99) - 4152) < 0.05 * 4152, "p99 %g (4,152)",

@@ -1,9 +1,11 @@
 /* test_zoo.c: every shipped model, device and link loads, every value in
  * them names its source, and each model's shape reproduces its published
  * parameter count and cache sizes. */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include <criterion/criterion.h>
 #include <ctype.h>
 #include <dirent.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -190,6 +192,45 @@ Test(zoo, every_cited_source_is_reachable)
 		closedir(dp);
 	}
 	cr_expect_gt(files, 60);
+}
+
+/* The code, its tests and its docs cite sources a reader can reach too:
+ * none names the notes the project was built from (they are not in the
+ * repository).  Each hit is reported with its file. */
+static const char *const notes[] = {"shared/reference", "shared/seeds", "hardware.md", "models.md",
+				    "calibration.md", "traces.md", "DESIGN.md", "sparse_attention.md",
+				    "STYLE.md", "peers.md", "style-anchors.md"};
+static int notes_hits, notes_files;
+
+static int scan_for_notes(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	(void)st, (void)f;
+	size_t n = strlen(path);
+	if (type != FTW_F || strstr(path, "/tests/test_zoo.c") ||
+	    !((n > 2 && (!strcmp(path + n - 2, ".c") || !strcmp(path + n - 2, ".h"))) ||
+	      (n > 3 && !strcmp(path + n - 3, ".md")) || (n > 4 && !strcmp(path + n - 4, ".def"))))
+		return 0;
+	static char text[1 << 20];
+	read_text(path, text, sizeof text);
+	notes_files++;
+	for (size_t k = 0; k < sizeof notes / sizeof *notes; k++)
+		if (strstr(text, notes[k])) {
+			notes_hits++;
+			cr_expect(0, "%s cites %s, which is not in the repository", path, notes[k]);
+		}
+	return 0;
+}
+
+Test(zoo, code_and_docs_cite_no_notes_outside_the_repository)
+{
+	static const char *const roots[] = {"src", "tests", "bench", "docs", "README.md", "CONTRIBUTING.md"};
+	for (size_t i = 0; i < sizeof roots / sizeof *roots; i++) {
+		char root[1200];
+		snprintf(root, sizeof root, "%s/%s", KARAT_DATADIR, roots[i]);
+		cr_expect_eq(nftw(root, scan_for_notes, 16, FTW_PHYS), 0, "%s", root);
+	}
+	cr_expect_gt(notes_files, 150, "files read: %d", notes_files);
+	cr_expect_eq(notes_hits, 0);
 }
 
 /* Issue 28 item 2: a kernel-level value's source says how it was

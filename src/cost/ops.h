@@ -31,8 +31,8 @@ struct op_info {
 	const char *desc;
 	int selects;       /* ranks scores (its FLOPs count them): runs at a
 			      device's selection rate where it declares one */
-	/* As a GPU runs it (the reference kernels, DESIGN.md and
-	 * hw/README.md): kernels per instance (0 = 1), or the operator whose
+	/* As a GPU runs it (the reference kernels, docs/model.md
+	 * and hw/README.md): kernels per instance (0 = 1), or the operator whose
 	 * kernel does its work too (it pays no launch of its own). */
 	int kernels;
 	const char *fused_into;

@@ -2,8 +2,8 @@
  * Per layer: norms and projections (GPU, weights-bound), the attention
  * algorithm's cache-side stages (cost/attn.c), output projection, then a
  * dense FFN or the MoE block with its all-to-all; once per step the final
- * norm, LM head, sampling and the MTP draft module.  Shapes: DESIGN.md 2
- * and ../shared/reference/models.md. */
+ * norm, LM head, sampling and the MTP draft module.  Shapes: docs/model.md
+ * and each model file's sources. */
 #include "cost/attn.h"
 #include "cost/emit.h"
 #include "cost/roofline.h"

@@ -1,5 +1,5 @@
-/* pipeline.h: the micro-batch pipeline of one decode step (DESIGN.md
- * section 5).  Each of m micro-batches runs a chain of tasks per layer,
+/* pipeline.h: the micro-batch pipeline of one decode step (docs/model.md,
+ * "How time is computed").  Each of m micro-batches runs a chain of tasks per layer,
  *   pre (GPU) -> out (link) -> attn (memory device) -> back (link)
  *   -> post (GPU) -> dispatch (network) -> experts (GPU) -> combine (network)
  * and after the last layer a tail (LM head, sampling and the MTP draft

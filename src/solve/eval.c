@@ -111,7 +111,8 @@ int plan_check_work(struct plan *p, double batch, int m, struct kerr *err)
 	return check_work(p, p->ws, batch, m, err);
 }
 
-/* Power counted whole and the cost of a token (DESIGN.md section 3):
+/* Power counted whole and the cost of a token (docs/solver.md, "Energy
+ * two ways"):
  * the node view is the drawn (activity) power plus each device's share of
  * its node or enclosure ([node] share_power); a host that serves as the
  * memory device is the node's own, so its static power is in the GPUs'

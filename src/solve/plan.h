@@ -88,7 +88,7 @@ struct plan_side {
  * request count (the multinomial's normal limit) and its summed values
  * (the normal limit of the sum: the stratum's mean and covariance), and
  * shares them out as the exact path's placement and micro-batch rules do
- * in the limit of many requests per device (DESIGN.md section 5). */
+ * in the limit of many requests per device (docs/solver.md). */
 #define PLAN_FLUID_STRATA 64
 #define PLAN_FLUID_VALUES 24  /* context, cache bytes on the device and in
 				 HBM, and the per-request sums of both sides */

@@ -439,7 +439,7 @@ static int price(const struct plan *p, struct plan_ws *w, int m, int nm, struct 
 	return 0;
 }
 
-/* Activity energy of one sampled step (DESIGN.md section 3): every GPU's
+/* Activity energy of one sampled step (docs/solver.md): every GPU's
  * operators at its own request count in each micro-batch and every
  * device's cache-side work (w->mbl's energy), the bits each link carries,
  * and every device's static power over the makespan (every device gives

@@ -1,8 +1,7 @@
 /* solve.h: the solver's public interface: one design point (model,
  * algorithm, system, workload, schedule, micro-batches) evaluated on
  * sampled decode batches (eval.c), and the solver for the largest batch
- * under the P99 time-between-tokens SLO (search.c; DESIGN.md
- * sections 4-7).
+ * under the P99 time-between-tokens SLO (search.c; docs/solver.md).
  *
  * A plan precomputes what does not depend on the batch: a pool of request
  * contexts drawn from the workload (fixed seed), each request's cache-side

@@ -1,6 +1,7 @@
 /* algo.c: the parameters algorithms take, the table of rows (from
  * sparse/algos.def; the rows live in the family files), and parsing of
- * "NAME[:key=value,...]".  Sources: ../shared/reference/sparse_attention.md. */
+ * "NAME[:key=value,...]".  Each parameter's default cites its source in
+ * its row (the family files). */
 #include "sparse/algo.h"
 
 #include <math.h>

@@ -1,7 +1,7 @@
 /* block.c: block and page methods: a summary per block or page (compressed
  * keys, pooled keys, key bounds or learned index keys) is scored, and the
  * top blocks are attended: nsa, moba, msa, infllm-v2, quest.  Sources:
- * ../shared/reference/sparse_attention.md. */
+ * each row's .source and the tags below. */
 #include <math.h>
 #include <stdio.h>
 

@@ -1,6 +1,5 @@
 /* dense.c: dense attention over the whole context (gqa, mla) or over a
- * compressed cache (dsv4-hca).  Sources: ../shared/reference/
- * sparse_attention.md. */
+ * compressed cache (dsv4-hca).  Sources: each row's .source. */
 #include <math.h>
 
 #include "sparse/stage.h"
@@ -15,7 +14,7 @@ static void dense_stages(const struct attn_geo *g, const struct sparse_cfg *sp,
 const struct algo_row algo_row_gqa = {
 	.layout = LAYOUT_GQA, .training_free = 1, .granularity = "none",
 	.desc = "dense grouped-query attention over the whole context",
-	.source = "sparse_attention.md 0.2",
+	.source = "arXiv 2305.13245 (GQA): 2 x kv_heads x head_dim values a token, 4 x heads x head_dim FLOPs a token and query",
 	.stages = dense_stages,
 };
 

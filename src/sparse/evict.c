@@ -1,7 +1,7 @@
 /* evict.c: methods that drop tokens from the cache, so decode is dense on
  * what is left: h2o (heavy hitters, scored as it goes), snapkv (a budget
  * chosen once from the prompt), streamingllm (sinks and a window).
- * Sources: ../shared/reference/sparse_attention.md. */
+ * Sources: each row's .source and the tags below. */
 #include <math.h>
 
 #include "sparse/stage.h"

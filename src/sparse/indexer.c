@@ -2,7 +2,7 @@
  * scans every token), index-share (every n-th layer scans, the others
  * reuse its top-k), dsv4-csa (the indexer scans compressed entries),
  * dsv41 (a full scan picks candidate blocks that later layers re-score).
- * Sources: ../shared/reference/sparse_attention.md. */
+ * Sources: each row's .source and the tags below. */
 #include <math.h>
 #include <stdio.h>
 
@@ -11,7 +11,7 @@
 #include "sparse/stage.h"
 
 #define DS32 "deepseek-ai/DeepSeek-V3.2-Exp inference/config_671B_v3.2.json"
-#define DSV41 "transformers deepseek_v41 configuration (sparse_attention.md 2.2)"
+#define DSV41 "huggingface/transformers src/transformers/models/deepseek_v41/configuration_deepseek_v41.py"
 #define SRC_PREV \
 	"assumed: the device's own top-k; select_prev = P seeds it with the previous step's k-th " \
 	"score and makes P full passes over the scores (TensorRT-LLM's GVR: 1-2, against radix " \
@@ -95,7 +95,7 @@ const struct algo_row algo_row_index_share = {
 	       {SP_INDEX_OFFSET, 3, 0, "GLM-5.2 config.json index_skip_topk_offset"},
 	       {SP_SCORE_BYTES, 4, 1, "DSA path (fp32 logits)"},
 	       /* no claim on bytes: the MTP layer keeps its KV either way */
-	       {SP_MTP_SHARE, 1, 0, "GLM-5.2 config.json index_share_for_mtp_iteration = true (models.md section 4)"},
+	       {SP_MTP_SHARE, 1, 0, "huggingface.co/zai-org/GLM-5.2 config.json: index_share_for_mtp_iteration = true"},
 	       {SP_SELECT_BLOCK, 0, 0, "assumed: the published top-k kernels (FlashInfer's, SGLang's) rank every score; select_block = B ranks n / B block maxima and the k B tokens of the top blocks, the same set"},
 	       {SP_SELECT_PREV, 0, 0, SRC_PREV}),
 	.indexer = DSA_INDEXER,

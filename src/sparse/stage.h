@@ -1,8 +1,8 @@
 /* stage.h: the building blocks the rows' stage functions share (dense
  * attention, which cost/attn.c also uses for dense layers; attention on
  * gathered rows; top-k; a learned indexer's scan; the row union of
- * per-head selections).  Formulas
- * and sources: ../shared/reference/sparse_attention.md (one multiply-add =
+ * per-head selections).  Formulas: docs/model.md ("Attention
+ * algorithms"); each row cites its own sources (one multiply-add =
  * 2 FLOPs; non-MAC "aux" ops are left out except where they are the whole
  * work, as in top-k). */
 #ifndef KARAT_SPARSE_STAGE_H
@@ -13,7 +13,7 @@
 #define STAGE_ID_BYTES 4.0 /* one int32 index written by top-k */
 
 /* A source more than one family file cites. */
-#define SRC_DSV4 "NeMo DeepSeek-V4 config and TensorRT-LLM DeepSeekV4SparseAttentionConfig (sparse_attention.md 2.1)"
+#define SRC_DSV4 "NeMo DeepSeek-V4 config; TensorRT-LLM DeepSeekV4SparseAttentionConfig; arXiv 2606.19348"
 
 /* Dense attention over `tokens` tokens (adds to s). */
 void stage_dense(const struct attn_geo *g, double tokens, double q,

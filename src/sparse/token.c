@@ -1,7 +1,7 @@
 /* token.c: training-free token methods that approximate the scores of
  * every token and attend to the best: sparq (a few query channels),
- * magicpig (SimHash LSH sampling).  Sources: ../shared/reference/
- * sparse_attention.md. */
+ * magicpig (SimHash LSH sampling).  Sources: each row's .source and the
+ * tags below. */
 #include <math.h>
 #include <stdio.h>
 

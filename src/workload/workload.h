@@ -4,10 +4,10 @@
  * from distributions written in the INI (lognormal, gamma, an empirical
  * quantile table, a fixed value), drawn with GSL's RNG.  In steady-state
  * decode a request is seen at a uniformly random point of its output, so
- * its context is input + U(0, output) (DESIGN.md section 6); and a request
+ * its context is input + U(0, output) (docs/workloads.md); and a request
  * stays in the batch for as many steps as it has output tokens, so the
  * requests a decode batch holds are drawn in proportion to their output
- * (length-biased: ../shared/reference/traces.md "decode-step-weighted"). */
+ * (length-biased: each request weighted by its decode steps). */
 #ifndef KARAT_WORK_WORKLOAD_H
 #define KARAT_WORK_WORKLOAD_H
 

@@ -295,6 +295,30 @@ Test(valid, command_reports_and_writes_the_csv)
 	unlink(p);
 }
 
+/* Tables named without --out are priced and printed, and nothing is
+ * written: results/validation.csv holds the whole shipped set's rows,
+ * which the docs' figures and `karat show` read. */
+Test(valid, named_tables_without_out_write_nothing)
+{
+	const char *p = tmp_csv(2, HEAD "gemm,,h800,fp8,,,,,,64,2112,7168,,,10,us,fixture\n");
+	const char *bin = getenv("KARAT_BIN") ? getenv("KARAT_BIN") : KARAT_DATADIR "/build/karat";
+	char dir[] = "/tmp/karat-valid-cwd-XXXXXX", cmd[1200], path[700];
+	static char log[1 << 14];
+	cr_assert(mkdtemp(dir));
+	snprintf(cmd, sizeof cmd, "cd %s && %s validate %s >log 2>&1", dir, bin, p);
+	cr_expect_eq(system(cmd), 0);
+	snprintf(path, sizeof path, "%s/log", dir);
+	read_text(path, log, sizeof log);
+	cr_expect(strstr(log, "(1 rows, check)") &&
+			  strstr(log, "not written: with tables named, --out DIR writes DIR/validation.csv"),
+		  "%s", log);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/results", dir);
+	cr_expect_neq(access(path, F_OK), 0, "%s was made", path);
+	cr_expect_eq(rmdir(dir), 0, "%s holds more than the log", dir);
+	unlink(p);
+}
+
 /* An MLA row's dtype is the cache its kernel reads, latent and rotary part
  * alike, with one scale for the tensor (empty: the model's layout).  On
  * the B200 (the max of compute and memory, no p-norm) at 16 heads and one

@@ -2,7 +2,8 @@
  * against every published measurement in the validation folder (or the tables
  * named): per table the model's time, the measured time and the error,
  * the mean absolute error per table, per kernel and overall; writes
- * DIR/validation.csv and DIR/validation.png (gnuplot). */
+ * DIR/validation.csv and DIR/validation.png (gnuplot): by default
+ * results/ for the whole set, nowhere for tables named without --out. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -216,6 +217,11 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 		oos_print(&out, gname, ng);
 		const char *dir = arg_get(c, a, "out");
 		char def[1100], path[1200];
+		if (!dir && a->npos) { /* a few tables: results/ holds the whole set's */
+			printf("not written: with tables named, --out DIR writes DIR/validation.csv\n");
+			table_free(&csv);
+			return 0;
+		}
 		if (!dir) { /* results/ in the current folder */
 			snprintf(def, sizeof def, "results");
 			dir = def;

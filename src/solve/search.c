@@ -177,14 +177,28 @@ static double aim_next(double lo, double hi, double c, int *run, int bisect)
 	return fmax(hi - ldexp(1, ++*run), mid);
 }
 
+/* How narrow a bracket (lo, hi) is stepped down one batch at a time from
+ * hi - 1: a probe past the crossing stops once its P99, the samples not
+ * yet run taken as zero, is over a limit, which with the worst samples
+ * first takes 3-4 samples (the P99 of 256 lets 2 exceed it), while a
+ * probe that fits runs them all.  Within samples / 4 batches, stepping
+ * down costs at most about one probe that fits, and takes exactly one
+ * such probe (the first that fits is the answer), or none when every
+ * batch above lo fails. */
+static double linear_width(const struct plan *p)
+{
+	return p->d.samples / 4.0;
+}
+
 /* Largest feasible batch at m.  A bracket first: from `hint` (a batch to
  * try first, e.g. the answer at another m) down in steps of hint/32 that
  * double until one fits; without one, from the largest power of two
  * within what the GPU's work allows, the memory holds on average and the
  * work limit, halving down to one that fits.  Then probes aimed at the
  * crossing (struct aim), which take fewer that fit than doubling and
- * bisection (28 against 50 at 64 GPUs, docs/solver.md): a probe that
- * fits runs every sample, one that fails mostly stops within a few.
+ * bisection (docs/solver.md): a probe that fits runs every sample, one
+ * that fails mostly stops within a few; and once the bracket is within
+ * linear_width, down from its failing end.
  * Into best: the answer's feasible probe's result, with `energy` its
  * energy too (batch 1 when nothing fits: evaluated in full).  With
  * beat > 0, gives up (returns 1) once the bracket shows that no batch at
@@ -255,7 +269,8 @@ static int solve_m(const struct plan *p, struct plan_ws *w, int m, int energy, d
 			return f < 0 ? -1 : 0;
 		if (cannot_beat(p, &at_lo, hi, beat))
 			return 1;
-		double x = aim_next(lo, hi, aim_at(&aim), &run, since >= 2);
+		double x = hi - lo - 1 <= linear_width(p) ? hi - 1
+							  : aim_next(lo, hi, aim_at(&aim), &run, since >= 2);
 		if ((f = feasible_at(p, w, x, m, energy, &at_lo, err)) < 0)
 			return -1;
 		if (f)

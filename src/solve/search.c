@@ -1,9 +1,11 @@
 /* search.c: the solver for the largest batch under the SLO at each
  * micro-batch count, and the best count (solve.h).  Feasibility comes from
  * plan_eval_at with early exit (eval.c).  A feasible probe runs every
- * sample, so its result is the answer's: at one count, energy too (the
- * probes price it); with --microbatches auto, but for the energy, so only
- * the winning count is evaluated again, in full.  There a count whose GPU
+ * sample, so the last one of the winning count is the answer's
+ * evaluation, at one count and with --microbatches auto alike; a probe
+ * just below a failure, which is the answer if it fits, prices the energy
+ * too, and the answer is evaluated again only where another probe was
+ * its last (price_answer).  With auto, a count whose GPU
  * work alone bounds its throughput below the best so far is not searched
  * (gpu_bound, below the least batch whose caches failed), and a count's
  * search stops once its bracket shows it cannot win (cannot_beat). */
@@ -12,7 +14,7 @@
 #include <math.h>
 
 /* Whether batch fits and meets the SLO (-1 on error); when it does, its
- * result (every sample; the energy too with `energy`) into ok. */
+ * result (every sample; with `energy`, the energy too) into ok. */
 static int feasible_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 		       int energy, struct result *ok, struct kerr *err)
 {
@@ -96,13 +98,13 @@ static double memory_batch(const struct plan *p)
  * result while lo is still 1 (*known: at_lo holds lo's result).  Returns
  * 1 when it does not fit, with batch 1 evaluated in full into best, as
  * an answer where nothing fits; -1 on error. */
-static int need_lo(const struct plan *p, struct plan_ws *w, int m, int energy, int *known,
+static int need_lo(const struct plan *p, struct plan_ws *w, int m, int *known,
 		   struct result *at_lo,
 		   struct result *best, struct kerr *err)
 {
 	if (*known)
 		return 0;
-	int f = feasible_at(p, w, 1, m, energy, at_lo, err);
+	int f = feasible_at(p, w, 1, m, 0, at_lo, err);
 	if (f < 0)
 		return -1;
 	if (!f)
@@ -199,17 +201,19 @@ static double linear_width(const struct plan *p)
  * bisection (docs/solver.md): a probe that fits runs every sample, one
  * that fails mostly stops within a few; and once the bracket is within
  * linear_width, down from its failing end.
- * Into best: the answer's feasible probe's result, with `energy` its
- * energy too (batch 1 when nothing fits: evaluated in full).  With
- * beat > 0, gives up (returns 1) once the bracket shows that no batch at
- * m can have a throughput above beat (cannot_beat). */
-static int solve_m(const struct plan *p, struct plan_ws *w, int m, int energy, double hint,
-		   double beat,
-		   struct result *best, struct kerr *err)
+ * Into best: the answer's feasible probe's result (batch 1 when nothing
+ * fits: evaluated in full), and into *priced whether that probe priced
+ * the energy: only a probe just below a failure does (x + 1 = hi), which
+ * is the answer if it fits.  With beat > 0, gives up (returns 1) once the
+ * bracket shows that no batch at m can have a throughput above beat
+ * (cannot_beat). */
+static int solve_m(const struct plan *p, struct plan_ws *w, int m, double hint,
+		   double beat, struct result *best, int *priced, struct kerr *err)
 {
 	struct result at_lo;
 	struct aim aim = {.w0 = p->weights / p->cap_gpu};
 	int lo_known = 0, f; /* whether at_lo holds lo's result (need_lo) */
+	*priced = 0; /* whether at_lo's probe priced the energy */
 	double lo = 1, hi = 0, b, step;
 	if (hint <= 1) {
 		double cap = gpu_batch_cap(p, w, m), mem = memory_batch(p);
@@ -218,7 +222,7 @@ static int solve_m(const struct plan *p, struct plan_ws *w, int m, int energy, d
 		for (b = 1; 2 * b <= cap; b *= 2)
 			;
 		for (; b > 1; hi = b, b /= 2)
-			if ((f = feasible_at(p, w, b, m, energy, &at_lo, err)) < 0)
+			if ((f = feasible_at(p, w, b, m, 0, &at_lo, err)) < 0)
 				return -1;
 			else if (f)
 				break;
@@ -226,7 +230,7 @@ static int solve_m(const struct plan *p, struct plan_ws *w, int m, int energy, d
 	} else {
 		b = fmin(floor(hint), PLAN_MAX_BATCH);
 		step = fmax(1, floor(b / 32));
-		if ((f = feasible_at(p, w, b, m, energy, &at_lo, err)) < 0)
+		if ((f = feasible_at(p, w, b, m, 0, &at_lo, err)) < 0)
 			return -1;
 		if (f) {
 			lo = b, lo_known = 1;
@@ -238,7 +242,7 @@ static int solve_m(const struct plan *p, struct plan_ws *w, int m, int energy, d
 					lo = 1;
 					break;
 				}
-				if ((f = feasible_at(p, w, b, m, energy, &at_lo, err)) < 0)
+				if ((f = feasible_at(p, w, b, m, 0, &at_lo, err)) < 0)
 					return -1;
 				if (f) {
 					lo = b, lo_known = 1;
@@ -255,7 +259,7 @@ static int solve_m(const struct plan *p, struct plan_ws *w, int m, int energy, d
 	for (double up = 1; !hi && lo < PLAN_MAX_BATCH; up *= 2) {
 		double c = aim_at(&aim);
 		b = fmin(isfinite(c) ? fmax(floor(c) + 1, lo + up) : lo + step, PLAN_MAX_BATCH);
-		if ((f = feasible_at(p, w, b, m, energy, &at_lo, err)) < 0)
+		if ((f = feasible_at(p, w, b, m, 0, &at_lo, err)) < 0)
 			return -1;
 		if (f)
 			lo = b, step *= 2, lo_known = 1, aim_add(&aim, &at_lo, p->d.slo);
@@ -265,16 +269,17 @@ static int solve_m(const struct plan *p, struct plan_ws *w, int m, int energy, d
 	double width = hi - lo; /* the bracket at its last halving */
 	int run = 0, since = 0;
 	while (hi && hi - lo > 1) {
-		if (beat > 0 && (f = need_lo(p, w, m, energy, &lo_known, &at_lo, best, err)) != 0)
+		if (beat > 0 && (f = need_lo(p, w, m, &lo_known, &at_lo, best, err)) != 0)
 			return f < 0 ? -1 : 0;
 		if (cannot_beat(p, &at_lo, hi, beat))
 			return 1;
 		double x = hi - lo - 1 <= linear_width(p) ? hi - 1
 							  : aim_next(lo, hi, aim_at(&aim), &run, since >= 2);
-		if ((f = feasible_at(p, w, x, m, energy, &at_lo, err)) < 0)
+		if ((f = feasible_at(p, w, x, m, x + 1 == hi, &at_lo, err)) < 0)
 			return -1;
 		if (f)
-			lo = x, lo_known = 1, run = 0, aim_add(&aim, &at_lo, p->d.slo);
+			lo = x, lo_known = 1, run = 0, aim_add(&aim, &at_lo, p->d.slo),
+			*priced = x + 1 == hi;
 		else
 			hi = x;
 		if (hi - lo <= width / 2)
@@ -282,8 +287,10 @@ static int solve_m(const struct plan *p, struct plan_ws *w, int m, int energy, d
 		else
 			since += f; /* failures are cheap, and their steps double */
 	}
-	if ((f = need_lo(p, w, m, energy, &lo_known, &at_lo, best, err)) != 0)
+	if ((f = need_lo(p, w, m, &lo_known, &at_lo, best, err)) != 0) {
+		*priced = 1; /* batch 1, in full */
 		return f < 0 ? -1 : 0;
+	}
 	*best = at_lo; /* the last feasible probe was at lo */
 	/* hi is the last probe that failed: what it failed bounds the answer */
 	best->bound = hi ? w->fail_bound : PB_CAP;
@@ -341,34 +348,45 @@ static void note_limit(const struct plan_ws *w, struct result *r)
 			 PLAN_MAX_WORK);
 }
 
+/* The answer evaluated again in full, its energy priced, where its probe
+ * did not price it (the same result otherwise, bit for bit: every sample
+ * ran); the search's bound kept, which a lone evaluation cannot know. */
+static int price_answer(const struct plan *p, struct plan_ws *w, struct result *r,
+			struct kerr *err)
+{
+	int bound = r->bound;
+	int rc = plan_eval_ws(p, w, r->batch, r->mb, r, err);
+	r->bound = bound;
+	return rc;
+}
+
 static int solve(const struct plan *p, struct plan_ws *w, int m, struct result *r, struct kerr *err)
 {
 	if (m < 0 || m > PIPE_MAX_MB)
 		return kerr_set(err, 0, 0, "micro-batches must be in 1..%d or auto (got %d)", PIPE_MAX_MB, m);
-	if (m > 0) { /* the answer is its last probe's result: energy priced in every probe */
-		return solve_m(p, w, m, 1, 0, 0, r, err);
+	int priced = 0, rc;
+	if (m > 0) { /* the answer is its last feasible probe's result */
+		if ((rc = solve_m(p, w, m, 0, 0, r, &priced, err)) != 0)
+			return rc;
+		return priced ? 0 : price_answer(p, w, r, err);
 	}
 	double hint = 0;
+	int won_priced = 0;
 	for (int k = 1; k <= PIPE_MAX_MB; k++) {
 		struct result x;
 		if (k > 1 && r->feasible && gpu_bound(p, w, k) <= r->throughput)
 			continue; /* no batch at k can win (NaN: solve_m reports) */
-		int rc = solve_m(p, w, k, 0, hint, k > 1 && r->feasible ? r->throughput : 0, &x, err);
+		rc = solve_m(p, w, k, hint, k > 1 && r->feasible ? r->throughput : 0, &x, &priced, err);
 		if (rc < 0)
 			return -1;
 		if (rc == 1)
 			continue; /* its bracket showed it cannot win */
 		if (k == 1 || (x.feasible && (!r->feasible || x.throughput > r->throughput)))
-			*r = x;
+			*r = x, won_priced = priced;
 		if (x.feasible)
 			hint = x.batch;
 	}
-	if (!r->feasible)
-		return 0; /* batch 1 at m = 1, evaluated in full */
-	int bound = r->bound; /* the full evaluation knows only its own batch */
-	int rc = plan_eval_ws(p, w, r->batch, r->mb, r, err);
-	r->bound = bound;
-	return rc;
+	return won_priced ? 0 : price_answer(p, w, r, err);
 }
 
 int plan_solve(struct plan *p, int m, struct result *r, struct kerr *err)

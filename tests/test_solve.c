@@ -430,6 +430,37 @@ Test(solve, search_finds_the_crossing)
 	cr_log_info("%d of 12 points cross once", monotone);
 }
 
+/* A solved answer is its last feasible probe's result; only a probe just
+ * below a failure prices the energy, and where another was the last to
+ * fit, the answer is evaluated again.  Either way it equals a fresh full
+ * evaluation of its batch and count, energy and all, bit for bit. */
+Test(solve, the_answer_is_a_full_evaluation_of_itself)
+{
+	static struct setup s;
+	static const char *const systems[] = {"gpu-karat", "gpu-only", "gpu-attacc"};
+	for (size_t i = 0; i < sizeof systems / sizeof *systems; i++)
+		for (int m = 0; m <= 2; m += 2) { /* auto, and a fixed count */
+			load(&s, "deepseek-v3.2", systems[i], 0, "agentic");
+			struct plan *p = plan(&s);
+			struct result r;
+			struct kerr err;
+			cr_assert_eq(plan_solve(p, m, &r, &err), 0, "%s", err.msg);
+			cr_assert(r.feasible, "%s m=%d", systems[i], m);
+			struct result f = eval(p, r.batch, r.mb);
+			const double a[] = {r.tbt_mean, r.tbt_p99, r.throughput, r.gpu_use, r.mem_use,
+					    r.energy_act, r.power_act, r.j_per_tok_act, r.ctx_mean};
+			const double b[] = {f.tbt_mean, f.tbt_p99, f.throughput, f.gpu_use, f.mem_use,
+					    f.energy_act, f.power_act, f.j_per_tok_act, f.ctx_mean};
+			for (size_t k = 0; k < sizeof a / sizeof *a; k++)
+				cr_expect(a[k] == b[k] || (isnan(a[k]) && isnan(b[k])),
+					  "%s m=%d field %zu: answer %.17g, full evaluation %.17g",
+					  systems[i], m, k, a[k], b[k]);
+			cr_expect(isfinite(r.energy_act) && r.energy_act > 0, "%s m=%d: energy %g",
+				  systems[i], m, r.energy_act);
+			plan_free(p);
+		}
+}
+
 /* The search's early-exit evaluation runs the samples worst first (by
  * what they gave at the batch evaluated before) and stops once the P99
  * of those run, the rest taken as 0, exceeds a limit: its decision is the

@@ -5,10 +5,10 @@
  * evaluation, at one count and with --microbatches auto alike; a probe
  * just below a failure, which is the answer if it fits, prices the energy
  * too, and the answer is evaluated again only where another probe was
- * its last (price_answer).  With auto, a count whose GPU
- * work alone bounds its throughput below the best so far is not searched
- * (gpu_bound, below the least batch whose caches failed), and a count's
- * search stops once its bracket shows it cannot win (cannot_beat). */
+ * its last (price_answer).  With auto, a count whose GPU work alone
+ * bounds its throughput below the best so far is not searched (gpu_bound,
+ * below the least batch whose caches failed), and a count's search stops
+ * once its bracket shows it cannot win (cannot_beat). */
 #include "solve/plan.h"
 
 #include <math.h>
@@ -96,19 +96,20 @@ static double memory_batch(const struct plan *p)
 /* Batch 1 is taken to fit, as the search takes feasibility to be
  * monotone, and is evaluated only when the answer, or a bound, needs its
  * result while lo is still 1 (*known: at_lo holds lo's result).  Returns
- * 1 when it does not fit, with batch 1 evaluated in full into best, as
- * an answer where nothing fits; -1 on error. */
+ * 1 when it does not fit, with batch 1 evaluated in full into best (its
+ * energy priced: *priced), as an answer where nothing fits; -1 on error. */
 static int need_lo(const struct plan *p, struct plan_ws *w, int m, int *known,
-		   struct result *at_lo,
-		   struct result *best, struct kerr *err)
+		   struct result *at_lo, struct result *best, int *priced, struct kerr *err)
 {
 	if (*known)
 		return 0;
 	int f = feasible_at(p, w, 1, m, 0, at_lo, err);
 	if (f < 0)
 		return -1;
-	if (!f)
+	if (!f) {
+		*priced = 1; /* in full */
 		return plan_eval_ws(p, w, 1, m, best, err) < 0 ? -1 : 1;
+	}
 	*known = 1;
 	return 0;
 }
@@ -269,7 +270,7 @@ static int solve_m(const struct plan *p, struct plan_ws *w, int m, double hint,
 	double width = hi - lo; /* the bracket at its last halving */
 	int run = 0, since = 0;
 	while (hi && hi - lo > 1) {
-		if (beat > 0 && (f = need_lo(p, w, m, &lo_known, &at_lo, best, err)) != 0)
+		if (beat > 0 && (f = need_lo(p, w, m, &lo_known, &at_lo, best, priced, err)) != 0)
 			return f < 0 ? -1 : 0;
 		if (cannot_beat(p, &at_lo, hi, beat))
 			return 1;
@@ -287,10 +288,8 @@ static int solve_m(const struct plan *p, struct plan_ws *w, int m, double hint,
 		else
 			since += f; /* failures are cheap, and their steps double */
 	}
-	if ((f = need_lo(p, w, m, &lo_known, &at_lo, best, err)) != 0) {
-		*priced = 1; /* batch 1, in full */
+	if ((f = need_lo(p, w, m, &lo_known, &at_lo, best, priced, err)) != 0)
 		return f < 0 ? -1 : 0;
-	}
 	*best = at_lo; /* the last feasible probe was at lo */
 	/* hi is the last probe that failed: what it failed bounds the answer */
 	best->bound = hi ? w->fail_bound : PB_CAP;

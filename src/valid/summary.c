@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 void verr_add(struct verr *v, double e, const char *table, int line)
 {
 	v->n++, v->sum += fabs(e);

@@ -77,6 +77,7 @@ struct plan_vmap {
 struct plan_side {
 	int k;             /* packed values */
 	int nres;          /* of which summed per request */
+	int monotone;      /* a bucket's time grows with each sum (pool.c) */
 	int pos[PLAN_MAX_VALUES];     /* value -> index among the summed ones, -1: affine */
 	double a[PLAN_MAX_VALUES], b[PLAN_MAX_VALUES];
 	double *pool;      /* PLAN_POOL x nres */
@@ -433,15 +434,13 @@ enum {
  * rows of the layers' then the MTP layer's slots, are scratch).  0, -1
  * out of memory, -2 when a context cannot be drawn. */
 int plan_pool_fill(struct plan *p, double *f, double *b);
-/* Whether plan_pool_fill would give p base's pool (the same model,
- * algorithm, workload, seed, draft tokens, slots, sides and memory
- * arrangement: what it reads, never a rate or a capacity). */
+/* Whether plan_pool_fill would give p base's pool (the same model, algo,
+ * workload, seed, drafts, slots, sides and memory arrangement). */
 int plan_pool_same(const struct plan *p, const struct plan *base);
 /* Copies base's pool into p where plan_pool_same (the probe's plans): 0,
  * 1 when not (nothing copied), -1 out of memory. */
 int plan_pool_copy(struct plan *p, const struct plan *base);
-/* The packed values of cnt requests (a real count) with summed context L
- * and per-request sums res (sd->nres of them). */
+/* The packed values of cnt requests with summed context L and sums res. */
 void plan_side_eval(const struct plan_side *sd, double cnt, double L, const double *res,
 		    double *v);
 /* A bucket's packed values from its count, summed context and sums. */
@@ -480,31 +479,32 @@ double plan_gpu_work(const struct plan *p, struct plan_ws *w, long n);
  * micro-batch (every kind of layer, the tail, its all-to-all bytes at
  * e_a2a J/byte); NaN when the step cannot be built (w->fail says why). */
 double plan_gpu_energy(const struct plan *p, struct plan_ws *w, long n, double e_a2a);
-/* Seconds of cache-side slot s for FLOPs f and bytes b per layer on the
- * device of sd (the roofline of cost/roofline.c, over s->layers). */
+/* Seconds of slot s, f FLOPs and b bytes a layer, on sd's roofline. */
 double plan_slot_time(const struct plan_slot_rate *sd, const struct attn_slot *s, double f,
 		      double b, double n);
-/* Seconds of the slots of lay that run where (enum plan_where: the
- * memory device, the GPU before it, the GPU after it), from a bucket's
- * packed sums v over its n requests (n sets the fill of a pipelined
- * scan and top-k); per_class (LC_N, or NULL) gets them by layer class. */
+/* Seconds of lay's slots that run where (enum plan_where) for a bucket's
+ * packed sums v over n requests (the fill of a piped scan and top-k);
+ * per_class (LC_N, or NULL) gets them by layer class. */
 double plan_bucket_time(const struct plan *p, const struct attn_layout *lay,
 			const struct plan_slot_rate *sd, const struct plan_vmap *map,
 			const double *v, double n, int where, double *per_class);
-/* Whether slot s of lay is a scan whose top-k (slot s + 1) its device
- * pipelines against it (select.pipelined). */
+/* Whether slot s of lay is a scan piped with its top-k (select.pipelined). */
 int plan_slots_piped(const struct plan_slot_rate *sd, const struct attn_layout *lay, int s);
-/* Activity energy (J) of the slots of lay a bucket with sums v runs on the
- * GPU (want_gpu) or on the memory device. */
+/* Activity energy (J) of lay's slots on the GPU (want_gpu) or the device. */
 double plan_bucket_energy(const struct plan *p, const struct attn_layout *lay,
 			  const struct plan_slot_rate *sd, const struct plan_vmap *map,
 			  const double *v, int want_gpu);
-/* System hot_in_hbm, micro-batch i: each GPU's work after the gather,
- * its requests' attention over gathered rows (the GPU side's after slots)
- * and the device stages of its requests whole in HBM (at the GPU's rates,
- * p->slot_hot), one after the other on that GPU: the slowest GPU's sum,
- * class by class, into fbp (LC_N) and *fbpm (the MTP layer); the latter
- * stages' energy added into *energy (NULL: none). */
+/* The slowest of side sd's units in micro-batch i (cnt: requests per
+ * (micro-batch, unit)): its slots that run where, by class (t, LC_N) and
+ * in the MTP layer (*tm); energy: the side's (the GPU's stages where
+ * want_gpu) added in over the same walk. */
+void plan_side_peak(const struct plan *p, const struct plan_side *sd,
+		    const struct plan_buckets *bk, int i, int units, const int *cnt, int where,
+		    double *t, double *tm, double *energy, int want_gpu);
+/* System hot_in_hbm, micro-batch i: each GPU's attention over gathered
+ * rows (its after slots), then its whole-in-HBM requests' device stages
+ * (at p->slot_hot's rates): the slowest GPU's sum by class into fbp
+ * (LC_N) and *fbpm (MTP); the latter's energy added into *energy. */
 void plan_hot_post_peak(const struct plan *p, const struct plan_ws *w, int i, double *fbp,
 			double *fbpm, double *energy);
 /* The prefix reuse a batch of B leaves room for, and the bytes per step

@@ -68,6 +68,15 @@ static int side_fill(struct plan *p, struct plan_side *sd, const double *v, cons
 	sd->nres = 0;
 	for (int k = 0; k < K; k++)
 		sd->pos[k] = !nan[k] && off[k] <= 1e-12 * big[k] ? -1 : sd->nres++;
+	/* a bucket's values grow with its summed context and sums at a fixed
+	 * count where no affine one falls with the context and no summed one
+	 * is negative (plan_side_peak) */
+	sd->monotone = 1;
+	for (int k = 0; k < K; k++)
+		sd->monotone &= sd->pos[k] >= 0 || sd->b[k] >= 0;
+	for (int i = 0; i < PLAN_POOL; i++)
+		for (int k = 0; k < K; k++)
+			sd->monotone &= sd->pos[k] < 0 || v[(size_t)src[i] * K + k] >= 0;
 	sd->pool = malloc(sizeof(double) * PLAN_POOL * (size_t)(sd->nres ? sd->nres : 1));
 	if (!sd->pool)
 		return -1;

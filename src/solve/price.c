@@ -307,6 +307,138 @@ double plan_bucket_energy(const struct plan *p, const struct attn_layout *lay,
 	return e;
 }
 
+/* The non-empty buckets of one side in micro-batch i, unit by unit: each
+ * one's packed sums into v, and whether they differ from the last one's
+ * (alike requests give many equal buckets, priced once). */
+struct bucket_walk {
+	const struct plan_side *sd;
+	const struct plan_buckets *bk;
+	const int *cnt;
+	int i, units, u, seen, n, prev_n; /* n: the bucket's requests */
+	double v[PLAN_MAX_VALUES], prev[PLAN_MAX_VALUES];
+};
+
+/* The next bucket, or 0 when there is none; *fresh: its sums are new. */
+static int next_bucket(struct bucket_walk *w, int *fresh)
+{
+	size_t vb = sizeof(double) * (size_t)w->sd->k;
+	for (; w->u < w->units; w->u++) {
+		int idx = w->i * w->units + w->u, c = w->cnt[idx];
+		if (!c)
+			continue;
+		plan_side_values(w->sd, w->bk, idx, c, w->v);
+		w->n = c;
+		*fresh = !w->seen || c != w->prev_n || memcmp(w->v, w->prev, vb) != 0;
+		if (*fresh)
+			memcpy(w->prev, w->v, vb), w->seen = 1, w->prev_n = c;
+		w->u++;
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether every slot's time grows with its FLOPs and bytes: no rate,
+ * floor or layer count below zero (checked, not assumed). */
+static int rates_monotone(const struct plan *p)
+{
+	const struct attn_layout *lay[2] = {&p->layout, &p->layout_mtp};
+	const struct plan_slot_rate *sr[2] = {p->slot_dev, p->slot_dev_mtp};
+	int ok = 1;
+	for (int l = 0; l < 2; l++)
+		for (int s = 0; s < lay[l]->n; s++) {
+			const struct plan_slot_rate *r = &sr[l][s];
+			ok &= r->ic >= 0 && r->im >= 0 && r->ovh >= 0 && r->row >= 0 && r->floor >= 0 &&
+			      lay[l]->s[s].layers >= 0 && lay[l]->s[s].rows >= 0;
+		}
+	return ok;
+}
+
+/* Unit u's bucket in micro-batch i (c requests) priced, and its times
+ * kept where they are the slowest so far (t, LC_N; *tm). */
+static void peak_one(const struct plan *p, const struct plan_side *sd,
+		     const struct plan_buckets *bk, int idx, int c, int where, double *t, double *tm)
+{
+	double v[PLAN_MAX_VALUES], a[LC_N];
+	plan_side_values(sd, bk, idx, c, v);
+	plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, v, c, where, a);
+	double b = plan_bucket_time(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_map_mtp, v, c,
+				    where, NULL);
+	for (int k = 0; k < LC_N; k++)
+		t[k] = a[k] > t[k] ? a[k] : t[k];
+	*tm = b > *tm ? b : *tm;
+}
+
+/* plan_side_peak without energy, where a bucket's time grows with each
+ * of its sums at a fixed request count (sd->monotone).  Of the units with
+ * each count c < PEAK_COUNTS, the one with the most summed context (top[c])
+ * is priced, and another only where one of its sums exceeds top[c]'s:
+ * every unit skipped takes at most top[c]'s time in every class, so the
+ * slowest times are those of the full walk, bit for bit. */
+#define PEAK_COUNTS 64
+static void peak_by_count(const struct plan *p, const struct plan_side *sd,
+			  const struct plan_buckets *bk, int i, int units, const int *cnt, int where,
+			  double *t, double *tm)
+{
+	int top[PEAK_COUNTS], R = sd->nres;
+	for (int c = 0; c < PEAK_COUNTS; c++)
+		top[c] = -1;
+	const double *L = bk->suml + (size_t)i * units;
+	const int *n = cnt + (size_t)i * units;
+	for (int u = 0; u < units; u++) {
+		int c = n[u];
+		if (c > 0 && c < PEAK_COUNTS && (top[c] < 0 || L[u] > L[top[c]]))
+			top[c] = u;
+	}
+	for (int u = 0; u < units; u++) {
+		int c = n[u], b = c > 0 && c < PEAK_COUNTS ? top[c] : -1;
+		if (!c)
+			continue;
+		if (b >= 0 && b != u && L[u] <= L[b]) { /* (false for a NaN sum) */
+			const double *x = bk->acc + ((size_t)i * units + u) * R,
+				     *y = bk->acc + ((size_t)i * units + b) * R;
+			int r = 0;
+			while (r < R && x[r] <= y[r])
+				r++;
+			if (r == R)
+				continue; /* at most unit b's in every sum */
+		}
+		peak_one(p, sd, bk, i * units + u, c, where, t, tm);
+	}
+}
+
+void plan_side_peak(const struct plan *p, const struct plan_side *sd,
+		    const struct plan_buckets *bk, int i, int units, const int *cnt, int where,
+		    double *t, double *tm, double *energy, int want_gpu)
+{
+	const struct plan_slot_rate *sl = p->slot_dev, *slm = p->slot_dev_mtp;
+	memset(t, 0, sizeof(double) * LC_N);
+	*tm = 0;
+	if (!energy && sd->monotone && rates_monotone(p)) {
+		peak_by_count(p, sd, bk, i, units, cnt, where, t, tm);
+		return;
+	}
+	struct bucket_walk w = {.sd = sd, .bk = bk, .cnt = cnt, .i = i, .units = units};
+	double a[LC_N], b = 0, e = 0, last = 0;
+	int fresh;
+	while (next_bucket(&w, &fresh)) {
+		if (fresh) {
+			plan_bucket_time(p, &p->layout, sl, p->slot_map, w.v, w.n, where, a);
+			b = plan_bucket_time(p, &p->layout_mtp, slm, p->slot_map_mtp, w.v, w.n, where,
+					     NULL);
+			if (energy)
+				last = plan_bucket_energy(p, &p->layout, sl, p->slot_map, w.v, want_gpu) +
+				       p->d.mtp * plan_bucket_energy(p, &p->layout_mtp, slm,
+								     p->slot_map_mtp, w.v, want_gpu);
+		}
+		for (int k = 0; k < LC_N; k++)
+			t[k] = a[k] > t[k] ? a[k] : t[k];
+		*tm = b > *tm ? b : *tm;
+		e += last;
+	}
+	if (energy)
+		*energy += e;
+}
+
 void plan_hot_post_peak(const struct plan *p, const struct plan_ws *w, int i, double *fbp,
 			double *fbpm, double *energy)
 {

@@ -174,69 +174,6 @@ static void split_times(const struct plan *p, struct plan_ws *w, long B, int i, 
 		}
 }
 
-/* The non-empty buckets of one side in micro-batch i, unit by unit: each
- * one's packed sums into v, and whether they differ from the last one's
- * (alike requests give many equal buckets, priced once). */
-struct bucket_walk {
-	const struct plan_side *sd;
-	const struct plan_buckets *bk;
-	const int *cnt;
-	int i, units, u, seen, n, prev_n; /* n: the bucket's requests */
-	double v[PLAN_MAX_VALUES], prev[PLAN_MAX_VALUES];
-};
-
-/* The next bucket, or 0 when there is none; *fresh: its sums are new. */
-static int next_bucket(struct bucket_walk *w, int *fresh)
-{
-	size_t vb = sizeof(double) * (size_t)w->sd->k;
-	for (; w->u < w->units; w->u++) {
-		int idx = w->i * w->units + w->u, c = w->cnt[idx];
-		if (!c)
-			continue;
-		plan_side_values(w->sd, w->bk, idx, c, w->v);
-		w->n = c;
-		*fresh = !w->seen || c != w->prev_n || memcmp(w->v, w->prev, vb) != 0;
-		if (*fresh)
-			memcpy(w->prev, w->v, vb), w->seen = 1, w->prev_n = c;
-		w->u++;
-		return 1;
-	}
-	return 0;
-}
-
-/* The slowest unit (device or GPU) of one side in micro-batch i, class
- * by class: its cache-side time over each class's layers (t, LC_N) and
- * for the MTP layer (tm); with energy, the side's activity energy (the
- * GPU's stages where want_gpu) added into it, over the same walk. */
-static void side_peak(const struct plan *p, const struct plan_side *sd,
-		      const struct plan_buckets *bk, int i, int units, const int *cnt, int where,
-		      double *t, double *tm, double *energy, int want_gpu)
-{
-	const struct plan_slot_rate *sl = p->slot_dev, *slm = p->slot_dev_mtp;
-	memset(t, 0, sizeof(double) * LC_N);
-	*tm = 0;
-	struct bucket_walk w = {.sd = sd, .bk = bk, .cnt = cnt, .i = i, .units = units};
-	double a[LC_N], b = 0, e = 0, last = 0;
-	int fresh;
-	while (next_bucket(&w, &fresh)) {
-		if (fresh) {
-			plan_bucket_time(p, &p->layout, sl, p->slot_map, w.v, w.n, where, a);
-			b = plan_bucket_time(p, &p->layout_mtp, slm, p->slot_map_mtp, w.v, w.n, where,
-					     NULL);
-			if (energy)
-				last = plan_bucket_energy(p, &p->layout, sl, p->slot_map, w.v, want_gpu) +
-				       p->d.mtp * plan_bucket_energy(p, &p->layout_mtp, slm,
-								     p->slot_map_mtp, w.v, want_gpu);
-		}
-		for (int k = 0; k < LC_N; k++)
-			t[k] = a[k] > t[k] ? a[k] : t[k];
-		*tm = b > *tm ? b : *tm;
-		e += last;
-	}
-	if (energy)
-		*energy += e;
-}
-
 /* Stage 1: the batch's requests drawn from the pool.  Sample s draws from
  * its own stream, so the batch of B + 1 holds the batch of B plus one
  * request (common random numbers across B and m). */
@@ -339,19 +276,19 @@ static int exact_loads(const struct plan *p, struct plan_ws *w, long B, int m, i
 		 * devices' (the GPUs' caches without devices), then the stages the
 		 * memory device hands to the GPU */
 		double e_mem = 0, e_gpu = 0;
-		side_peak(p, &p->mem_side, &w->mem_bk, i, D, w->dev_count, W_DEVICE, l->attn, &l->attn_m,
-			  want_energy ? &e_mem : NULL, 0);
+		plan_side_peak(p, &p->mem_side, &w->mem_bk, i, D, w->dev_count, W_DEVICE, l->attn,
+			       &l->attn_m, want_energy ? &e_mem : NULL, 0);
 		memset(l->fb, 0, sizeof l->fb);
 		memset(l->fbp, 0, sizeof l->fbp);
 		l->fbm = l->fbpm = 0;
 		if (p->has_mem && p->gpu_side.k) /* stages the memory device hands to the GPU */
-			side_peak(p, &p->gpu_side, &w->gpu_bk, i, G, w->gpu_count, W_GPU_PRE, l->fb, &l->fbm,
-				  want_energy ? &e_gpu : NULL, 1);
+			plan_side_peak(p, &p->gpu_side, &w->gpu_bk, i, G, w->gpu_count, W_GPU_PRE,
+				       l->fb, &l->fbm, want_energy ? &e_gpu : NULL, 1);
 		if (p->hot)
 			plan_hot_post_peak(p, w, i, l->fbp, &l->fbpm, want_energy ? &e_gpu : NULL);
 		else if (p->has_post)
-			side_peak(p, &p->gpu_side, &w->gpu_bk, i, G, w->gpu_count, W_GPU_POST, l->fbp, &l->fbpm,
-				  NULL, 0);
+			plan_side_peak(p, &p->gpu_side, &w->gpu_bk, i, G, w->gpu_count, W_GPU_POST,
+				       l->fbp, &l->fbpm, NULL, 0);
 		l->merge = l->bcast = 0;
 		if (w->nsharded)
 			split_times(p, w, B, i, &l->bcast, &l->merge);

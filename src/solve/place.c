@@ -107,52 +107,50 @@ static inline uint64_t room_bits(double room)
 	return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
 }
 
-/* Unit u's key in placement order: its room, then summed context, then
- * rank. */
-static inline struct plan_tkey key_of(const struct plan *p, struct plan_ws *w, int u)
+/* Unit a (room bits ra) goes before unit b (rb): more room, then less
+ * summed context, then the lower rank in the order that takes each GPU's
+ * first device, then each GPU's second, ... (p->dev_rank: with equal
+ * contexts requests are dealt to the GPUs in turn, as arrival order
+ * does).  Equal rooms are rare past the first few placements, so the
+ * tie-break reads the units' own sums; padding (-1) goes before none. */
+static inline int key_before(const struct plan *p, const struct plan_ws *w, uint64_t ra, int a,
+			     uint64_t rb, int b)
 {
-	return (struct plan_tkey){room_bits(room_of(p, w, u)), w->dev_load[u], p->dev_rank[u]};
-}
-
-/* Key a goes before key b: more room, then less summed context, then the
- * lower rank in the order that takes each GPU's first device, then each
- * GPU's second, ... (p->dev_rank: with equal contexts requests are dealt
- * to the GPUs in turn, as arrival order does). */
-static inline int key_before(const struct plan_tkey *a, const struct plan_tkey *b)
-{
-	if (a->room == b->room)
-		return a->load < b->load || (a->load == b->load && a->rank < b->rank);
-	return a->room > b->room;
+	if (ra != rb)
+		return ra > rb;
+	if (a < 0 || b < 0)
+		return 0;
+	double la = w->dev_load[a], lb = w->dev_load[b];
+	return la < lb || (la == lb && p->dev_rank[a] < p->dev_rank[b]);
 }
 
 /* Device a goes before device b (the scan's form of key_before). */
 static inline int before(const struct plan *p, struct plan_ws *w, int a, int b)
 {
-	struct plan_tkey ka = key_of(p, w, a), kb = key_of(p, w, b);
-	return key_before(&ka, &kb);
+	return key_before(p, w, room_bits(room_of(p, w, a)), a, room_bits(room_of(p, w, b)), b);
 }
 
 /* Placement keeps the units in a tournament tree: leaf P + u holds unit u
  * (P = p->tour_p, a power of two >= D; leaves past D hold -1, whose room
  * of -infinity never wins) and every inner node the winner of its two
- * children by `key_before`, with the winner's key beside it (w->tour_key),
- * so the root w->tour[1] is the unit that goes first.  `key_before` is a
- * strict order, so the root is the minimum a scan of every unit would
- * find.  A placement changes only the units it placed on, and each change
- * replays the log2 P matches on that unit's path: the winner so far
- * against the sibling. */
+ * children by `key_before`, with the winner's room beside it
+ * (w->tour_room), so the root w->tour[1] is the unit that goes first.
+ * `key_before` is a strict order, so the root is the minimum a scan of
+ * every unit would find.  A placement changes only the units it placed
+ * on, and each change replays the log2 P matches on that unit's path: the
+ * winner so far against the sibling. */
 static void tour_update(const struct plan *p, struct plan_ws *w, int u)
 {
 	int *t = w->tour;
-	struct plan_tkey *key = w->tour_key, kw = key_of(p, w, u);
+	uint64_t *room = w->tour_room, rw = room_bits(room_of(p, w, u));
 	int i = p->tour_p + u, win = u;
-	t[i] = win, key[i] = kw;
+	t[i] = win, room[i] = rw;
 	for (; i > 1; i >>= 1) {
-		const struct plan_tkey *ks = &key[i ^ 1];
-		int take = key_before(ks, &kw);
-		win = take ? t[i ^ 1] : win;
-		kw = take ? *ks : kw;
-		t[i >> 1] = win, key[i >> 1] = kw;
+		uint64_t rs = room[i ^ 1];
+		int s = t[i ^ 1], take = key_before(p, w, rs, s, rw, win);
+		win = take ? s : win;
+		rw = take ? rs : rw;
+		t[i >> 1] = win, room[i >> 1] = rw;
 	}
 }
 
@@ -161,14 +159,16 @@ static void tour_update(const struct plan *p, struct plan_ws *w, int u)
 static void tour_build(const struct plan *p, struct plan_ws *w, int D)
 {
 	int P = p->tour_p, *t = w->tour;
-	struct plan_tkey *key = w->tour_key;
+	uint64_t *room = w->tour_room;
 	for (int u = 0; u < P; u++) {
 		t[P + u] = u < D ? u : -1;
-		key[P + u] = u < D ? key_of(p, w, u) : (struct plan_tkey){room_bits(-INFINITY), 0, 0};
+		room[P + u] = room_bits(u < D ? room_of(p, w, u) : -INFINITY);
 	}
 	for (int i = P - 1; i >= 1; i--) {
-		int c = key_before(&key[2 * i + 1], &key[2 * i]) ? 2 * i + 1 : 2 * i;
-		t[i] = t[c], key[i] = key[c];
+		int c = key_before(p, w, room[2 * i + 1], t[2 * i + 1], room[2 * i], t[2 * i])
+				? 2 * i + 1
+				: 2 * i;
+		t[i] = t[c], room[i] = room[c];
 	}
 }
 

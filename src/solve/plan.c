@@ -136,7 +136,7 @@ void plan_ws_free(struct plan_ws *w)
 	free(w->req_pool), free(w->req_key), free(w->req_gpu), free(w->req_dev), free(w->req_mb);
 	free(w->req_order), free(w->scratch), free(w->by_gpu), free(w->nshard), free(w->shard_dev);
 	free(w->lctx_view), free(w->req_hot);
-	free(w->tour), free(w->tour_key);
+	free(w->tour), free(w->tour_room);
 	free(w->dev_load), free(w->dev_store), free(w->gpu_store);
 	free(w->rr_load), free(w->rr_store), free(w->rr_gstore);
 	free(w->gpu_placed), free(w->gpu_start), free(w->gpu_cursor);
@@ -167,7 +167,7 @@ struct plan_ws *plan_ws_new(const struct plan *p)
 	if (!w)
 		return NULL;
 	w->tour = grab(2 * (size_t)p->tour_p, sizeof(int), &fail);
-	w->tour_key = grab(2 * (size_t)p->tour_p, sizeof(struct plan_tkey), &fail);
+	w->tour_room = grab(2 * (size_t)p->tour_p, sizeof(uint64_t), &fail);
 	w->dev_load = grab((size_t)D, sizeof(double), &fail);
 	w->dev_store = grab((size_t)D, sizeof(double), &fail);
 	w->gpu_store = grab((size_t)G, sizeof(double), &fail);

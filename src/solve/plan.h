@@ -155,14 +155,6 @@ struct plan_mb {
 	double energy;     /* J: its GPUs' operators and its cache-side work */
 };
 
-/* A placement unit's key in the tournament tree (place.c): free room,
- * summed context, tie-break rank. */
-struct plan_tkey {
-	uint64_t room; /* free room, as an integer of the same order */
-	double load;
-	int rank;
-};
-
 /* What one sampled batch adds to an evaluation's means: kept per sample
  * so that the means are summed in sample order whatever order the samples
  * ran in (eval.c). */
@@ -365,7 +357,8 @@ struct plan_ws {
 	/* the placement (place.c) */
 	int *tour;          /* a tournament tree of the units by free room,
 			       2 tour_p entries */
-	struct plan_tkey *tour_key; /* each node's winner's key */
+	uint64_t *tour_room; /* each node's winner's free room, as an integer
+				of the same order (place.c) */
 	double *dev_load, *dev_store, *gpu_store; /* per unit: summed context,
 						     cache bytes; per GPU:
 						     index-key bytes */

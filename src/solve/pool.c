@@ -46,7 +46,7 @@ static int side_fill(struct plan *p, struct plan_side *sd, const double *v, cons
 	assert(K <= PLAN_MAX_VALUES);
 	/* each value's line through the shortest and longest entries, and
 	 * the largest value and miss of it, row by row (one pass) */
-	double big[PLAN_MAX_VALUES] = {0}, off[PLAN_MAX_VALUES] = {0};
+	double big[PLAN_MAX_VALUES] = {0}, off[PLAN_MAX_VALUES] = {0}, low[PLAN_MAX_VALUES] = {0};
 	int nan[PLAN_MAX_VALUES] = {0};
 	for (int k = 0; k < K; k++) {
 		double vl = v[(size_t)src[lo] * K + k], vh = v[(size_t)src[hi] * K + k];
@@ -62,6 +62,7 @@ static int side_fill(struct plan *p, struct plan_side *sd, const double *v, cons
 			double x = row[k], a = fabs(x), e = fabs(sd->a[k] + sd->b[k] * L - x);
 			big[k] = a > big[k] ? a : big[k];
 			off[k] = e > off[k] ? e : off[k];
+			low[k] = x < low[k] ? x : low[k];
 			nan[k] |= e != e;
 		}
 	}
@@ -73,10 +74,7 @@ static int side_fill(struct plan *p, struct plan_side *sd, const double *v, cons
 	 * is negative (plan_side_peak) */
 	sd->monotone = 1;
 	for (int k = 0; k < K; k++)
-		sd->monotone &= sd->pos[k] >= 0 || sd->b[k] >= 0;
-	for (int i = 0; i < PLAN_POOL; i++)
-		for (int k = 0; k < K; k++)
-			sd->monotone &= sd->pos[k] < 0 || v[(size_t)src[i] * K + k] >= 0;
+		sd->monotone &= sd->pos[k] < 0 ? sd->b[k] >= 0 : low[k] >= 0;
 	sd->pool = malloc(sizeof(double) * PLAN_POOL * (size_t)(sd->nres ? sd->nres : 1));
 	if (!sd->pool)
 		return -1;

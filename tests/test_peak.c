@@ -37,7 +37,7 @@ static int same_both_ways(const struct plan *p, const struct plan_side *sd,
 	return shared;
 }
 
-Test(peak, skipping_by_count_finds_the_slowest_unit_of_every_walk, .timeout = 120)
+Test(peak, skipping_by_count_finds_the_slowest_unit_of_every_walk)
 {
 	static struct setup s;
 	const char *models[] = {"deepseek-v3.2", "glm-5.2", "kimi-k2"};

@@ -111,8 +111,15 @@ static void assign_mb(const struct plan *p, struct plan_ws *w, long B, int m)
 		load[best] += p->ctx[w->req_pool[j]];
 	}
 	/* Greedy longest-first is a heuristic: where arrival order balances
-	 * better, keep it, so CMR is never worse balanced than naive. */
-	double cmr = peak_load(p, w, B, m, w->req_mb);
+	 * better, keep it, so CMR is never worse balanced than naive.  CMR's
+	 * peak is its fullest (device, micro-batch); with whole tokens the
+	 * sums are exact in any order, so those it just made are peak_load's. */
+	double cmr = 0;
+	if (whole)
+		for (int k = 0; k < m * D; k++)
+			cmr = w->mb_load[k] > cmr ? w->mb_load[k] : cmr;
+	else
+		cmr = peak_load(p, w, B, m, w->req_mb);
 	assign_arrival(p, w, m, w->scratch);
 	if (peak_load(p, w, B, m, w->scratch) < cmr)
 		memcpy(w->req_mb, w->scratch, sizeof(int) * (size_t)B);

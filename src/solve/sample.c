@@ -113,9 +113,10 @@ static void assign_mb(const struct plan *p, struct plan_ws *w, long B, int m)
 	/* Greedy longest-first is a heuristic: where arrival order balances
 	 * better, keep it, so CMR is never worse balanced than naive.  CMR's
 	 * peak is its fullest (device, micro-batch); with whole tokens the
-	 * sums are exact in any order, so those it just made are peak_load's. */
+	 * sums are exact in any order, so those it just made are peak_load's,
+	 * read where there are fewer of them than requests. */
 	double cmr = 0;
-	if (whole)
+	if (whole && (long)m * D < B)
 		for (int k = 0; k < m * D; k++)
 			cmr = w->mb_load[k] > cmr ? w->mb_load[k] : cmr;
 	else

@@ -31,6 +31,22 @@ static void pack(struct plan *p, const double *f, const double *b, const int *sr
 	*bi = bz ? -1 : (*k)++;
 }
 
+/* Whether every slot's time grows with its FLOPs and bytes: no rate,
+ * floor or layer count below zero (checked, not assumed). */
+static int rates_monotone(const struct plan *p)
+{
+	const struct attn_layout *lay[2] = {&p->layout, &p->layout_mtp};
+	const struct plan_slot_rate *sr[2] = {p->slot_dev, p->slot_dev_mtp};
+	int ok = 1;
+	for (int l = 0; l < 2; l++)
+		for (int s = 0; s < lay[l]->n; s++) {
+			const struct plan_slot_rate *r = &sr[l][s];
+			ok &= r->ic >= 0 && r->im >= 0 && r->ovh >= 0 && r->row >= 0 && r->floor >= 0 &&
+			      lay[l]->s[s].layers >= 0 && lay[l]->s[s].rows >= 0;
+		}
+	return ok;
+}
+
 /* Splits a side's values into affine-in-context ones and summed ones, and
  * keeps the pool's summed values (v: PLAN_POOL x side->k; entry i's in row
  * src[i]). */
@@ -71,8 +87,8 @@ static int side_fill(struct plan *p, struct plan_side *sd, const double *v, cons
 		sd->pos[k] = !nan[k] && off[k] <= 1e-12 * big[k] ? -1 : sd->nres++;
 	/* a bucket's values grow with its summed context and sums at a fixed
 	 * count where no affine one falls with the context and no summed one
-	 * is negative (plan_side_peak) */
-	sd->monotone = 1;
+	 * is negative (plan_side_peak; and the rates: rates_monotone) */
+	sd->monotone = rates_monotone(p);
 	for (int k = 0; k < K; k++)
 		sd->monotone &= sd->pos[k] < 0 ? sd->b[k] >= 0 : low[k] >= 0;
 	sd->pool = malloc(sizeof(double) * PLAN_POOL * (size_t)(sd->nres ? sd->nres : 1));
@@ -300,5 +316,7 @@ int plan_pool_copy(struct plan *p, const struct plan *base)
 	memcpy(p->slot_map_mtp, base->slot_map_mtp, sizeof p->slot_map_mtp);
 	if (side_copy(&p->mem_side, &base->mem_side) | side_copy(&p->gpu_side, &base->gpu_side))
 		return -1;
+	int rates = rates_monotone(p); /* p's own rates, not base's */
+	p->mem_side.monotone &= rates, p->gpu_side.monotone &= rates;
 	return 0;
 }

@@ -337,32 +337,18 @@ static int next_bucket(struct bucket_walk *w, int *fresh)
 	return 0;
 }
 
-/* Whether every slot's time grows with its FLOPs and bytes: no rate,
- * floor or layer count below zero (checked, not assumed). */
-static int rates_monotone(const struct plan *p)
+/* A bucket's times (v: its packed sums over n requests) of the slots that
+ * run where: by class into a (LC_N); returns the MTP layer's. */
+static double bucket_times(const struct plan *p, const double *v, int n, int where, double *a)
 {
-	const struct attn_layout *lay[2] = {&p->layout, &p->layout_mtp};
-	const struct plan_slot_rate *sr[2] = {p->slot_dev, p->slot_dev_mtp};
-	int ok = 1;
-	for (int l = 0; l < 2; l++)
-		for (int s = 0; s < lay[l]->n; s++) {
-			const struct plan_slot_rate *r = &sr[l][s];
-			ok &= r->ic >= 0 && r->im >= 0 && r->ovh >= 0 && r->row >= 0 && r->floor >= 0 &&
-			      lay[l]->s[s].layers >= 0 && lay[l]->s[s].rows >= 0;
-		}
-	return ok;
+	plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, v, n, where, a);
+	return plan_bucket_time(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_map_mtp, v, n, where,
+				NULL);
 }
 
-/* Unit u's bucket in micro-batch i (c requests) priced, and its times
- * kept where they are the slowest so far (t, LC_N; *tm). */
-static void peak_one(const struct plan *p, const struct plan_side *sd,
-		     const struct plan_buckets *bk, int idx, int c, int where, double *t, double *tm)
+/* Keeps a bucket's times (a, b) where they are the slowest so far. */
+static void keep_slowest(double *t, double *tm, const double *a, double b)
 {
-	double v[PLAN_MAX_VALUES], a[LC_N];
-	plan_side_values(sd, bk, idx, c, v);
-	plan_bucket_time(p, &p->layout, p->slot_dev, p->slot_map, v, c, where, a);
-	double b = plan_bucket_time(p, &p->layout_mtp, p->slot_dev_mtp, p->slot_map_mtp, v, c,
-				    where, NULL);
 	for (int k = 0; k < LC_N; k++)
 		t[k] = a[k] > t[k] ? a[k] : t[k];
 	*tm = b > *tm ? b : *tm;
@@ -402,7 +388,9 @@ static void peak_by_count(const struct plan *p, const struct plan_side *sd,
 			if (r == R)
 				continue; /* at most unit b's in every sum */
 		}
-		peak_one(p, sd, bk, i * units + u, c, where, t, tm);
+		double v[PLAN_MAX_VALUES], a[LC_N];
+		plan_side_values(sd, bk, i * units + u, c, v);
+		keep_slowest(t, tm, a, bucket_times(p, v, c, where, a));
 	}
 }
 
@@ -413,7 +401,7 @@ void plan_side_peak(const struct plan *p, const struct plan_side *sd,
 	const struct plan_slot_rate *sl = p->slot_dev, *slm = p->slot_dev_mtp;
 	memset(t, 0, sizeof(double) * LC_N);
 	*tm = 0;
-	if (!energy && sd->monotone && rates_monotone(p)) {
+	if (!energy && sd->monotone) {
 		peak_by_count(p, sd, bk, i, units, cnt, where, t, tm);
 		return;
 	}
@@ -422,17 +410,13 @@ void plan_side_peak(const struct plan *p, const struct plan_side *sd,
 	int fresh;
 	while (next_bucket(&w, &fresh)) {
 		if (fresh) {
-			plan_bucket_time(p, &p->layout, sl, p->slot_map, w.v, w.n, where, a);
-			b = plan_bucket_time(p, &p->layout_mtp, slm, p->slot_map_mtp, w.v, w.n, where,
-					     NULL);
+			b = bucket_times(p, w.v, w.n, where, a);
 			if (energy)
 				last = plan_bucket_energy(p, &p->layout, sl, p->slot_map, w.v, want_gpu) +
 				       p->d.mtp * plan_bucket_energy(p, &p->layout_mtp, slm,
 								     p->slot_map_mtp, w.v, want_gpu);
 		}
-		for (int k = 0; k < LC_N; k++)
-			t[k] = a[k] > t[k] ? a[k] : t[k];
-		*tm = b > *tm ? b : *tm;
+		keep_slowest(t, tm, a, b);
 		e += last;
 	}
 	if (energy)

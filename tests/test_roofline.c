@@ -452,6 +452,73 @@ Test(roofline, topk_runs_at_the_selection_rate)
 	cr_expect_eq(device_select_rate(&d), 1e11);
 }
 
+/* A few long rows take the split kernel where it is faster (select.split
+ * = 8 SMs a row, select.split_fixed = 17.55 us on the H200, as the
+ * B200).  By hand, rows of 262,144 scores (a row's own pass 28.97 us on
+ * one SM, 3.62 us on eight; 0.68 us of throughput a row):
+ *   1 row:   4.13 + 28.97 = 33.10 against 17.55 + 3.62 = 21.17: split;
+ *   8 rows:  4.13 + 28.97 = 33.10 against 17.55 + 5.45 = 23.00: split;
+ *   64 rows: 4.13 + 43.58 = 47.71 against 17.55 + 43.58 = 61.13: one SM
+ * a row.  The HBM reads (1-67 MB at 0.85 x 4.8 TB/s: 0.26, 2.06 and
+ * 16.45 us) join the compute time in the H200's p-norm (p = 3): 21.17,
+ * 23.09 and 48.47 us. */
+Test(roofline, few_long_rows_take_the_split_kernel)
+{
+	struct kdevice h;
+	struct klink l;
+	struct kerr err;
+	cr_assert_eq(zoo_load_device("h200", &h, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(zoo_load_link("nvlink4", &l, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(h.select_split, 8);
+	cr_assert(near(h.select_split_fixed, 17.55e-6, 1e-9));
+	const double n = 262144, rows[] = {1, 8, 64}, want[] = {21.17e-6, 23.09e-6, 48.47e-6};
+	const int split[] = {1, 1, 0};
+	for (int i = 0; i < 3; i++) {
+		double r = rows[i], tm = 4 * r * n / (4.8e12 * h.eff_m[OC_SCAN]);
+		struct op_cost o = {.kind = OP_TOPK, .base = OP_TOPK, .cls = OC_SCAN,
+				    .side = SIDE_CACHE, .dt = DT_FP32, .count = 1, .flops = r * n,
+				    .bytes = 4 * r * n, .rows = r};
+		roofline_op(&o, &h, &l);
+		double through = r * n / 3.85e11, pass = n / 9.05e9 / (split[i] ? 8 : 1);
+		double fixed = split[i] ? 17.55e-6 : 4.13e-6;
+		cr_expect(near(o.time, fixed + roofline_join(&h, fmax(through, pass), tm), 1e-12),
+			  "%g rows: %.17g", r, o.time);
+		cr_expect(near(o.time, want[i], 3e-3), "%g rows: %.4g us, by hand %.4g", r,
+			  o.time * 1e6, want[i] * 1e6);
+		cr_expect(near(o.t_compute, fmax(through, pass), 1e-12), "%g rows: compute %g", r,
+			  o.t_compute);
+	}
+	/* without the split kernel, the one row takes its pass on one SM */
+	h.select_split = 0;
+	struct op_cost o = {.kind = OP_TOPK, .base = OP_TOPK, .cls = OC_SCAN, .side = SIDE_CACHE,
+			    .dt = DT_FP32, .count = 1, .flops = n, .bytes = 4 * n, .rows = 1};
+	roofline_op(&o, &h, &l);
+	cr_expect(near(o.time, 33.10e-6, 3e-3), "%.4g us", o.time * 1e6);
+	/* the two keys go together, and spread a row's pass: they need it */
+	const char *base = "[device]\nname = x\nkind = gpu\nlink = nvlink4\ntdp = 100 W\n"
+			   "[compute]\nbf16 = 1 TFLOPS\n[memory]\ncapacity = 1 GB\n"
+			   "bandwidth = 100 GB/s\n[efficiency]\ngemm_compute = 0.5\n"
+			   "gemm_memory = 0.5\nattention_compute = 0.5\nattention_memory = 0.5\n"
+			   "scan_compute = 0.5\nscan_memory = 0.5\ngather_memory = 0.5\n"
+			   "elementwise_memory = 0.5\noverhead = 1 us\n[select]\nunit_rate = 1e11\n";
+	char text[2048];
+	struct kdevice d;
+	snprintf(text, sizeof text, "%srow_rate = 1e9\nsplit = 8\n", base);
+	cr_expect_eq(zoo_load_device(tmp_ini_str(0, text), &d, NULL, &err), -1);
+	cr_expect(strstr(err.msg, "go together") && strstr(err.msg, ":24:"), "%s", err.msg);
+	snprintf(text, sizeof text, "%ssplit = 8\nsplit_fixed = 20 us\n", base);
+	cr_expect_eq(zoo_load_device(tmp_ini_str(0, text), &d, NULL, &err), -1);
+	cr_expect(strstr(err.msg, "needs select.row_rate") && strstr(err.msg, ":23:"), "%s",
+		  err.msg);
+	snprintf(text, sizeof text, "%srow_rate = 1e9\nsplit = 1\nsplit_fixed = 20 us\n", base);
+	cr_expect_eq(zoo_load_device(tmp_ini_str(0, text), &d, NULL, &err), -1);
+	cr_expect(strstr(err.msg, "split") && strstr(err.msg, ":24:"), "%s", err.msg);
+	snprintf(text, sizeof text, "%srow_rate = 1e9\nsplit = 8\nsplit_fixed = 20 us\n", base);
+	cr_expect_eq(zoo_load_device(tmp_ini_str(0, text), &d, NULL, &err), 0, "%s", err.msg);
+	cr_expect_eq(d.select_split, 8);
+	cr_expect(near(d.select_split_fixed, 20e-6, 1e-12));
+}
+
 /* Issue 28 item 1: a GEMM in FP4 reaches its own share of the FP4 peak
  * where the file gives efficiency.gemm_compute_fp4 (GB200: 0.75 of 10
  * PFLOPS against 0.57 of 5 at FP8); other classes, other dtypes, and a

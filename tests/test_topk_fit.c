@@ -14,6 +14,7 @@
  * slow. */
 #include <criterion/criterion.h>
 #include <gsl/gsl_fit.h>
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 
 #include "helpers.h"
@@ -126,5 +127,66 @@ Test(topk_fit, the_mi355x_selection_is_the_weighted_fit_of_its_sweep)
 	}
 	cr_expect_lt(mean, 0.105, "mean absolute error %.1f%%", 100 * mean);
 	cr_log_info("mi355x mean absolute error: %.1f%%", 100 * mean);
+	vtable_free(&t);
+}
+
+/* A few long rows on the B200: TensorRT-LLM's single-pass multi-CTA
+ * kernel (validation/topk-b200-trtllm-split.csv, PR 12236) takes a flat
+ * 19.6-19.7 us on one row of 65,536-262,144 scores, where a row's own
+ * pass on one SM would take 7-29 us more.  The split kernel spreads each
+ * row over select.split = 8 SMs (vLLM PR 43008's cluster of 8 CTAs per
+ * row at up to 8 rows), so it takes split_fixed + max(n / (8 row_rate),
+ * r n / unit_rate); split_fixed is the weighted mean of measured less
+ * that over the flat rows (weights 1 / measured^2: the least squares of
+ * relative error, gsl_stats_wmean).  By hand at 65,536, 131,072 and
+ * 262,144 scores: the row terms are 0.905, 1.810 and 3.621 us, so
+ * split_fixed = 17.55 us and the rows come out 18.46, 19.36, 21.17 us.
+ * A selection takes the faster kernel, so the one-row-per-SM kernel
+ * still prices the short rows (the split kernel is the slower below
+ * about 139K scores), and validate prices every row as the min here. */
+Test(topk_fit, the_split_kernel_is_the_fit_of_its_flat_rows)
+{
+	struct vtable t;
+	struct kerr err;
+	cr_assert_eq(vtable_read(zoo_path("validation/topk-b200-trtllm-split.csv"), &t, &err), 0,
+		     "%s", err.msg);
+	struct kdevice d;
+	cr_assert_eq(zoo_load_device("b200", &d, NULL, &err), 0, "%s", err.msg);
+	cr_assert_eq(d.select_split, 8);
+	double y[8], w[8];
+	size_t n = 0;
+	for (int i = 0; i < t.n; i++) {
+		const struct vrow *r = &t.rows[i];
+		cr_assert_eq(r->kernel, VK_TOPK);
+		cr_assert_eq(r->batch, 1);
+		if (r->context < 65536)
+			continue;
+		double c = fmax(r->context / (8 * d.select_row_rate), r->context / d.select_unit_rate);
+		y[n] = r->measured * 1e-6 - c, w[n] = 1 / (r->measured * r->measured * 1e-12);
+		cr_assert(++n < 8);
+	}
+	cr_assert_eq(n, 3);
+	double fixed = gsl_stats_wmean(w, 1, y, 1, n);
+	cr_log_info("b200 split_fixed fit: %.4g us", fixed * 1e6);
+	cr_expect(fabs(fixed / 17.55e-6 - 1) < 0.001, "by hand 17.55 us, fit %.4g us", fixed * 1e6);
+	cr_expect(fabs(d.select_split_fixed / fixed - 1) < 0.005, "shipped %g, fit %g",
+		  d.select_split_fixed, fixed);
+	for (int i = 0; i < t.n; i++) {
+		const struct vrow *r = &t.rows[i];
+		double v, n_ = r->context, mem = 4 * n_ / (d.mem_bw * d.eff_m[OC_SCAN]);
+		double one = d.select_fixed + fmax(fmax(n_ / d.select_row_rate, n_ / d.select_unit_rate), mem);
+		double split = d.select_split_fixed +
+			       fmax(fmax(n_ / (8 * d.select_row_rate), n_ / d.select_unit_rate), mem);
+		cr_assert_eq(valid_model(r, &v, &err), 0, "%s", err.msg);
+		cr_expect(fabs(v * 1e-6 / fmin(one, split) - 1) < 1e-9,
+			  "line %d: validate %.6g us, here %.6g us", r->line, v, fmin(one, split) * 1e6);
+		cr_expect_eq(split < one, n_ >= 262144, "line %d: the split kernel %s", r->line,
+			     split < one ? "wins" : "loses");
+	}
+	/* the one long row: within 8% where the one-row kernel alone was 69% over */
+	double v;
+	cr_assert_eq(valid_model(&t.rows[t.n - 1], &v, &err), 0, "%s", err.msg);
+	cr_expect_lt(fabs(v / t.rows[t.n - 1].measured - 1), 0.08, "%.4g us against %.4g", v,
+		     t.rows[t.n - 1].measured);
 	vtable_free(&t);
 }

@@ -267,6 +267,9 @@ static void device_derived(const struct kdevice *d)
 			       !(d->select_overlap >= 1) ? "the longer of the two"
 			       : d->select_overlap == 1  ? "the two added"
 							 : "the two joined by select.overlap");
+		if (d->select_split > 1)
+			printf(";\n    or, where faster, a split kernel: each row over %.0f SMs, %.3g us "
+			       "fixed (select.split)", d->select_split, d->select_split_fixed * 1e6);
 		printf("\n");
 	} else
 		printf("  top-k selection: no rate declared; top-k runs at its roofline (scan class)\n");

@@ -40,6 +40,28 @@ double roofline_select_join(const struct kdevice *d, double through, double row)
 	return pnorm(through, row, d->select_overlap);
 }
 
+double roofline_select_time(const struct kdevice *d, double tc, double row, double tm,
+			    double fixed, double fixed_split, int *split, double *tc_used)
+{
+	double c = pnorm(tc, row, d->select_overlap);
+	double t = pnorm(c, tm, d->overlap);
+	*split = 0, *tc_used = c;
+	if (d->select_split > 1 && row > 0) {
+		double c2 = pnorm(tc, row / d->select_split, d->select_overlap);
+		double t2 = pnorm(c2, tm, d->overlap);
+		if (t2 + fixed_split < t + fixed)
+			t = t2, *split = 1, *tc_used = c2;
+	}
+	return t;
+}
+
+double roofline_split_fixed(const struct kdevice *d, enum op_kind k)
+{
+	if (!(d->select_split > 1) || !op_table[k].selects)
+		return 0;
+	return d->kind == DEV_GPU ? d->select_split_fixed * op_gpu_kernels(k) : d->select_split_fixed;
+}
+
 double roofline_fixed(const struct kdevice *d, enum op_kind k)
 {
 	const struct op_info *i = &op_table[k];
@@ -107,15 +129,22 @@ void roofline_op(struct op_cost *o, const struct kdevice *d,
 		return;
 	}
 	o->t_compute = roofline_gemm_flops(d, o) * ic;
-	if (op_table[o->base].selects && d->select_row_rate > 0 && o->rows > 0)
-		/* rows side by side: with the mean row's own pass */
-		o->t_compute = roofline_select_join(d, o->t_compute,
-						    o->flops / o->rows / d->select_row_rate);
-	if (op_table[o->base].selects) /* fewer passes over the scores */
-		o->t_compute *= device_select_scale(d, o->passes);
 	o->t_memory = o->bytes * im;
-	double t = roofline_join(d, o->t_compute, o->t_memory);
-	double fixed = roofline_op_fixed(d, o), floor = roofline_floor(d, o->base);
+	double fixed = roofline_op_fixed(d, o), floor = roofline_floor(d, o->base), t;
+	if (op_table[o->base].selects) {
+		/* rows side by side, each its own pass; fewer passes over the
+		 * scores where seeded */
+		double x = device_select_scale(d, o->passes);
+		double row = d->select_row_rate > 0 && o->rows > 0
+				     ? o->flops / o->rows / d->select_row_rate * x : 0;
+		double fs = roofline_split_fixed(d, o->base);
+		int split;
+		t = roofline_select_time(d, o->t_compute * x, row, o->t_memory, fixed, fs, &split,
+					 &o->t_compute);
+		if (split)
+			fixed = fs;
+	} else
+		t = roofline_join(d, o->t_compute, o->t_memory);
 	o->time = t + fixed > floor ? t + fixed : floor;
 	if (fixed > t || floor > t + fixed)
 		o->bound = BOUND_OVERHEAD;

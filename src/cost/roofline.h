@@ -8,7 +8,9 @@
  * time makes achieved bandwidth grow with size: bytes / time reaches half
  * of bw * eff_m at bytes = fixed * bw * eff_m.  A selection over rows on
  * a device with select.row_rate computes for at least its mean row's
- * own pass (the rows run side by side).
+ * own pass (the rows run side by side), or, on a device with a split
+ * kernel, for that pass spread over select.split SMs at that kernel's
+ * fixed time, where that is faster (roofline_select_time).
  * An all-to-all on a link: x = bytes / (bw * eff) and f = max(latency,
  * a2a_floor) take x + f - a2a_overlap * min(x, f). */
 #ifndef KARAT_COST_ROOFLINE_H
@@ -29,6 +31,20 @@ double roofline_join(const struct kdevice *d, double tc, double tm);
 /* A selection's throughput time and its mean row's own pass joined: their
  * max, or with d->select_overlap = p >= 1 their p-norm (1: their sum). */
 double roofline_select_join(const struct kdevice *d, double through, double row);
+
+/* Seconds of a selection on d before its fixed time and floor: its
+ * throughput time tc and mean row's own pass row joined by
+ * roofline_select_join, then with its memory time tm by roofline_join.
+ * On a device with a split kernel (select.split) it is the split
+ * kernel's instead (row / select.split) where that plus fixed_split is
+ * less than this plus fixed: *split gets 1 then, else 0; *tc_used gets
+ * the compute time taken. */
+double roofline_select_time(const struct kdevice *d, double tc, double row, double tm,
+			    double fixed, double fixed_split, int *split, double *tc_used);
+
+/* Fixed seconds the split selection kernel of kind k pays on d (0 on a
+ * device without one). */
+double roofline_split_fixed(const struct kdevice *d, enum op_kind k);
 
 /* Fixed seconds one instance of kind k pays on d: the kernel's least time
  * times the kernels it launches on a GPU (0 when fused into another). */

@@ -101,6 +101,12 @@ static const struct field device_fields[] = {
 	NUM("select", "overlap", select_overlap, U_REAL, 0, 1, 64, 0,
 	    "p of the p-norm joining a selection's row pass and its throughput time "
 	    "(1: their sum; absent: their max)"),
+	NUM("select", "split", select_split, U_INT, 0, 2, 1024, 0,
+	    "SMs (cooperating CTAs) one row spreads over in the device's split top-k kernel, "
+	    "for few long rows (with select.split_fixed; default: no such kernel)"),
+	NUM("select", "split_fixed", select_split_fixed, U_TIME, 0, 0, 1, 0,
+	    "least time of one split top-k kernel: a selection takes the faster of the split "
+	    "kernel and the one-row-per-SM kernel"),
 	NUM("select", "passes", select_passes, U_REAL, 0, 1, 64, 0,
 	    "full passes its own top-k kernel makes over the scores (default 1): a selection "
 	    "seeded by the previous step (an algorithm's select_prev = P) takes P / passes of "
@@ -164,7 +170,7 @@ static void read_fits(struct kdevice *d, const struct ini_doc *doc)
 		[OC_ELEMENTWISE] = {"efficiency.elementwise_memory", "efficiency.overhead", 0},
 	};
 	static const char *const sel[] = {"select.unit_rate", "select.core_rate", "select.fixed",
-					  "select.row_rate", "select.overlap", 0};
+					  "select.row_rate", "select.overlap", "select.split_fixed", 0};
 	static const char *const ovh[] = {"efficiency.overhead", 0};
 	for (int c = 0; c < OC_N; c++)
 		d->fit[c] = (unsigned char)cal_fitted(doc, keys[c]);
@@ -225,6 +231,14 @@ int device_validate(struct kdevice *d, const struct ini_doc *doc,
 		return kerr_set(err, doc->path, sov->line,
 				"select.overlap joins a row's pass to the throughput: it needs "
 				"select.row_rate");
+	const struct ini_entry *split = ini_doc_find(doc, "select", "split");
+	const struct ini_entry *split_fixed = ini_doc_find(doc, "select", "split_fixed");
+	if (!split != !split_fixed)
+		return kerr_set(err, doc->path, (split ? split : split_fixed)->line,
+				"select.split and select.split_fixed go together");
+	if (split && !(d->select_row_rate > 0))
+		return kerr_set(err, doc->path, split->line,
+				"select.split spreads a row's pass over SMs: it needs select.row_rate");
 	const struct ini_entry *piped = ini_doc_find(doc, "select", "pipelined");
 	if (piped && d->select_pipelined && (d->kind == DEV_GPU || !(device_select_rate(d) > 0)))
 		return kerr_set(err, doc->path, piped->line,

@@ -68,6 +68,10 @@ struct kdevice {
 	/* p of the p-norm joining the row pass and the throughput time
 	 * (roofline_select_join; 0: their max) */
 	double select_overlap;
+	/* its split kernel (0: none): each row spread over select_split SMs
+	 * (cooperating CTAs), at select_split_fixed s per kernel; a selection
+	 * takes the faster of the two kernels (roofline_select_time) */
+	double select_split, select_split_fixed;
 	/* full passes its own top-k kernel makes over the scores (0: one) */
 	double select_passes;
 	/* 1: those cores or that unit are not the units that scan the index:

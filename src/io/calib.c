@@ -24,6 +24,8 @@ static const struct {
 	{"select", "row_rate"},
 	{"select", "overlap"},
 	{"select", "passes"},
+	{"select", "split"},
+	{"select", "split_fixed"},
 	{"link", "efficiency"},
 	{"link", "a2a_floor"},
 	{"link", "a2a_floor_dispatch"},

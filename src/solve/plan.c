@@ -19,6 +19,7 @@ static void slot_rates(const struct kdevice *dv, const struct attn_slot *s,
 	roofline_op_rates(dv, s->kind, s->cls, s->dt, &sd->ic, &sd->im); /* as karat ops prices it */
 	sd->ovh = roofline_fixed(dv, s->kind);
 	sd->row = op_table[s->kind].selects && dv->select_row_rate > 0 ? 1 / dv->select_row_rate : 0;
+	sd->ovh_split = roofline_split_fixed(dv, s->kind);
 	if (op_table[s->kind].selects) { /* fewer passes over the scores */
 		double x = device_select_scale(dv, s->passes);
 		sd->ic *= x, sd->row *= x;

@@ -41,6 +41,8 @@ struct plan_slot_rate {
 	double ic, im, ovh; /* s per FLOP, s per byte, s per instance */
 	double row;         /* s per score of one row's pass (a selection on a
 			       device with select.row_rate; 0: none) */
+	double ovh_split;   /* s per instance of the device's split top-k
+			       kernel (select.split; 0: none) */
 	double floor;       /* s, the least time of an instance */
 	const struct kdevice *dev; /* the device that runs it (its overlap) */
 	double ef, eb;      /* J per FLOP, J per byte on that device (0: none given) */

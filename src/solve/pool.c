@@ -41,8 +41,9 @@ static int rates_monotone(const struct plan *p)
 	for (int l = 0; l < 2; l++)
 		for (int s = 0; s < lay[l]->n; s++) {
 			const struct plan_slot_rate *r = &sr[l][s];
-			ok &= r->ic >= 0 && r->im >= 0 && r->ovh >= 0 && r->row >= 0 && r->floor >= 0 &&
-			      lay[l]->s[s].layers >= 0 && lay[l]->s[s].rows >= 0;
+			ok &= r->ic >= 0 && r->im >= 0 && r->ovh >= 0 && r->ovh_split >= 0 &&
+			      r->row >= 0 && r->floor >= 0 && lay[l]->s[s].layers >= 0 &&
+			      lay[l]->s[s].rows >= 0;
 		}
 	return ok;
 }

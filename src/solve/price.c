@@ -220,10 +220,14 @@ double plan_slot_time(const struct plan_slot_rate *sd, const struct attn_slot *s
 {
 	if (f <= 0 && b <= 0)
 		return 0;
-	double tc = f * sd->ic;
-	if (sd->row > 0 && s->rows > 0 && n > 0) /* the n requests' rows side by side */
-		tc = roofline_select_join(sd->dev, tc, f / (n * s->rows) * sd->row);
-	double t = roofline_join(sd->dev, tc, b * sd->im) + sd->ovh;
+	double tc = f * sd->ic, t;
+	if (sd->row > 0 && s->rows > 0 && n > 0) { /* the n requests' rows side by side */
+		int split;
+		t = roofline_select_time(sd->dev, tc, f / (n * s->rows) * sd->row, b * sd->im,
+					 sd->ovh, sd->ovh_split, &split, &tc);
+		t += split ? sd->ovh_split : sd->ovh;
+	} else
+		t = roofline_join(sd->dev, tc, b * sd->im) + sd->ovh;
 	return s->layers * (t > sd->floor ? t : sd->floor);
 }
 

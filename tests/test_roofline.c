@@ -9,6 +9,17 @@
 #include "helpers.h"
 #include "karat.h"
 
+/* A device file of 20 lines with every required value and no [select]
+ * section, for the selection keys' checks (their line numbers count on
+ * it). */
+#define BARE_DEVICE                                                            \
+	"[device]\nname = x\nkind = cpu\nlink = pcie5\ntdp = 100 W\n"          \
+	"[compute]\nbf16 = 1 TFLOPS\n[memory]\ncapacity = 1 GB\n"              \
+	"bandwidth = 100 GB/s\n[efficiency]\ngemm_compute = 0.5\n"             \
+	"gemm_memory = 0.5\nattention_compute = 0.5\nattention_memory = 0.5\n" \
+	"scan_compute = 0.5\nscan_memory = 0.5\ngather_memory = 0.5\n"         \
+	"elementwise_memory = 0.5\noverhead = 1 us\n"
+
 static const char *const MODELS[] = {"deepseek-v3.2", "deepseek-v3", "glm-5", "glm-5.2",
 				     "minimax-m3", "kimi-k2", "qwen3-235b-a22b",
 				     "llama-3.1-70b", "llama-3.1-405b"};
@@ -431,12 +442,7 @@ Test(roofline, topk_runs_at_the_selection_rate)
 	cr_expect(near(r.time, 4.13e-6 + roofline_join(&h, hypot(65536 / 9.05e9, 4 * 65536 / 3.85e11),
 							 tm), 1e-12), "%.17g", r.time);
 	/* a device file must give cores with their rate, or a unit's rate */
-	const char *base = "[device]\nname = x\nkind = cpu\nlink = pcie5\ntdp = 100 W\n"
-			   "[compute]\nbf16 = 1 TFLOPS\n[memory]\ncapacity = 1 GB\n"
-			   "bandwidth = 100 GB/s\n[efficiency]\ngemm_compute = 0.5\n"
-			   "gemm_memory = 0.5\nattention_compute = 0.5\nattention_memory = 0.5\n"
-			   "scan_compute = 0.5\nscan_memory = 0.5\ngather_memory = 0.5\n"
-			   "elementwise_memory = 0.5\noverhead = 1 us\n";
+	const char *base = BARE_DEVICE;
 	char text[2048];
 	struct kdevice d;
 	snprintf(text, sizeof text, "%s[select]\ncores = 4\n", base);
@@ -497,12 +503,7 @@ Test(roofline, few_long_rows_take_the_split_kernel)
 	roofline_op(&o, &h, &l);
 	cr_expect(near(o.time, 33.10e-6, 3e-3), "%.4g us", o.time * 1e6);
 	/* the two keys go together, and spread a row's pass: they need it */
-	const char *base = "[device]\nname = x\nkind = gpu\nlink = nvlink4\ntdp = 100 W\n"
-			   "[compute]\nbf16 = 1 TFLOPS\n[memory]\ncapacity = 1 GB\n"
-			   "bandwidth = 100 GB/s\n[efficiency]\ngemm_compute = 0.5\n"
-			   "gemm_memory = 0.5\nattention_compute = 0.5\nattention_memory = 0.5\n"
-			   "scan_compute = 0.5\nscan_memory = 0.5\ngather_memory = 0.5\n"
-			   "elementwise_memory = 0.5\noverhead = 1 us\n[select]\nunit_rate = 1e11\n";
+	const char *base = BARE_DEVICE "[select]\nunit_rate = 1e11\n";
 	char text[2048];
 	struct kdevice d;
 	snprintf(text, sizeof text, "%srow_rate = 1e9\nsplit = 8\n", base);

@@ -158,7 +158,20 @@ Test(bound, the_probe_ranks_every_resource_the_design_has)
 		if (isfinite(pb.margin[k]))
 			cr_expect_leq(pb.margin[pb.best], pb.margin[k], "%s", probe_names[k]);
 	cr_expect(isnan(pb.margin[PR_OUT]), "one node: no scale-out link to grow");
-	cr_expect_eq(pb.margin[PR_GPU_CAP], pb.base);
+	/* the HBM's capacity, probed last, stops once it cannot beat the best */
+	cr_expect(pb.margin[pb.best] < pb.base && isinf(pb.margin[PR_GPU_CAP]), "%g",
+		  pb.margin[PR_GPU_CAP]);
+	{ /* and evaluated in full, it leaves the next batch's margin exactly */
+		struct kdevice g = *dp.d.gpu;
+		struct design d2 = dp.d;
+		g.mem_capacity *= 2, d2.gpu = &g, d2.samples = 32; /* the probe's: all 32 */
+		struct plan *q = plan_new(&d2, &e);
+		cr_assert_not_null(q, "%s", e.msg);
+		struct result x;
+		cr_assert_eq(plan_eval_at(q, q->ws, r.batch + 1, r.mb, &x, 0, 1, &e), 0, "%s", e.msg);
+		cr_expect_eq(fmax(fmax(x.tbt_p99 / d2.slo, x.gpu_use), x.mem_use), pb.base);
+		plan_free(q);
+	}
 	/* an answer bound by the search's own cap is not probed at all: its
 	 * base stays NaN, so the CLI leaves grow_first empty, not "none" */
 	struct result capped = r;

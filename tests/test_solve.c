@@ -507,6 +507,30 @@ Test(solve, early_exit_decides_as_the_full_evaluation)
 	cr_expect(stopped > 0 && ran > 0, "stopped %d, ran %d: both must happen", stopped, ran);
 }
 
+/* A partial evaluation guesses once every sample is ranked, from floors
+ * within 95% of the limits that bound the full one's; it fails as that. */
+Test(solve, a_partial_evaluation_guesses_from_lower_bounds)
+{
+	static struct setup s;
+	load(&s, "deepseek-v3.2", "gpu-karat", 0, "agentic");
+	struct plan *p = plan(&s), *q = plan(&s);
+	struct result a, e;
+	struct kerr err;
+	int how = PLAN_EARLY | PLAN_PARTIAL, guessed = 0, rc;
+	cr_expect_neq(plan_eval_at(p, p->ws, 64, 2, &e, how, 1, &err), 2, "nothing ranked yet");
+	cr_assert_eq(plan_solve(p, 2, &a, &err), 0, "%s", err.msg);
+	for (double B = floor(a.batch / 2); B <= a.batch + 4; B += B < a.batch - 4 ? 16 : 1) {
+		struct result full = eval(q, B, 2);
+		guessed += (rc = plan_eval_at(p, p->ws, B, 2, &e, how, 1, &err)) == 2;
+		cr_expect(rc == 2 ? e.tbt_p99 <= fmin(full.tbt_p99, 0.95 * s.d.slo) &&
+					    e.gpu_use <= full.gpu_use && e.mem_use <= full.mem_use
+				  : (rc == 0 && e.feasible) == full.feasible,
+			  "batch %g: rc %d, P99 %g against %g", B, rc, e.tbt_p99, full.tbt_p99);
+	}
+	cr_expect(guessed > 0, "no guess below the answer");
+	plan_free(p), plan_free(q);
+}
+
 /* Samples evaluated on threads (design.threads) give every result bit for
  * bit as one thread does: solves (early exits, worst-first order, the
  * search's path), a fluid-path query, an alike pool, CMR with requests

@@ -26,6 +26,17 @@ static const char *unsupported(const struct plan *p)
 	return NULL;
 }
 
+/* How many of n samples a partial evaluation runs: a sixteenth, and four
+ * times those that fix the P99 (assumed: enough to hold the worst few);
+ * it guesses that the batch fits where their floors are within
+ * GUESS_MARGIN of every limit, and otherwise runs them all. */
+#define GUESS_MARGIN 0.95 /* assumed: the floors' error near a crossing */
+static int partial_n(int n)
+{
+	int k = 4 * plan_p99_top(n);
+	return n / 16 > k ? n / 16 : k < n ? k : n;
+}
+
 /* A lower bound on a P99 while samples are still to run: the quantile
  * gsl_stats_quantile_from_sorted_data gives when every sample not yet
  * run is 0 (none is below), kept from the k = n - lhs largest values so
@@ -190,6 +201,10 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 	 * at batch B + 1 holds sample s at B, so a bad sample stays bad).
 	 * The decision and every mean are what sample order gives. */
 	int permute = early && !same && w->scored;
+	/* Partial: a guess from the first of the samples, worst first, where
+	 * their floors are well within every limit */
+	int nguess = early && !same && w->ranked && (how & PLAN_PARTIAL) ? partial_n(ns) : 0;
+	int guess = 0;
 	if (permute) { /* w->tbt as scratch: every entry is written below */
 		for (int s = 0; s < ns; s++)
 			w->tbt[s] = -w->score[s];
@@ -213,7 +228,8 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 		team[T++] = h;
 	}
 	int block = early ? T : ns;
-	for (int k0 = 0; k0 < ns; k0 += block) {
+	double ft = 0, fg = 0, fm = 0; /* the floors so far */
+	for (int k0 = 0; k0 < ns && !guess; k0 += block) {
 		int kn = ns - k0 < block ? ns - k0 : block;
 #pragma omp parallel for num_threads(T) schedule(static, 1) if (T > 1)
 		for (int t = 0; t < T; t++) /* worker t: the block's samples t, t + T, ... */
@@ -247,11 +263,14 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 				double worst = fmax(w->tbt[s] / d->slo, w->use_gpu[s] / p->cap_gpu);
 				w->score[s] = p->has_mem ? fmax(worst, w->use_mem[s] / p->cap_mem) : worst;
 			}
-			int full_g = early && floor_add(&qg, w->use_gpu[s]) >
-						      limit * p->cap_gpu + PLAN_SLACK_BYTES;
-			int full_m = early && p->has_mem &&
-				     floor_add(&qm, w->use_mem[s]) > limit * p->cap_mem + PLAN_SLACK_BYTES;
-			if (early && ((floor_add(&qt, w->tbt[s]) > limit * d->slo) | full_g | full_m)) {
+			if (!early)
+				continue;
+			fg = floor_add(&qg, w->use_gpu[s]);
+			fm = p->has_mem ? floor_add(&qm, w->use_mem[s]) : 0;
+			ft = floor_add(&qt, w->tbt[s]);
+			int full_g = fg > limit * p->cap_gpu + PLAN_SLACK_BYTES;
+			int full_m = p->has_mem && fm > limit * p->cap_mem + PLAN_SLACK_BYTES;
+			if ((ft > limit * d->slo) | full_g | full_m) {
 				if ((full_g || full_m) && limit >= 1) /* the caches alone fail */
 					note_mem_fail(p, w, B);
 				w->scored = !same;
@@ -260,9 +279,20 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 				snprintf(r->reason, sizeof r->reason, "infeasible (early exit)");
 				return 1;
 			}
+			double in = GUESS_MARGIN * limit;
+			if (k + 1 == nguess && ft <= in * d->slo && fg <= in * p->cap_gpu &&
+			    (!p->has_mem || fm <= in * p->cap_mem)) {
+				guess = 1;
+				break;
+			}
 		}
 	}
-	w->scored = !same;
+	w->scored = !same, w->ranked |= !same && !guess;
+	if (guess) { /* partial: the samples run fit well; their floors */
+		r->tbt_p99 = ft, r->gpu_use = fg / p->cap_gpu;
+		r->mem_use = !p->has_mem ? 0 : p->cap_mem > 0 ? fm / p->cap_mem : NAN;
+		return 2;
+	}
 	double busy[RES_N] = {0}, bubble[RES_N] = {0}, ctx_sum = 0, shards = 0, energy = 0;
 	double pre[3];
 	for (int s = 0; s < ns; s++) { /* in sample order */

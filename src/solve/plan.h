@@ -396,10 +396,12 @@ struct plan_ws {
 	/* Worst-first order for an early-exit evaluation: each sample's
 	 * worst ratio of step time to the SLO, or memory used to what it
 	 * holds, when it was last evaluated (at any batch and count), and the
-	 * order of those ratios, worst first.  No ratio yet: natural order. */
+	 * order of those ratios, worst first.  No ratio yet: natural order.
+	 * Ranked: every sample scored at once (a partial evaluation's few
+	 * worst stand for the rest only then). */
 	double *score;
 	size_t *order;
-	int scored;
+	int scored, ranked;
 	double *p99_top;    /* the P99 bounds: the plan_p99_top(samples)
 			       largest values so far of step time, GPU and
 			       device bytes */
@@ -418,6 +420,7 @@ struct plan_ws {
 enum {
 	PLAN_EARLY = 1,  /* stop once the batch is known to fail */
 	PLAN_ENERGY = 2, /* price the activity energy (a full evaluation does) */
+	PLAN_PARTIAL = 4 /* early, and a guess from the worst few samples */
 };
 
 /* The files of solve/ call one way only (scripts/check-chain.sh):
@@ -576,7 +579,9 @@ static inline int plan_p99_top(int n)
  * stops as soon as the margin is known to be over `limit` (the P99 of the
  * samples run, the rest taken as 0, over limit x the SLO or limit x a
  * capacity; limit 1: the batch fails) and returns 1; r is then
- * incomplete.  Returns 0, or -1 with err. */
+ * incomplete.  Partial, where it guesses that the batch fits (eval.c),
+ * returns 2 with only the floors in r (tbt_p99, gpu_use, mem_use: lower
+ * bounds of the full evaluation's).  Returns 0, or -1 with err. */
 int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 		 struct result *r, int how, double limit, struct kerr *err);
 /* plan_eval on a workspace (m = 0: every count). */

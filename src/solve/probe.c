@@ -7,9 +7,9 @@
  * batch.  The resource with the lowest margin is the one to grow first.
  * A cheap probe, not a re-solve: one evaluation per resource, on at most
  * PROBE_SAMPLES sampled batches (the same for every resource, so the
- * margins compare; a ranking, not a new answer), without energy, and for
- * a resource of time stopped early once it cannot beat the best so far
- * (its margin then reads INFINITY). */
+ * margins compare; a ranking, not a new answer), without energy, and
+ * stopped early once it cannot beat the best so far (its margin then
+ * reads INFINITY). */
 #include <math.h>
 #include <string.h>
 
@@ -139,17 +139,19 @@ static int unit_of(int k)
 	}
 }
 
-/* The order to probe in: the capacities (evaluated in full whatever the
- * order), then the resources of time by how long the answer kept their
- * unit busy, most first (ties by k): the likely best comes early, and the
- * others then stop as soon as they cannot beat it.  The best is the
- * least margin with ties to the lowest k, as in any order. */
+/* The order to probe in: the resources of time by how long the answer
+ * kept their unit busy, most first (ties by k), then the capacities: the
+ * likely best comes early, and the others then stop as soon as they
+ * cannot beat it (a capacity that does not bind leaves the step's time
+ * as it was, over the best of time, and stops within a few samples).
+ * The best is the least margin with ties to the lowest k, as in any
+ * order. */
 static void probe_order(const struct result *r, int order[PR_N])
 {
 	double key[PR_N];
 	for (int k = 0; k < PR_N; k++) {
 		int u = unit_of(k);
-		key[k] = u < 0 ? INFINITY
+		key[k] = u < 0 ? -1 /* after every busy time */
 			 : u == RES_LINK ? fmax(r->busy[RES_LINK], r->busy[RES_BACK]) : r->busy[u];
 		int i = k;
 		for (; i > 0 && key[order[i - 1]] < key[k]; i--) /* stable: ties keep k's order */
@@ -193,12 +195,9 @@ int plan_probe(const struct design *d, struct plan *solved, const struct result 
 		if (use_binds && !cap) {
 			pb->margin[k] = pb->base;
 		} else {
-			/* a time resource is ranked, not measured: it stops once it
-			 * cannot beat the best so far (or the base); a capacity is
-			 * evaluated in full (where it does not bind, its margin is
-			 * the base's exactly) */
-			double lim = cap ? INFINITY
-					 : pb->best >= 0 ? pb->margin[pb->best] : pb->base;
+			/* ranked, not measured: it stops once it cannot beat the
+			 * best so far (or the base) */
+			double lim = pb->best >= 0 ? pb->margin[pb->best] : pb->base;
 			struct plan *p = plan_new_like(&y.d, base, err);
 			int lent = p && plan_kept_swap(p, base); /* B's placements, placed once */
 			rc = p ? margin(p, B, m, lim, &pb->margin[k], NULL, err) : -1;

@@ -1,11 +1,11 @@
 /* search.c: the solver for the largest batch under the SLO at each
  * micro-batch count, and the best count (solve.h).  Feasibility comes from
- * plan_eval_at with early exit (eval.c).  A feasible probe runs every
- * sample, so the last one of the winning count is the answer's
- * evaluation, at one count and with --microbatches auto alike; a probe
- * just below a failure, which is the answer if it fits, prices the energy
- * too, and the answer is evaluated again only where another probe was
- * its last (price_answer).  With auto, a count whose GPU work alone
+ * plan_eval_at with early exit (eval.c).  A probe that fits runs every
+ * sample, except a partial one (a guess from the worst few, with
+ * --microbatches auto after the first count), so the answer's evaluation
+ * is its last probe's; a probe just below a failure, which is the answer
+ * if it fits, prices the energy too, and the answer is evaluated again
+ * only where another probe was its last (price_answer).  With auto, a count whose GPU work alone
  * bounds its throughput below the best so far is not searched (gpu_bound,
  * below the least batch whose caches failed), and a count's search stops
  * once its bracket shows it cannot win (cannot_beat). */
@@ -14,9 +14,11 @@
 #include <math.h>
 
 /* Whether batch fits and meets the SLO (-1 on error); when it does, its
- * result (every sample; with `energy`, the energy too) into ok. */
+ * result (every sample; with PLAN_ENERGY in `how`, the energy too) into
+ * ok.  With PLAN_PARTIAL, 2 where the worst few samples fit: likely, and
+ * only their floors in ok (a guess to aim by, never an answer). */
 static int feasible_at(const struct plan *p, struct plan_ws *w, double batch, int m,
-		       int energy, struct result *ok, struct kerr *err)
+		       int how, struct result *ok, struct kerr *err)
 {
 	if (p->d.progress)
 		p->d.progress(p->d.progress_ctx, m, batch);
@@ -26,14 +28,14 @@ static int feasible_at(const struct plan *p, struct plan_ws *w, double batch, in
 		return 0;
 	}
 	struct result r;
-	int rc = plan_eval_at(p, w, batch, m, &r, PLAN_EARLY | (energy ? PLAN_ENERGY : 0), 1, err);
+	int rc = plan_eval_at(p, w, batch, m, &r, PLAN_EARLY | how, 1, err);
 	if (rc < 0)
 		return -1;
-	if (rc == 0 && r.feasible)
+	if (rc == 2 || (rc == 0 && r.feasible))
 		*ok = r;
 	else
 		w->fail_bound = r.bound; /* what the batch failed: the answer's bound */
-	return rc == 0 && r.feasible;
+	return rc == 2 ? 2 : rc == 0 && r.feasible;
 }
 
 /* Whether no batch in [lo, hi) can reach a throughput of `beat`: none has
@@ -93,25 +95,49 @@ static double memory_batch(const struct plan *p)
 	return gpu > 0 ? fmin(b, p->gpus * p->free_gpu / gpu) : b;
 }
 
-/* Batch 1 is taken to fit, as the search takes feasibility to be
- * monotone, and is evaluated only when the answer, or a bound, needs its
- * result while lo is still 1 (*known: at_lo holds lo's result).  Returns
- * 1 when it does not fit, with batch 1 evaluated in full into best (its
- * energy priced: *priced), as an answer where nothing fits; -1 on error. */
-static int need_lo(const struct plan *p, struct plan_ws *w, int m, int *known,
-		   struct result *at_lo, struct result *best, int *priced, struct kerr *err)
+/* The bracket's lower end: lo, taken to fit (batch 1 without a probe,
+ * or a partial probe's guess) until an evaluation in full confirms it,
+ * and the largest batch so confirmed. */
+struct lower {
+	double lo, conf;             /* conf: 0 before any is confirmed */
+	int full;                    /* at_lo is lo's result in full */
+	struct result at_lo, at_conf;
+};
+
+/* lo fit at probe f (1: in full, 2: partial) with its result in at_lo. */
+static void took(struct lower *L, double lo, int f)
 {
-	if (*known)
-		return 0;
-	int f = feasible_at(p, w, 1, m, 0, at_lo, err);
+	L->lo = lo, L->full = f == 1;
+	if (f == 1)
+		L->conf = lo, L->at_conf = L->at_lo;
+}
+
+/* lo evaluated in full, its energy priced where lo + 1 = hi (the answer
+ * if it fits: *priced).  Returns 0 when it fits; 1 when it does not, with
+ * the bracket moved down to (the last confirmed batch, or 1, lo); 2 when
+ * lo is batch 1 and does not fit, with it evaluated in full into best as
+ * an answer where nothing fits; -1 on error. */
+static int confirm(const struct plan *p, struct plan_ws *w, int m, struct lower *L,
+		   double *hi, struct result *best, int *priced, struct kerr *err)
+{
+	int last = *hi && L->lo + 1 == *hi;
+	int f = feasible_at(p, w, L->lo, m, last ? PLAN_ENERGY : 0, &L->at_lo, err);
 	if (f < 0)
 		return -1;
-	if (!f) {
-		*priced = 1; /* in full */
-		return plan_eval_ws(p, w, 1, m, best, err) < 0 ? -1 : 1;
+	if (f) {
+		took(L, L->lo, 1);
+		*priced = last;
+		return 0;
 	}
-	*known = 1;
-	return 0;
+	if (L->lo == 1) {
+		*priced = 1; /* in full */
+		return plan_eval_ws(p, w, 1, m, best, err) < 0 ? -1 : 2;
+	}
+	*hi = L->lo, *priced = 0; /* an answer at conf is evaluated again */
+	L->lo = L->conf > 0 ? L->conf : 1, L->full = L->conf > 0;
+	if (L->full)
+		L->at_lo = L->at_conf;
+	return 1;
 }
 
 /* Where the crossing likely is, from the probes that fit: the least
@@ -199,23 +225,26 @@ static double linear_width(const struct plan *p)
  * within what the GPU's work allows, the memory holds on average and the
  * work limit, halving down to one that fits.  Then probes aimed at the
  * crossing (struct aim), which take fewer that fit than doubling and
- * bisection (docs/solver.md): a probe that fits runs every sample, one
- * that fails mostly stops within a few; and once the bracket is within
- * linear_width, down from its failing end.
- * Into best: the answer's feasible probe's result (batch 1 when nothing
- * fits: evaluated in full), and into *priced whether that probe priced
- * the energy: only a probe just below a failure does (x + 1 = hi), which
- * is the answer if it fits.  With beat > 0, gives up (returns 1) once the
- * bracket shows that no batch at m can have a throughput above beat
- * (cannot_beat). */
+ * bisection (docs/solver.md): a probe that fails mostly stops within a
+ * few samples, and one that fits runs every sample, or with a hint, only
+ * the worst few where they fit well (partial: a guess), except just
+ * below a failure; and once the bracket is within linear_width, down
+ * from its failing end, above a lower end confirmed in full (where it
+ * fails, the search goes on below it).  So the answer is a batch that
+ * fits in full just below one that fails, as without the guesses.
+ * Into best: the answer's result (batch 1 when nothing fits: evaluated
+ * in full), and into *priced whether its probe priced the energy (one
+ * just below a failure does).  With beat > 0, gives up (returns 1) once
+ * the bracket shows that no batch at m can have a throughput above beat
+ * (cannot_beat, from the largest batch confirmed in full). */
 static int solve_m(const struct plan *p, struct plan_ws *w, int m, double hint,
 		   double beat, struct result *best, int *priced, struct kerr *err)
 {
-	struct result at_lo;
+	struct lower L = {.lo = 1};
 	struct aim aim = {.w0 = p->weights / p->cap_gpu};
-	int lo_known = 0, f; /* whether at_lo holds lo's result (need_lo) */
-	*priced = 0; /* whether at_lo's probe priced the energy */
-	double lo = 1, hi = 0, b, step;
+	int f = 0, part = hint > 1 ? PLAN_PARTIAL : 0;
+	*priced = 0;
+	double hi = 0, b, step;
 	if (hint <= 1) {
 		double cap = gpu_batch_cap(p, w, m), mem = memory_batch(p);
 		cap = fmin(isnan(cap) ? 1 : cap, isnan(mem) ? 1 : mem);
@@ -223,74 +252,91 @@ static int solve_m(const struct plan *p, struct plan_ws *w, int m, double hint,
 		for (b = 1; 2 * b <= cap; b *= 2)
 			;
 		for (; b > 1; hi = b, b /= 2)
-			if ((f = feasible_at(p, w, b, m, 0, &at_lo, err)) < 0)
+			if ((f = feasible_at(p, w, b, m, part, &L.at_lo, err)) < 0)
 				return -1;
 			else if (f)
 				break;
-		lo = b, step = b, lo_known = b > 1;
+		step = b;
 	} else {
 		b = fmin(floor(hint), PLAN_MAX_BATCH);
 		step = fmax(1, floor(b / 32));
-		if ((f = feasible_at(p, w, b, m, 0, &at_lo, err)) < 0)
+		if ((f = feasible_at(p, w, b, m, part, &L.at_lo, err)) < 0)
 			return -1;
-		if (f) {
-			lo = b, lo_known = 1;
-		} else {
+		if (!f) {
 			hi = b;
 			for (;;) {
 				b = hi - step;
-				if (b <= 1) {
-					lo = 1;
+				if (b <= 1)
 					break;
-				}
-				if ((f = feasible_at(p, w, b, m, 0, &at_lo, err)) < 0)
+				if ((f = feasible_at(p, w, b, m, part, &L.at_lo, err)) < 0)
 					return -1;
-				if (f) {
-					lo = b, lo_known = 1;
+				if (f)
 					break;
-				}
 				hi = b, step *= 2;
 			}
 		}
 	}
-	if (lo_known)
-		aim_add(&aim, &at_lo, p->d.slo);
+	if (b > 1 && f) { /* b fits (f: the halving and the steps down stop at one) */
+		took(&L, b, f);
+		aim_add(&aim, &L.at_lo, p->d.slo);
+	}
 	/* lo fits: up until one does not, aimed just past the guess, and at
 	 * least 1, 2, 4, ... past lo; doubling steps without a guess */
-	for (double up = 1; !hi && lo < PLAN_MAX_BATCH; up *= 2) {
+	for (double up = 1; !hi && L.lo < PLAN_MAX_BATCH; up *= 2) {
 		double c = aim_at(&aim);
-		b = fmin(isfinite(c) ? fmax(floor(c) + 1, lo + up) : lo + step, PLAN_MAX_BATCH);
-		if ((f = feasible_at(p, w, b, m, 0, &at_lo, err)) < 0)
+		b = fmin(isfinite(c) ? fmax(floor(c) + 1, L.lo + up) : L.lo + step, PLAN_MAX_BATCH);
+		if ((f = feasible_at(p, w, b, m, part, &L.at_lo, err)) < 0)
 			return -1;
 		if (f)
-			lo = b, step *= 2, lo_known = 1, aim_add(&aim, &at_lo, p->d.slo);
+			took(&L, b, f), step *= 2, aim_add(&aim, &L.at_lo, p->d.slo);
 		else
 			hi = b;
 	}
-	double width = hi - lo; /* the bracket at its last halving */
+	double width = hi - L.lo; /* the bracket at its last halving */
 	int run = 0, since = 0;
-	while (hi && hi - lo > 1) {
-		if (beat > 0 && (f = need_lo(p, w, m, &lo_known, &at_lo, best, priced, err)) != 0)
-			return f < 0 ? -1 : 0;
-		if (cannot_beat(p, &at_lo, hi, beat))
-			return 1;
-		double x = hi - lo - 1 <= linear_width(p) ? hi - 1
-							  : aim_next(lo, hi, aim_at(&aim), &run, since >= 2);
-		if ((f = feasible_at(p, w, x, m, x + 1 == hi, &at_lo, err)) < 0)
+	for (;;) {
+		while (hi && hi - L.lo > 1) {
+			/* lo in full first where the bound needs it (batch 1, taken
+			 * to fit), or where the bracket is narrow above a guess: that
+			 * ranks the samples for the failures down from hi */
+			if (!L.full && ((beat > 0 && L.lo == 1) ||
+					(L.lo > 1 && hi - L.lo - 1 <= linear_width(p)))) {
+				if ((f = confirm(p, w, m, &L, &hi, best, priced, err)) < 0)
+					return -1;
+				if (f == 2)
+					return 0;
+				continue;
+			}
+			if (beat > 0 && (L.full || L.conf) &&
+			    cannot_beat(p, L.full ? &L.at_lo : &L.at_conf, hi, beat))
+				return 1;
+			double lo = L.lo;
+			int last = hi - lo - 1 <= linear_width(p);
+			double x = last ? hi - 1 : aim_next(lo, hi, aim_at(&aim), &run, since >= 2);
+			last = x + 1 == hi; /* the answer if it fits: in full, with its energy */
+			if ((f = feasible_at(p, w, x, m, last ? PLAN_ENERGY : part, &L.at_lo,
+					     err)) < 0)
+				return -1;
+			if (f)
+				took(&L, x, f), run = 0, aim_add(&aim, &L.at_lo, p->d.slo),
+					*priced = last;
+			else
+				hi = x;
+			if (hi - L.lo <= width / 2)
+				width = hi - L.lo, since = 0;
+			else
+				since += f != 0; /* failures are cheap, and their steps double */
+		}
+		if (L.full)
+			break;
+		if ((f = confirm(p, w, m, &L, &hi, best, priced, err)) < 0)
 			return -1;
-		if (f)
-			lo = x, lo_known = 1, run = 0, aim_add(&aim, &at_lo, p->d.slo),
-			*priced = x + 1 == hi;
-		else
-			hi = x;
-		if (hi - lo <= width / 2)
-			width = hi - lo, since = 0;
-		else
-			since += f; /* failures are cheap, and their steps double */
+		if (f == 2)
+			return 0;
+		if (f == 0)
+			break;
 	}
-	if ((f = need_lo(p, w, m, &lo_known, &at_lo, best, priced, err)) != 0)
-		return f < 0 ? -1 : 0;
-	*best = at_lo; /* the last feasible probe was at lo */
+	*best = L.at_lo; /* lo's, in full */
 	/* hi is the last probe that failed: what it failed bounds the answer */
 	best->bound = hi ? w->fail_bound : PB_CAP;
 	return 0;

@@ -475,13 +475,13 @@ Test(place, a_hierarchical_all_to_all_crosses_each_node_once)
 	plan_free(p);
 }
 
-/* Online placement keeps each sample's placement across evaluations and
- * places only the requests past what it kept (place.c, struct
- * plan_placed).  Over batches that go up and down, past a device's
- * capacity (requests split, then overfull), on GPUs, devices and a host
- * shared by GPUs with keys in HBM, every sample's placement, stores and
- * step time equal a workspace that places every batch afresh, bit for
- * bit. */
+/* Online placement keeps each sample's draws and placement across
+ * evaluations and draws and places only the requests past what it kept
+ * (place.c, struct plan_placed).  Over batches that go up and down, past
+ * a device's capacity (requests split, then overfull), on GPUs, devices
+ * and a host shared by GPUs with keys in HBM, every sample's requests,
+ * placement, stores and step time equal a workspace that draws and
+ * places every batch afresh, bit for bit. */
 Test(place, a_kept_placement_equals_one_placed_afresh)
 {
 	static struct setup s;
@@ -502,6 +502,8 @@ Test(place, a_kept_placement_equals_one_placed_afresh)
 				cr_assert_eq(plan_inspect(kept, (double)walk[i], 2, smp, &a, &err), 0, "%s", err.msg);
 				cr_assert_eq(plan_inspect(fresh, (double)walk[i], 2, smp, &b, &err), 0, "%s", err.msg);
 				long B = walk[i];
+				cr_expect_eq(memcmp(a.ctx, b.ctx, sizeof(double) * (size_t)B), 0,
+					     "%s batch %ld sample %d: draws", systems[k], B, smp);
 				cr_expect_eq(memcmp(a.dev, b.dev, sizeof(int) * (size_t)B), 0,
 					     "%s batch %ld sample %d: devices", systems[k], B, smp);
 				cr_expect_eq(memcmp(a.gpu, b.gpu, sizeof(int) * (size_t)B), 0,

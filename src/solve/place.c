@@ -393,12 +393,12 @@ static void kept_save(const struct plan *p, struct plan_ws *w, struct plan_place
 		sh_need += w->nshard[j];
 	sh_need += c->nsh_used;
 	double share = PLAN_KEEP_BYTES / p->d.samples / (1 + p->nhelper); /* one workspace's */
-	if ((double)B * (2 * sizeof(int) + 1) + (double)sh_need * sizeof(int) +
+	if ((double)B * (3 * sizeof(int) + 1) + (double)sh_need * sizeof(int) +
 		    (2.0 * D + G) * sizeof(double) + (double)G * sizeof(int) > share)
 		return;
 	if (B > c->cap) {
 		long cap = B > 2 * c->cap ? B : 2 * c->cap;
-		if ((double)cap * (2 * sizeof(int) + 1) > share / 2)
+		if ((double)cap * (3 * sizeof(int) + 1) > share / 2)
 			cap = B;
 		int *dev = realloc(c->dev, sizeof(int) * (size_t)cap);
 		if (dev)
@@ -406,10 +406,13 @@ static void kept_save(const struct plan *p, struct plan_ws *w, struct plan_place
 		int *gpu = realloc(c->gpu, sizeof(int) * (size_t)cap);
 		if (gpu)
 			c->gpu = gpu;
+		int *pool = realloc(c->pool, sizeof(int) * (size_t)cap);
+		if (pool)
+			c->pool = pool;
 		unsigned char *nsh = realloc(c->nsh, (size_t)cap);
 		if (nsh)
 			c->nsh = nsh;
-		if (!dev || !gpu || !nsh)
+		if (!dev || !gpu || !pool || !nsh)
 			return;
 		c->cap = cap;
 	}
@@ -431,7 +434,7 @@ static void kept_save(const struct plan *p, struct plan_ws *w, struct plan_place
 	}
 	for (long j = c->n; j < B; j++) {
 		int k = w->nshard[j];
-		c->dev[j] = w->req_dev[j], c->gpu[j] = w->req_gpu[j];
+		c->dev[j] = w->req_dev[j], c->gpu[j] = w->req_gpu[j], c->pool[j] = w->req_pool[j];
 		c->nsh[j] = (unsigned char)k;
 		if (k)
 			memcpy(c->sh + c->nsh_used, w->shard_dev + j * PLAN_MAX_SHARDS,
@@ -441,6 +444,7 @@ static void kept_save(const struct plan *p, struct plan_ws *w, struct plan_place
 	memcpy(c->state + D, w->dev_store, sizeof(double) * (size_t)D);
 	memcpy(c->state + 2 * D, w->gpu_store, sizeof(double) * (size_t)G);
 	memcpy(c->cnt, w->gpu_placed, sizeof(int) * (size_t)G);
+	memcpy(c->rng, gsl_rng_state(w->rng), gsl_rng_size(w->rng)); /* after B draws */
 	c->n = B, c->first_bad = first_bad, c->nsharded = w->nsharded;
 	c->fail_s = fail_s, c->fail_sg = fail_sg;
 }

@@ -153,7 +153,8 @@ void plan_ws_free(struct plan_ws *w)
 		gsl_ran_discrete_free(w->fl.olast);
 	for (int i = 0; w->kept && i < w->nkept; i++) {
 		struct plan_placed *c = &w->kept[i];
-		free(c->dev), free(c->gpu), free(c->nsh), free(c->sh), free(c->state), free(c->cnt);
+		free(c->dev), free(c->gpu), free(c->pool), free(c->nsh), free(c->sh), free(c->state);
+		free(c->cnt);
 	}
 	free(w->kept);
 	if (w->rng)
@@ -207,8 +208,10 @@ struct plan_ws *plan_ws_new(const struct plan *p)
 	w->kept = grab((size_t)ns, sizeof *w->kept, &fail);
 	w->nkept = fail ? 0 : ns;
 	w->rng = gsl_rng_alloc(gsl_rng_taus2); /* cheap to seed: one stream per sample */
-	/* plan_sample takes pool indices from the top bits of 32 */
-	if (!w->rng || gsl_rng_min(w->rng) != 0 || gsl_rng_max(w->rng) != 0xffffffffUL)
+	/* plan_sample takes pool indices from the top bits of 32, and a
+	 * sample keeps its stream's state (struct plan_placed) */
+	if (!w->rng || gsl_rng_min(w->rng) != 0 || gsl_rng_max(w->rng) != 0xffffffffUL ||
+	    gsl_rng_size(w->rng) > sizeof w->kept->rng)
 		fail = 1;
 	w->memo_ok = grab(64, 1, &fail);
 	w->memo = grab_raw(64 * (size_t)(p->nkinds + 1) * PLAN_PH_STRIDE, sizeof(double), &fail);

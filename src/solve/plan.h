@@ -21,9 +21,8 @@
 #include "solve/solve.h"
 
 #define PLAN_POOL_BITS 12
-#define PLAN_POOL (1 << PLAN_POOL_BITS) /* contexts drawn per plan, for sampled
-				 batches to draw from (16x more moved GLM-5.2's GPU-only
-				 answer no more than the seed does, at 4x the plan cost) */
+#define PLAN_POOL (1 << PLAN_POOL_BITS) /* contexts per plan for batches to draw from (16x
+	more moved GLM-5.2's GPU-only answer no more than the seed does, at 4x the plan cost) */
 #define PLAN_RADIX_BITS (PLAN_POOL_BITS / 2)
 #define PLAN_SLACK_BYTES 0.5  /* storage sums are whole bytes; "exactly full" fits */
 
@@ -299,11 +298,12 @@ struct plan {
  * Online placement is in arrival order, and the batch of B + 1 holds the
  * batch of B (common random numbers): so the placement of the first n
  * requests is the same at every batch of n or more.  A sample keeps the
- * devices of the most requests it has placed and the state after the
- * last, and places only the requests past them. */
+ * devices of the most requests it has placed, their draws and the state
+ * after the last, and draws and places only the requests past them. */
 struct plan_placed {
 	long n, cap;         /* requests kept; room for */
-	int *dev, *gpu;      /* per request: its device and GPU */
+	int *dev, *gpu, *pool; /* per request: its device, GPU and draw */
+	unsigned long rng[4]; /* the sample's stream after the n draws */
 	unsigned char *nsh;  /* per request: its slices (0: whole) */
 	int *sh;             /* the slices' devices, request after request */
 	long nsh_used, sh_cap;
@@ -580,8 +580,8 @@ static inline int plan_p99_top(int n)
  * samples run, the rest taken as 0, over limit x the SLO or limit x a
  * capacity; limit 1: the batch fails) and returns 1; r is then
  * incomplete.  Partial, where it guesses that the batch fits (eval.c),
- * returns 2 with only the floors in r (tbt_p99, gpu_use, mem_use: lower
- * bounds of the full evaluation's).  Returns 0, or -1 with err. */
+ * returns 2 with only the floors (lower bounds) in r's tbt_p99, gpu_use
+ * and mem_use.  Returns 0, or -1 with err. */
 int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 		 struct result *r, int how, double limit, struct kerr *err);
 /* plan_eval on a workspace (m = 0: every count). */

@@ -184,13 +184,25 @@ static void split_times(const struct plan *p, struct plan_ws *w, long B, int i, 
 
 /* Stage 1: the batch's requests drawn from the pool.  Sample s draws from
  * its own stream, so the batch of B + 1 holds the batch of B plus one
- * request (common random numbers across B and m). */
+ * request (common random numbers across B and m): the draws the sample
+ * kept (struct plan_placed) are read back, and the stream goes on from
+ * the state after them. */
 static void draw_requests(const struct plan *p, struct plan_ws *w, long B, int sample)
 {
-	gsl_rng_set(w->rng, p->d.seed * 1000003UL + (unsigned long)sample + 1);
+	const struct plan_placed *c = sample >= 0 && sample < w->nkept ? &w->kept[sample] : NULL;
+	long j = c && c->n > 0 ? (c->n < B ? c->n : B) : 0;
+	if (j > 0) {
+		memcpy(w->req_pool, c->pool, sizeof(int) * (size_t)j);
+		for (long t = 0; t < j; t++)
+			w->req_key[t] = p->pool_key[w->req_pool[t]];
+		if (j < B)
+			memcpy(gsl_rng_state(w->rng), c->rng, gsl_rng_size(w->rng));
+	} else {
+		gsl_rng_set(w->rng, p->d.seed * 1000003UL + (unsigned long)sample + 1);
+	}
 	/* PLAN_POOL is a power of two and taus2 returns 32 uniform bits
 	 * (plan_new checks): the top PLAN_POOL_BITS are a uniform pool index */
-	for (long j = 0; j < B; j++) {
+	for (; j < B; j++) {
 		int r = (int)(gsl_rng_get(w->rng) >> (32 - PLAN_POOL_BITS));
 		w->req_pool[j] = r;
 		w->req_key[j] = p->pool_key[r];

@@ -41,32 +41,38 @@ double roofline_select_join(const struct kdevice *d, double through, double row)
 }
 
 double roofline_select_time(const struct kdevice *d, double tc, double row, double tm,
-			    double fixed, double fixed_split, int *split, double *tc_used)
+			    double fixed, double fixed_split, double *fixed_used, double *tc_used)
 {
 	double c = pnorm(tc, row, d->select_overlap);
 	double t = pnorm(c, tm, d->overlap);
-	*split = 0, *tc_used = c;
+	*fixed_used = fixed, *tc_used = c;
 	if (d->select_split > 1 && row > 0) {
 		double c2 = pnorm(tc, row / d->select_split, d->select_overlap);
 		double t2 = pnorm(c2, tm, d->overlap);
 		if (t2 + fixed_split < t + fixed)
-			t = t2, *split = 1, *tc_used = c2;
+			t = t2, *fixed_used = fixed_split, *tc_used = c2;
 	}
 	return t;
+}
+
+/* A kernel's least time `one` for an instance of kind k: on a GPU, times
+ * the kernels it launches. */
+static double per_instance(const struct kdevice *d, enum op_kind k, double one)
+{
+	return d->kind == DEV_GPU ? one * op_gpu_kernels(k) : one;
 }
 
 double roofline_split_fixed(const struct kdevice *d, enum op_kind k)
 {
 	if (!(d->select_split > 1) || !op_table[k].selects)
 		return 0;
-	return d->kind == DEV_GPU ? d->select_split_fixed * op_gpu_kernels(k) : d->select_split_fixed;
+	return per_instance(d, k, d->select_split_fixed);
 }
 
 double roofline_fixed(const struct kdevice *d, enum op_kind k)
 {
 	const struct op_info *i = &op_table[k];
-	double one = device_fixed(d, i->cls, i->selects);
-	return d->kind == DEV_GPU ? one * op_gpu_kernels(k) : one;
+	return per_instance(d, k, device_fixed(d, i->cls, i->selects));
 }
 
 double roofline_op_fixed(const struct kdevice *d, const struct op_cost *o)
@@ -74,8 +80,7 @@ double roofline_op_fixed(const struct kdevice *d, const struct op_cost *o)
 	enum dtype used = o->dt;
 	if (o->cls == OC_GEMM && d->gemm_fixed_fp4 > 0 && device_peak(d, o->dt, &used) > 0 &&
 	    used == DT_FP4)
-		return d->kind == DEV_GPU ? d->gemm_fixed_fp4 * op_gpu_kernels(o->base)
-					  : d->gemm_fixed_fp4;
+		return per_instance(d, o->base, d->gemm_fixed_fp4);
 	return roofline_fixed(d, o->base);
 }
 
@@ -137,12 +142,8 @@ void roofline_op(struct op_cost *o, const struct kdevice *d,
 		double x = device_select_scale(d, o->passes);
 		double row = d->select_row_rate > 0 && o->rows > 0
 				     ? o->flops / o->rows / d->select_row_rate * x : 0;
-		double fs = roofline_split_fixed(d, o->base);
-		int split;
-		t = roofline_select_time(d, o->t_compute * x, row, o->t_memory, fixed, fs, &split,
-					 &o->t_compute);
-		if (split)
-			fixed = fs;
+		t = roofline_select_time(d, o->t_compute * x, row, o->t_memory, fixed,
+					 roofline_split_fixed(d, o->base), &fixed, &o->t_compute);
 	} else
 		t = roofline_join(d, o->t_compute, o->t_memory);
 	o->time = t + fixed > floor ? t + fixed : floor;

@@ -37,10 +37,10 @@ double roofline_select_join(const struct kdevice *d, double through, double row)
  * roofline_select_join, then with its memory time tm by roofline_join.
  * On a device with a split kernel (select.split) it is the split
  * kernel's instead (row / select.split) where that plus fixed_split is
- * less than this plus fixed: *split gets 1 then, else 0; *tc_used gets
- * the compute time taken. */
+ * less than this plus fixed.  *fixed_used gets the fixed time of the
+ * kernel taken (it may be fixed itself), *tc_used its compute time. */
 double roofline_select_time(const struct kdevice *d, double tc, double row, double tm,
-			    double fixed, double fixed_split, int *split, double *tc_used);
+			    double fixed, double fixed_split, double *fixed_used, double *tc_used);
 
 /* Fixed seconds the split selection kernel of kind k pays on d (0 on a
  * device without one). */

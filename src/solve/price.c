@@ -222,10 +222,10 @@ double plan_slot_time(const struct plan_slot_rate *sd, const struct attn_slot *s
 		return 0;
 	double tc = f * sd->ic, t;
 	if (sd->row > 0 && s->rows > 0 && n > 0) { /* the n requests' rows side by side */
-		int split;
+		double fixed;
 		t = roofline_select_time(sd->dev, tc, f / (n * s->rows) * sd->row, b * sd->im,
-					 sd->ovh, sd->ovh_split, &split, &tc);
-		t += split ? sd->ovh_split : sd->ovh;
+					 sd->ovh, sd->ovh_split, &fixed, &tc);
+		t += fixed;
 	} else
 		t = roofline_join(sd->dev, tc, b * sd->im) + sd->ovh;
 	return s->layers * (t > sd->floor ? t : sd->floor);

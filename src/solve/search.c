@@ -295,46 +295,35 @@ static int solve_m(const struct plan *p, struct plan_ws *w, int m, double hint,
 	double width = hi - L.lo; /* the bracket at its last halving */
 	int run = 0, since = 0;
 	for (;;) {
-		while (hi && hi - L.lo > 1) {
-			/* lo in full first where the bound needs it (batch 1, taken
-			 * to fit), or where the bracket is narrow above a guess: that
-			 * ranks the samples for the failures down from hi */
-			if (!L.full && ((beat > 0 && L.lo == 1) ||
-					(L.lo > 1 && hi - L.lo - 1 <= linear_width(p)))) {
-				if ((f = confirm(p, w, m, &L, &hi, best, priced, err)) < 0)
-					return -1;
-				if (f == 2)
-					return 0;
-				continue;
-			}
-			if (beat > 0 && (L.full || L.conf) &&
-			    cannot_beat(p, L.full ? &L.at_lo : &L.at_conf, hi, beat))
-				return 1;
-			double lo = L.lo;
-			int last = hi - lo - 1 <= linear_width(p);
-			double x = last ? hi - 1 : aim_next(lo, hi, aim_at(&aim), &run, since >= 2);
-			last = x + 1 == hi; /* the answer if it fits: in full, with its energy */
-			if ((f = feasible_at(p, w, x, m, last ? PLAN_ENERGY : part, &L.at_lo,
-					     err)) < 0)
+		int open = hi && hi - L.lo > 1, narrow = hi - L.lo - 1 <= linear_width(p);
+		/* lo in full: at the end; where the bound needs it (batch 1,
+		 * taken to fit); or where the bracket is narrow above a guess,
+		 * which ranks the samples for the failures down from hi */
+		if (!L.full && (!open || (beat > 0 && L.lo == 1) || (L.lo > 1 && narrow))) {
+			if ((f = confirm(p, w, m, &L, &hi, best, priced, err)) < 0)
 				return -1;
-			if (f)
-				took(&L, x, f), run = 0, aim_add(&aim, &L.at_lo, p->d.slo),
-					*priced = last;
-			else
-				hi = x;
-			if (hi - L.lo <= width / 2)
-				width = hi - L.lo, since = 0;
-			else
-				since += f != 0; /* failures are cheap, and their steps double */
+			if (f == 2)
+				return 0;
+			continue; /* in full now, or the bracket moved down */
 		}
-		if (L.full)
+		if (!open)
 			break;
-		if ((f = confirm(p, w, m, &L, &hi, best, priced, err)) < 0)
+		if (beat > 0 && (L.full || L.conf) &&
+		    cannot_beat(p, L.full ? &L.at_lo : &L.at_conf, hi, beat))
+			return 1;
+		double lo = L.lo;
+		double x = narrow ? hi - 1 : aim_next(lo, hi, aim_at(&aim), &run, since >= 2);
+		int last = x + 1 == hi; /* the answer if it fits: in full, with its energy */
+		if ((f = feasible_at(p, w, x, m, last ? PLAN_ENERGY : part, &L.at_lo, err)) < 0)
 			return -1;
-		if (f == 2)
-			return 0;
-		if (f == 0)
-			break;
+		if (f)
+			took(&L, x, f), run = 0, aim_add(&aim, &L.at_lo, p->d.slo), *priced = last;
+		else
+			hi = x;
+		if (hi - L.lo <= width / 2)
+			width = hi - L.lo, since = 0;
+		else
+			since += f != 0; /* failures are cheap, and their steps double */
 	}
 	*best = L.at_lo; /* lo's, in full */
 	/* hi is the last probe that failed: what it failed bounds the answer */

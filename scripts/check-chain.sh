@@ -1,6 +1,7 @@
 #!/bin/sh
 # The files of src/solve/ call one way only (issue 26):
-#   pool <- plan <- price <- place <- fluid <- sample <- eval <- search <- probe
+#   pool <- plan <- price <- place <- assign <- fluid <- sample <- eval <- search
+#   <- probe
 # Each file may use what the files to its left define, never what a file
 # to its right defines, so there is no call cycle.  Read from the object
 # files' symbol tables (nm): every symbol a solve object uses that another
@@ -10,7 +11,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 B=${1:-build}
-chain="pool plan price place fluid sample eval search probe"
+chain="pool plan price place assign fluid sample eval search probe"
 status=0
 # every file of src/solve/ is in the chain, and every link of it exists
 for f in src/solve/*.c; do

@@ -345,6 +345,10 @@ static void kept_copy(struct plan_ws *w, const struct plan_placed *c, long n)
 {
 	memcpy(w->req_dev, c->dev, sizeof(int) * (size_t)n);
 	memcpy(w->req_gpu, c->gpu, sizeof(int) * (size_t)n);
+	if (c->nsh_used == 0) { /* no request it kept was split */
+		memset(w->nshard, 0, sizeof(int) * (size_t)n);
+		return;
+	}
 	const int *sh = c->sh;
 	for (long j = 0; j < n; j++) {
 		int k = c->nsh[j];

@@ -141,7 +141,7 @@ void plan_ws_free(struct plan_ws *w)
 	free(w->dev_load), free(w->dev_store), free(w->gpu_store);
 	free(w->rr_load), free(w->rr_store), free(w->rr_gstore);
 	free(w->gpu_placed), free(w->gpu_start), free(w->gpu_cursor);
-	free(w->mb_load), free(w->mb_count), free(w->gpu_share), free(w->gpu_big), free(w->gpu_remote);
+	free(w->mb_load), free(w->mb_iload), free(w->mb_count), free(w->gpu_share), free(w->gpu_big), free(w->gpu_remote);
 	free(w->gpu_count), free(w->dev_count), free(w->link_count);
 	free(w->mem_bk.acc), free(w->mem_bk.suml), free(w->gpu_bk.acc), free(w->gpu_bk.suml);
 	free(w->hot_bk.acc), free(w->hot_bk.suml), free(w->hot_count);
@@ -180,6 +180,7 @@ struct plan_ws *plan_ws_new(const struct plan *p)
 	w->gpu_start = grab((size_t)G + 1, sizeof(int), &fail);
 	w->gpu_cursor = grab((size_t)G, sizeof(int), &fail);
 	w->mb_load = grab((size_t)D * PIPE_MAX_MB, sizeof(double), &fail);
+	w->mb_iload = grab((size_t)D * PIPE_MAX_MB, sizeof(int64_t), &fail);
 	w->mb_count = grab((size_t)G * PIPE_MAX_MB, sizeof(int), &fail);
 	w->gpu_share = grab(2 * (size_t)G, sizeof(int), &fail);
 	w->gpu_big = grab((size_t)G, sizeof(int), &fail);

@@ -2,11 +2,12 @@
  * only once built) and the workspace its evaluations write (struct
  * plan_ws, in solve/ws.h, which only this header includes).  pool.c
  * draws and packs the pool of sampled requests, plan.c builds plans and
- * workspaces, price.c prices the GPU side and the cache
- * side's buckets, place.c places a batch's requests, fluid.c evaluates a
- * large batch from its sums, sample.c one sampled batch, eval.c many at
- * one batch, search.c solves for the largest, probe.c what to grow
- * first.  Every function here is plan_-prefixed. */
+ * workspaces, price.c prices the GPU side and the cache side's buckets,
+ * place.c places a batch's requests, assign.c gives them to
+ * micro-batches, fluid.c evaluates a large batch from its sums, sample.c
+ * one sampled batch, eval.c many at one batch, search.c solves for the
+ * largest, probe.c what to grow first.  Every function here is
+ * plan_-prefixed. */
 #ifndef KARAT_SOLVE_PLAN_H
 #define KARAT_SOLVE_PLAN_H
 
@@ -291,7 +292,8 @@ enum {
 };
 
 /* The files of solve/ call one way only (scripts/check-chain.sh):
- *   pool <- plan <- price <- place <- fluid <- sample <- eval <- search <- probe
+ *   pool <- plan <- price <- place <- assign <- fluid <- sample <- eval <- search
+ *   <- probe
  * Each may call the files to its left, never one to its right. */
 
 /* pool.c: the pool of sampled requests and their packed costs. */
@@ -410,6 +412,11 @@ static inline int plan_gpu_of(const struct plan *p, int dev)
 {
 	return p->dev_gpu[dev];
 }
+
+/* assign.c */
+/* w->req_mb: the first B placed requests (grouped by GPU) to m
+ * micro-batches, in arrival order or by CMR (the design's schedule). */
+void plan_assign_mb(const struct plan *p, struct plan_ws *w, long B, int m);
 
 /* fluid.c */
 /* Whether a batch of B at m micro-batches takes the fluid path. */

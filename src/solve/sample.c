@@ -13,121 +13,8 @@
 
 #include "cost/roofline.h"
 
-_Static_assert(PIPE_MAX_MB <= 16, "CMR's key holds a micro-batch index in 4 bits");
-
-/* Requests to micro-batches, per GPU: arrival order in equal chunks; or
- * CMR (assign_mb): longest context first, to the micro-batch whose load on
- * the request's device is lowest, with counts within one of each other.
- * A GPU's requests are w->by_gpu[gpu_start[g] .. gpu_start[g + 1]), in
- * arrival order. */
-static void assign_arrival(const struct plan *p, struct plan_ws *w, int m, int *mb)
-{
-	for (int g = 0; g < p->gpus; g++) {
-		long n = w->gpu_start[g + 1] - w->gpu_start[g], acc = 0;
-		int i = 0;
-		for (long t = 0; t < n; t++) { /* i = floor(t * m / n), incrementally */
-			mb[w->by_gpu[w->gpu_start[g] + t]] = i;
-			for (acc += m; acc >= n; acc -= n)
-				i++;
-		}
-	}
-}
-
-/* The largest context sum of any (micro-batch, device): what sets the pace
- * of the attention stage. */
-static double peak_load(const struct plan *p, struct plan_ws *w, long B, int m, const int *mb)
-{
-	int D = p->devs;
-	memset(w->mb_load, 0, sizeof(double) * (size_t)m * D);
-	double peak = 0;
-	for (long j = 0; j < B; j++) {
-		double *l = &w->mb_load[w->req_dev[j] * m + mb[j]];
-		*l += p->ctx[w->req_pool[j]];
-		peak = *l > peak ? *l : peak;
-	}
-	return peak;
-}
-
-static void assign_mb(const struct plan *p, struct plan_ws *w, long B, int m)
-{
-	int G = p->gpus, D = p->devs;
-	if (m == 1) { /* one micro-batch: nothing to balance */
-		memset(w->req_mb, 0, sizeof(int) * (size_t)B);
-		return;
-	}
-	if (!sched_uses_cmr(p->d.sched)) {
-		assign_arrival(p, w, m, w->req_mb);
-		return;
-	}
-	int *src = w->req_order;
-	if (w->placed != w->req_order) /* else placement left it in that order */
-		plan_order_longest(w, B, src);
-	memset(w->mb_load, 0, sizeof(double) * (size_t)m * D);
-	memset(w->mb_count, 0, sizeof(int) * (size_t)m * G);
-	memset(w->gpu_big, 0, sizeof(int) * (size_t)G);
-	/* counts stay within one of each other: of a GPU's n requests, n % m
-	 * micro-batches take ceil(n / m), the others floor(n / m) (per GPU:
-	 * the floor, then the remainder) */
-	int *share = w->gpu_share;
-	for (int g = 0; g < G; g++) {
-		int n = w->gpu_start[g + 1] - w->gpu_start[g];
-		share[2 * g] = n / m, share[2 * g + 1] = n % m;
-	}
-	/* whole tokens: exact loads, and (load, count, index) one integer key */
-	int whole = p->ctx_top >= 0 && (double)B * p->ctx_top < 0x1p43 && B < (1L << 17);
-	for (long t = 0; t < B; t++) {
-		long j = src[t];
-		int g = w->req_gpu[j], dev = w->req_dev[j], best = -1, bc = 0;
-		int lo = share[2 * g], extra = share[2 * g + 1];
-		int *big = &w->gpu_big[g];
-		int at_lo_ok = extra > 0 && *big < extra; /* may one at lo take one more */
-		int *cnt = &w->mb_count[g * m]; /* this GPU's and this device's rows */
-		double *load = &w->mb_load[dev * m], bl = 0;
-		if (whole) {
-			int cap = lo + at_lo_ok; /* below its share of the count */
-			uint64_t top = UINT64_MAX;
-			for (uint64_t i = 0; i < (uint64_t)m; i++) {
-				uint64_t k = (uint64_t)(int64_t)load[i] << 21 | (uint64_t)cnt[i] << 4 | i;
-				top = cnt[i] < cap && k < top ? k : top;
-			}
-			if (top != UINT64_MAX)
-				best = (int)(top & 15), bc = (int)(top >> 4 & 0x1ffff);
-		} else {
-			for (int i = 0; i < m; i++) { /* without branches: */
-				int c = cnt[i];
-				double li = load[i];
-				int ok = (c < lo) | ((c == lo) & at_lo_ok); /* below its share */
-				int take = ok & ((best < 0) | (li < bl) | ((li == bl) & (c < bc)));
-				best = take ? i : best;
-				bl = take ? li : bl;
-				bc = take ? c : bc;
-			}
-		}
-		assert(best >= 0); /* some micro-batch is below its share of the count */
-		if (bc == lo)
-			(*big)++;
-		w->req_mb[j] = best;
-		cnt[best]++;
-		load[best] += p->ctx[w->req_pool[j]];
-	}
-	/* Greedy longest-first is a heuristic: where arrival order balances
-	 * better, keep it, so CMR is never worse balanced than naive.  CMR's
-	 * peak is its fullest (device, micro-batch); with whole tokens the
-	 * sums are exact in any order, so those it just made are peak_load's,
-	 * read where there are fewer of them than requests. */
-	double cmr = 0;
-	if (whole && (long)m * D < B)
-		for (int k = 0; k < m * D; k++)
-			cmr = w->mb_load[k] > cmr ? w->mb_load[k] : cmr;
-	else
-		cmr = peak_load(p, w, B, m, w->req_mb);
-	assign_arrival(p, w, m, w->scratch);
-	if (peak_load(p, w, B, m, w->scratch) < cmr)
-		memcpy(w->req_mb, w->scratch, sizeof(int) * (size_t)B);
-}
-
 /* Adds pool entry r's per-request values, divided among `parts` slices,
- * to the bucket of unit u on side sd (parts = 1: the whole request). */
+ * to the bucket of unit u on side sd. */
 static void add_to_bucket(const struct plan_side *sd, struct plan_buckets *bk, int u, int r,
 			  double L, double parts)
 {
@@ -136,6 +23,18 @@ static void add_to_bucket(const struct plan_side *sd, struct plan_buckets *bk, i
 	double *acc = bk->acc + (size_t)u * sd->nres;
 	for (int x = 0; x < sd->nres; x++)
 		acc[x] += v[x] / parts;
+}
+
+/* The same for a whole request (parts = 1, without the divisions: x / 1
+ * is x, bit for bit). */
+static inline void add_whole(const struct plan_side *sd, struct plan_buckets *bk, int u, int r,
+			     double L)
+{
+	bk->suml[u] += L;
+	const double *v = sd->pool + (size_t)r * sd->nres;
+	double *acc = bk->acc + (size_t)u * sd->nres;
+	for (int x = 0; x < sd->nres; x++)
+		acc[x] += v[x];
 }
 
 /* Slices of request j in micro-batch i: each priced as a request of its
@@ -239,13 +138,13 @@ static void fill_buckets(const struct plan *p, struct plan_ws *w, long B, int m)
 		}
 		double L = p->ctx[r];
 		if (sg->k)
-			add_to_bucket(sg, &w->gpu_bk, i * G + g, r, L, 1);
+			add_whole(sg, &w->gpu_bk, i * G + g, r, L);
 		if (p->hot && w->req_hot[j]) { /* its device stages on its GPU, no link */
-			add_to_bucket(sm, &w->hot_bk, i * G + g, r, L, 1);
+			add_whole(sm, &w->hot_bk, i * G + g, r, L);
 			w->hot_count[i * G + g]++;
 			continue;
 		}
-		add_to_bucket(sm, &w->mem_bk, i * D + dev, r, L, 1);
+		add_whole(sm, &w->mem_bk, i * D + dev, r, L);
 		w->dev_count[i * D + dev]++;
 		w->link_count[i * p->link_units + (D >= G ? dev : g)]++;
 	}
@@ -458,7 +357,7 @@ double plan_sample(const struct plan *p, struct plan_ws *w, long B, int m, int s
 		w->placed = plan_place(p, w, B, sample);          /* stage 2: placement */
 		if (m > 1) /* one micro-batch needs no per-GPU order */
 			plan_group_by_gpu(p, w, B, w->placed);
-		assign_mb(p, w, B, m);                            /* stage 3: micro-batches */
+		plan_assign_mb(p, w, B, m);                       /* stage 3: micro-batches */
 		fill_buckets(p, w, B, m);                         /* stage 4 */
 		if ((nm = exact_loads(p, w, B, m, want_energy)) < 0)
 			return NAN;

@@ -101,8 +101,9 @@ struct plan_ws {
 	int *by_gpu;        /* requests grouped by GPU, in the order each received them */
 	int *gpu_start;     /* G + 1: GPU g's requests are by_gpu[gpu_start[g] ..] */
 	int *gpu_cursor;    /* per GPU: the next free slot of by_gpu while grouping */
-	/* micro-batches (sample.c) */
+	/* micro-batches (assign.c) */
 	double *mb_load;    /* (device, micro-batch): summed context (CMR) */
+	int64_t *mb_iload;  /* the same in whole tokens (CMR's integer keys) */
 	int *mb_count;      /* CMR: requests per (GPU, micro-batch) so far */
 	int *gpu_share;     /* CMR: per GPU, its count over m and the remainder */
 	int *gpu_big;       /* CMR: per GPU, micro-batches that took the

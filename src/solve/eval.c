@@ -205,6 +205,11 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 	 * their floors are well within every limit */
 	int nguess = early && !same && w->ranked && (how & PLAN_PARTIAL) ? partial_n(ns) : 0;
 	int guess = 0;
+	/* Energy is priced only for a batch that fits, and an early exit
+	 * needs at least the P99's top count of samples: the first that many
+	 * run without it, and are priced again with it once the batch fits
+	 * (the same step times: both walks of plan_side_peak agree) */
+	int deferred = want_energy && early && !same ? (nk < ns ? nk : ns) : 0;
 	if (permute) { /* w->tbt as scratch: every entry is written below */
 		for (int s = 0; s < ns; s++)
 			w->tbt[s] = -w->score[s];
@@ -239,8 +244,8 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 					continue;
 				struct pipe_out po;
 				struct plan_ws *x = team[t];
-				w->tbt[s] = plan_sample(p, x, B, m, s, fluid, want_energy, &po,
-							&w->use_gpu[s], &w->use_mem[s]);
+				w->tbt[s] = plan_sample(p, x, B, m, s, fluid, want_energy && k >= deferred,
+							&po, &w->use_gpu[s], &w->use_mem[s]);
 				if (isnan(w->tbt[s]))
 					break; /* x->fail says why */
 				struct plan_sampled *ps = &w->per[s];
@@ -292,6 +297,14 @@ int plan_eval_at(const struct plan *p, struct plan_ws *w, double batch, int m,
 		r->tbt_p99 = ft, r->gpu_use = fg / p->cap_gpu;
 		r->mem_use = !p->has_mem ? 0 : p->cap_mem > 0 ? fm / p->cap_mem : NAN;
 		return 2;
+	}
+	for (int k = 0; k < deferred; k++) { /* the batch fits: their energy now */
+		int s = permute ? (int)w->order[k] : k;
+		struct pipe_out po;
+		double ug, um;
+		if (isnan(plan_sample(p, w, B, m, s, fluid, 1, &po, &ug, &um)))
+			return kerr_set(err, 0, 0, "batch %.0f: %s", batch, w->fail.msg);
+		w->per[s].energy = w->energy_last;
 	}
 	double busy[RES_N] = {0}, bubble[RES_N] = {0}, ctx_sum = 0, shards = 0, energy = 0;
 	double pre[3];

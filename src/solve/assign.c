@@ -11,11 +11,8 @@
 
 _Static_assert(PIPE_MAX_MB <= 16, "CMR's key holds a micro-batch index in 4 bits");
 
-/* Requests to micro-batches, per GPU: arrival order in equal chunks; or
- * CMR (plan_assign_mb): longest context first, to the micro-batch whose load on
- * the request's device is lowest, with counts within one of each other.
- * A GPU's requests are w->by_gpu[gpu_start[g] .. gpu_start[g + 1]), in
- * arrival order. */
+/* Arrival order into mb: each GPU's requests, w->by_gpu[gpu_start[g] ..
+ * gpu_start[g + 1]) in the order it received them, in m equal chunks. */
 static void assign_arrival(const struct plan *p, struct plan_ws *w, int m, int *mb)
 {
 	for (int g = 0; g < p->gpus; g++) {

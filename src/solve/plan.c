@@ -141,7 +141,8 @@ void plan_ws_free(struct plan_ws *w)
 	free(w->dev_load), free(w->dev_store), free(w->gpu_store);
 	free(w->rr_load), free(w->rr_store), free(w->rr_gstore);
 	free(w->gpu_placed), free(w->gpu_start), free(w->gpu_cursor);
-	free(w->mb_load), free(w->mb_iload), free(w->mb_count), free(w->gpu_share), free(w->gpu_big), free(w->gpu_remote);
+	free(w->mb_load), free(w->mb_iload), free(w->mb_count), free(w->gpu_share);
+	free(w->gpu_big), free(w->gpu_remote);
 	free(w->gpu_count), free(w->dev_count), free(w->link_count);
 	free(w->mem_bk.acc), free(w->mem_bk.suml), free(w->gpu_bk.acc), free(w->gpu_bk.suml);
 	free(w->hot_bk.acc), free(w->hot_bk.suml), free(w->hot_count);

@@ -131,3 +131,29 @@ int fit_relative(size_t n, size_t p, const double *x, const double *t, double *c
 	gsl_matrix_free(cov), gsl_matrix_free(m);
 	return rc;
 }
+
+int csv_cell(const char *csv, const char *name, char *val, size_t n)
+{
+	const char *nl = strchr(csv, '\n');
+	if (!nl)
+		return -1;
+	int idx = 0;
+	for (const char *h = csv;; idx++) {
+		size_t len = strcspn(h, ",\n");
+		if (len == strlen(name) && strncmp(h, name, len) == 0)
+			break;
+		h += len + 1;
+		if (h > nl)
+			return -1;
+	}
+	const char *v = nl + 1;
+	for (int k = 0; k < idx; k++) {
+		if (*v == '"' && !(v = strchr(v + 1, '"'))) /* a quoted cell */
+			return -1;
+		if (!(v = strchr(v, ',')))
+			return -1;
+		v++;
+	}
+	snprintf(val, n, "%.*s", (int)strcspn(v, ",\n"), v);
+	return 0;
+}

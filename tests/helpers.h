@@ -22,6 +22,11 @@ int run_karat(const char *args, char *out, size_t nout, char *err, size_t nerr);
 int run_karat_fmt(char *out, size_t nout, char *err, size_t nerr, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
+/* The cell of column `name` in the first data row of csv (a header line,
+ * then rows; a quoted cell may hold commas) into val; 0, or -1 when csv
+ * has no such column or row. */
+int csv_cell(const char *csv, const char *name, char *val, size_t n);
+
 /* Reads at most n - 1 bytes of path into buf, NUL-terminated ("" when it
  * cannot be read). */
 void read_text(const char *path, char *buf, size_t n);

@@ -16,23 +16,7 @@ static char out[1 << 16], err[1 << 14];
 /* Column name of a `solve --format csv` row, into val. */
 static void column(const char *name, char *val, size_t n)
 {
-	char *nl = strchr(out, '\n');
-	cr_assert_not_null(nl, "%s", out);
-	int idx = 0;
-	for (const char *h = out; h < nl; idx++) {
-		size_t len = strcspn(h, ",\n");
-		if (len == strlen(name) && strncmp(h, name, len) == 0)
-			break;
-		h += len + 1;
-		cr_assert(h <= nl + 1, "no column %s", name);
-	}
-	const char *v = nl + 1;
-	for (int k = 0; k < idx; k++) {
-		if (*v == '"') /* a quoted cell */
-			v = strchr(v + 1, '"') + 1;
-		v = strchr(v, ',') + 1;
-	}
-	snprintf(val, n, "%.*s", (int)strcspn(v, ",\n"), v);
+	cr_assert_eq(csv_cell(out, name, val, n), 0, "no column %s in %s", name, out);
 }
 
 /* The answer's batch and bound for a solve with extra options. */

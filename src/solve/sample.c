@@ -14,27 +14,18 @@
 #include "cost/roofline.h"
 
 /* Adds pool entry r's per-request values, divided among `parts` slices,
- * to the bucket of unit u on side sd. */
-static void add_to_bucket(const struct plan_side *sd, struct plan_buckets *bk, int u, int r,
-			  double L, double parts)
+ * to the bucket of unit u on side sd.  Inlined everywhere: a whole
+ * request (parts = 1) then adds without a division per value (x / 1 is
+ * x, and the compiler drops it). */
+static inline __attribute__((always_inline)) void
+add_to_bucket(const struct plan_side *sd, struct plan_buckets *bk, int u, int r, double L,
+	      double parts)
 {
 	bk->suml[u] += L / parts;
 	const double *v = sd->pool + (size_t)r * sd->nres;
 	double *acc = bk->acc + (size_t)u * sd->nres;
 	for (int x = 0; x < sd->nres; x++)
 		acc[x] += v[x] / parts;
-}
-
-/* The same for a whole request (parts = 1, without the divisions: x / 1
- * is x, bit for bit). */
-static inline void add_whole(const struct plan_side *sd, struct plan_buckets *bk, int u, int r,
-			     double L)
-{
-	bk->suml[u] += L;
-	const double *v = sd->pool + (size_t)r * sd->nres;
-	double *acc = bk->acc + (size_t)u * sd->nres;
-	for (int x = 0; x < sd->nres; x++)
-		acc[x] += v[x];
 }
 
 /* Slices of request j in micro-batch i: each priced as a request of its
@@ -138,13 +129,13 @@ static void fill_buckets(const struct plan *p, struct plan_ws *w, long B, int m)
 		}
 		double L = p->ctx[r];
 		if (sg->k)
-			add_whole(sg, &w->gpu_bk, i * G + g, r, L);
+			add_to_bucket(sg, &w->gpu_bk, i * G + g, r, L, 1);
 		if (p->hot && w->req_hot[j]) { /* its device stages on its GPU, no link */
-			add_whole(sm, &w->hot_bk, i * G + g, r, L);
+			add_to_bucket(sm, &w->hot_bk, i * G + g, r, L, 1);
 			w->hot_count[i * G + g]++;
 			continue;
 		}
-		add_whole(sm, &w->mem_bk, i * D + dev, r, L);
+		add_to_bucket(sm, &w->mem_bk, i * D + dev, r, L, 1);
 		w->dev_count[i * D + dev]++;
 		w->link_count[i * p->link_units + (D >= G ? dev : g)]++;
 	}

@@ -5,10 +5,11 @@
  * --microbatches auto after the first count), so the answer's evaluation
  * is its last probe's; a probe just below a failure, which is the answer
  * if it fits, prices the energy too, and the answer is evaluated again
- * only where another probe was its last (price_answer).  With auto, a count whose GPU work alone
- * bounds its throughput below the best so far is not searched (gpu_bound,
- * below the least batch whose caches failed), and a count's search stops
- * once its bracket shows it cannot win (cannot_beat). */
+ * only where another probe was its last (price_answer).  With auto, a
+ * count whose GPU work alone bounds its throughput below the best so far
+ * is not searched (gpu_bound, below the least batch whose caches failed),
+ * and a count's search stops once its bracket shows it cannot win
+ * (cannot_beat). */
 #include "solve/plan.h"
 
 #include <math.h>

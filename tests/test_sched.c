@@ -66,12 +66,60 @@ Test(sched, naive_puts_communication_on_the_gpu_stream)
 	struct pipe_event ev[16];
 	struct pipe_out o;
 	pipe_list(&in, &o, ev, 16);
-	cr_expect_eq(o.tasks, 2 * T_ALL);
+	/* OFMS timed six orders here (three, the greedy one whose GPU takes a
+	 * layer's earlier task first, and the round robin staggered by one
+	 * and by two of a layer's three GPU runs: pre, post, experts), each
+	 * of all 2 x T_ALL tasks */
+	cr_expect_eq(o.tasks, 6 * 2 * T_ALL);
 	cr_expect(near(o.busy[RES_LINK], 4, 1e-12));
 	cr_expect(near(o.busy[RES_GPU], 4, 1e-12));
 	cr_expect(near(o.bubble[RES_MEM], 1 - 2.0 / 6, 1e-12));
 	for (int i = 1; i < 16; i++) /* events come in start order */
 		cr_expect_geq(ev[i].start, ev[i - 1].start);
+}
+
+/* Two identical micro-batches, two layers: pre 1, out 2, attn 2, post 3,
+ * experts 3; the GPU works 2 x 2 x 7 = 28.  Greedy, longest wait first
+ * (and the round robin, the same here): pre0 0-1 pre1 1-2 out0 1-3 out1
+ * 3-5 attn0 3-5 attn1 5-7 post0 5-8 post1 8-11 exp0 11-14; at 14 exp1
+ * (ready since 11) goes before layer 1's pre0 (ready at 14): exp1 14-17
+ * pre0 17-18 pre1 18-19, and layer 1 repeats layer 0 from 17 -> 34.  With
+ * communication on the GPU stream the round robin takes 36.  A layer's
+ * earlier task first: pre0 14-15, so out0 15-17 and attn0 17-19 run
+ * beside exp1 15-18; pre1 18-19 out1 19-21 attn1 21-23, post0 19-22 exp0
+ * 22-25 post1 25-28 exp1 28-31 -> 31. */
+Test(sched, ofms_starts_the_devices_work_first_where_that_pays)
+{
+	struct pipe_in in = one_layer(SCHED_OFMS, 2, 1, 2, 2, 0, 3);
+	in.layers = 2;
+	for (int i = 0; i < 2; i++)
+		in.dur[i][T_EXP] = 3;
+	cr_expect(near(span(&in), 31, 1e-12), "ofms %g", span(&in));
+	struct pipe_out f;
+	cr_assert_eq(pipe_fast(&in, &f), 0);
+	cr_expect(near(f.makespan, 31, 1e-12), "fast path %g", f.makespan);
+}
+
+/* pre 1, out 1, back 2, dispatch 1, experts 3 (attn, post, combine 0),
+ * full-duplex link, two layers.  Greedy (either rule) keeps both
+ * micro-batches side by side; the round robin staggered by one GPU run
+ * (micro-batch 0's pre and post before micro-batch 1's pre):
+ *   pre0 0-1 out0 1-2 back0 2-4 [post0 4] pre1 4-5 disp0 4-5 exp0 5-8
+ *   out1 5-6 back1 6-8 [post1 8] pre0 8-9 disp1 8-9 out0 9-10 exp1 9-12
+ *   back0 10-12 [post0 12] disp0 12-13 pre1 13-14 exp0 14-17 out1 14-15
+ *   back1 15-17 [post1 17] disp1 17-18 exp1 18-21 -> 21,
+ * against 24 for the greedy and the round robin, and 22 for the greedy
+ * that takes a layer's earlier task first. */
+Test(sched, ofms_staggers_the_micro_batches_where_that_pays)
+{
+	struct pipe_in in = one_layer(SCHED_OFMS, 2, 1, 1, 0, 2, 0);
+	in.layers = 2, in.duplex = 1;
+	for (int i = 0; i < 2; i++)
+		in.dur[i][T_DISP] = 1, in.dur[i][T_EXP] = 3;
+	cr_expect(near(span(&in), 21, 1e-12), "ofms %g", span(&in));
+	struct pipe_out f;
+	cr_assert_eq(pipe_fast(&in, &f), 0);
+	cr_expect(near(f.makespan, 21, 1e-12), "fast path %g", f.makespan);
 }
 
 Test(sched, gpu_only_runs_attention_on_the_gpu)

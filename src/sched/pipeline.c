@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+
 const char *const sched_names[SCHED_N + 1] = {"serial", "naive", "ofms", "cmr",
 					      "ofms+cmr", 0};
 const char *const pipe_res_names[RES_N + 1] = {"gpu", "memdev", "link", "net", "link_back",
@@ -37,9 +38,16 @@ static int natural_res(const struct pipe_in *in, int t)
 struct sim {
 	const struct pipe_in *in;
 	int naive, serial, rr;
+	int upstream;              /* greedy: on the GPU, ties go to the earlier
+				      task of a layer */
+	int shift;                 /* fixed order: micro-batch i's GPU runs lag
+				      micro-batch 0's by shift x i runs */
+	long g[PIPE_MAX_MB];       /* GPU runs each micro-batch has finished */
 	long last;                 /* index past the last task of a chain */
+	long lastg;                /* index of a chain's last GPU task */
 	long k[PIPE_MAX_MB];       /* next task of each micro-batch */
 	int nres[PIPE_MAX_MB];     /* its execution resource, -1: chain done */
+	int nt[PIPE_MAX_MB];       /* its kind of task (enum pipe_task) */
 	double r[PIPE_MAX_MB];     /* when that task becomes ready */
 	double F[RES_N];           /* when each execution slot frees */
 	double busy[RES_N];
@@ -60,11 +68,11 @@ static int class_of(const struct pipe_in *in, long l)
 	return in->nclass > 1 ? in->layer_class[l] : 0;
 }
 
-/* Duration of task k of micro-batch i. */
-static double dur_of(const struct sim *s, int i, long k)
+/* Duration of task k, of kind t, of micro-batch i. */
+static double dur_of(const struct sim *s, int i, long k, int t)
 {
 	const struct pipe_in *in = s->in;
-	int t = task_of(s, k), c = t < T_LAYER ? class_of(in, k / T_LAYER) : 0;
+	int c = t < T_LAYER ? class_of(in, k / T_LAYER) : 0;
 	return c ? in->cdur[c][i][t] : in->dur[i][t];
 }
 
@@ -113,15 +121,44 @@ static double tie_tol(const struct pipe_in *in, double n[PIPE_MAX_CLASSES])
 	return 1e-12 * work;
 }
 
-/* fixed: the GPU serves micro-batches in round-robin order;
- * comm_on_gpu: communication holds the GPU stream; tol: tie_tol(in). */
-static void sim_init(struct sim *s, const struct pipe_in *in, int fixed,
-		     int comm_on_gpu, double tol)
+/* The schedules a kind may choose from, in the order they are tried (a
+ * later one wins only by more than rounding).  Serial is variant 1 with
+ * every task on one stream; naive and cmr are variant 3.  OFMS takes
+ * whichever of these finishes first:
+ *   0: greedy: any ready task, communication on its own resources, the
+ *      longest-waiting first; but the GPU takes the earliest task of a
+ *      layer first among those that can start together (pre before post
+ *      before the experts), which starts the devices' work sooner;
+ *   1: the same greedy with the longest-waiting task first on the GPU too;
+ *   2, 3: the fixed round-robin order, communication off and on the GPU
+ *      stream (a naive schedule is also a valid OFMS schedule, the GPU
+ *      merely idles);
+ *   4, 5: the fixed order staggered by one or two GPU runs per
+ *      micro-batch, where attention runs on memory devices and a layer
+ *      has that many more GPU runs (a stagger of three never won in the
+ *      reference solves).
+ * A greedy choice can settle into lockstep: every micro-batch's GPU work
+ * side by side and the GPU idle through their attention, where another
+ * order keeps it busy.  Variants 0, 4 and 5 find such orders; variant 0
+ * goes first because it wins most often, so that the bound in run_fast
+ * stops the others early. */
+static const struct variant {
+	int fixed, comm_on_gpu, upstream, shift;
+} variants[] = {{0, 0, 1, 0}, {0, 0, 0, 0}, {1, 0, 0, 0}, {1, 1, 0, 0},
+		{1, 0, 0, 1}, {1, 0, 0, 2}};
+
+enum { N_VARIANTS = sizeof variants / sizeof *variants, FIRST_SHIFTED = 4 };
+
+/* v: one of variants[]; tol: tie_tol(in). */
+static void sim_init(struct sim *s, const struct pipe_in *in, int v, double tol)
 {
 	memset(s, 0, sizeof *s);
 	s->in = in;
 	s->serial = in->kind == SCHED_SERIAL;
-	s->naive = fixed;
+	s->naive = variants[v].fixed;
+	s->upstream = variants[v].upstream;
+	s->shift = variants[v].shift;
+	int comm_on_gpu = variants[v].comm_on_gpu;
 	s->last = (long)in->layers * T_LAYER + (T_ALL - T_LAYER);
 	s->tol = tol;
 	for (int t = 0; t < T_ALL; t++) {
@@ -131,14 +168,26 @@ static void sim_init(struct sim *s, const struct pipe_in *in, int fixed,
 			x = RES_GPU; /* one stream */
 		s->tres[t] = x;
 	}
-	for (int i = 0; i < in->m; i++)
-		s->nres[i] = s->tres[task_of(s, 0)];
+	for (int i = 0; i < in->m; i++) {
+		s->nt[i] = task_of(s, 0);
+		s->nres[i] = s->tres[s->nt[i]];
+	}
+	for (long k = s->last - 1; k >= 0; k--)
+		if (s->tres[task_of(s, k)] == RES_GPU) {
+			s->lastg = k;
+			break;
+		}
 }
 
 /* Micro-batch i's next task moved: its resource again. */
 static void next_res(struct sim *s, int i)
 {
-	s->nres[i] = s->k[i] == s->last ? -1 : s->tres[task_of(s, s->k[i])];
+	if (s->k[i] == s->last) {
+		s->nres[i] = -1;
+		return;
+	}
+	s->nt[i] = task_of(s, s->k[i]);
+	s->nres[i] = s->tres[s->nt[i]];
 }
 
 static int valid(const struct pipe_in *in)
@@ -167,27 +216,43 @@ static int valid(const struct pipe_in *in)
 /* The micro-batch whose next task starts first, or -1 when all are done. */
 static int pick(const struct sim *s, double *start)
 {
-	int best = -1;
+	int best = -1, brk = 0;
 	double bs = 0, br = 0;
 	for (int i = 0; i < s->in->m; i++) {
 		int res = s->nres[i];
 		if (res < 0 || (s->naive && res == RES_GPU && i != s->rr))
 			continue;
 		double st = s->r[i] > s->F[res] ? s->r[i] : s->F[res];
+		int rk = s->upstream && res == RES_GPU ? s->nt[i] : 0;
 		if (best < 0 || st < bs - s->tol ||
-		    (st <= bs + s->tol && s->r[i] < br - s->tol)) {
-			best = i, bs = st, br = s->r[i];
+		    (st <= bs + s->tol && (rk < brk || (rk == brk && s->r[i] < br - s->tol)))) {
+			best = i, bs = st, br = s->r[i], brk = rk;
 		}
 	}
 	*start = bs;
 	return best;
 }
 
+/* The fixed order's next turn on the GPU: the unfinished micro-batch
+ * with the fewest GPU runs done, counting micro-batch i's as shift x i
+ * more (ties: the lower index).  Shift 0 is plain round robin; a shift
+ * staggers the micro-batches by that many runs, so that one's GPU work
+ * overlaps another's attention instead of running beside it. */
+static void next_turn(struct sim *s)
+{
+	long best = 0;
+	for (int c = 0, first = 1; c < s->in->m; c++) {
+		long key = s->g[c] + (long)s->shift * c;
+		if (s->k[c] <= s->lastg && (first || key < best))
+			s->rr = c, best = key, first = 0;
+	}
+}
+
 static void commit(struct sim *s, int i, double start, struct pipe_event *ev)
 {
-	int t = task_of(s, s->k[i]);
+	int t = s->nt[i];
 	int res = s->tres[t];
-	double d = dur_of(s, i, s->k[i]), end = start + d;
+	double d = dur_of(s, i, s->k[i], t), end = start + d;
 	if (ev) {
 		long layer = s->k[i] / T_LAYER;
 		*ev = (struct pipe_event){i, (int)(layer < s->in->layers ? layer : s->in->layers - 1),
@@ -203,14 +268,8 @@ static void commit(struct sim *s, int i, double start, struct pipe_event *ev)
 	next_res(s, i);
 	if (s->naive && res == RES_GPU &&
 	    s->nres[i] != RES_GPU) { /* its GPU run ended */
-		int m = s->in->m;
-		for (int j = 1; j <= m; j++) { /* next unfinished, cyclically */
-			int c = (i + j) % m;
-			if (s->k[c] != s->last) {
-				s->rr = c;
-				break;
-			}
-		}
+		s->g[i]++;
+		next_turn(s);
 	}
 }
 
@@ -227,14 +286,16 @@ static void finish(const struct sim *s, struct pipe_out *out)
 	}
 }
 
-/* The schedules a kind may choose from: naive and cmr run the fixed order
- * with communication on the GPU stream; ofms may take any ready task with
- * communication on its own resources, or keep the fixed order (with
- * communication on or off the GPU stream: a naive schedule is also a valid
- * OFMS schedule, the GPU merely idles), whichever finishes first. */
-static const struct variant {
-	int fixed, comm_on_gpu;
-} variants[3] = {{0, 0}, {1, 0}, {1, 1}};
+/* The GPU runs of one layer with communication on its own resources:
+ * stretches of consecutive GPU tasks, counted around the layer's cycle. */
+static int runs_per_layer(const struct pipe_in *in)
+{
+	int runs = 0;
+	for (int t = 0; t < T_LAYER; t++)
+		runs += natural_res(in, t) == RES_GPU &&
+			natural_res(in, (t + T_LAYER - 1) % T_LAYER) != RES_GPU;
+	return runs;
+}
 
 /* A later variant wins only by more than rounding, so the reference and
  * the fast path (which sums a one-stream variant instead of simulating it)
@@ -244,22 +305,28 @@ static int better(double a, double b)
 	return a < b * (1 - 1e-12);
 }
 
-static int variant_range(const struct pipe_in *in, int *lo, int *hi)
+static void variant_range(const struct pipe_in *in, int *lo, int *hi)
 {
-	if (in->kind == SCHED_OFMS || in->kind == SCHED_OFMS_CMR)
-		*lo = 0, *hi = 3;
-	else if (in->kind == SCHED_SERIAL)
-		*lo = 0, *hi = 1;
-	else
-		*lo = 2, *hi = 3;
-	return 0;
+	if (in->kind == SCHED_OFMS || in->kind == SCHED_OFMS_CMR) {
+		/* one micro-batch is its chain whatever the order; staggering
+		 * overlaps GPU work with the devices' attention, so it needs
+		 * devices */
+		int runs = in->attn_on_gpu ? 1 : runs_per_layer(in);
+		*lo = 0, *hi = in->m == 1 ? 1 : FIRST_SHIFTED + (runs > 1 ? runs - 1 : 0);
+		if (*hi > N_VARIANTS)
+			*hi = N_VARIANTS;
+	} else if (in->kind == SCHED_SERIAL) {
+		*lo = 1, *hi = 2;
+	} else {
+		*lo = 3, *hi = 4;
+	}
 }
 
 static void run_list(const struct pipe_in *in, int v, double tol, struct pipe_out *out,
 		     struct pipe_event *ev, long nev)
 {
 	struct sim s;
-	sim_init(&s, in, variants[v].fixed, variants[v].comm_on_gpu, tol);
+	sim_init(&s, in, v, tol);
 	double start;
 	int i;
 	while ((i = pick(&s, &start)) >= 0)
@@ -274,16 +341,19 @@ int pipe_list(const struct pipe_in *in, struct pipe_out *out,
 		return -1;
 	_Static_assert(T_ALL == T_LAYER + 3, "the tail has three tasks");
 	int lo, hi, best = -1;
+	long tasks = 0;
 	double n[PIPE_MAX_CLASSES], tol = tie_tol(in, n);
 	variant_range(in, &lo, &hi);
 	for (int v = lo; v < hi; v++) {
 		struct pipe_out o;
 		run_list(in, v, tol, &o, NULL, 0);
+		tasks += o.tasks;
 		if (best < 0 || better(o.makespan, out->makespan))
 			*out = o, best = v;
 	}
 	if (ev)
 		run_list(in, best, tol, out, ev, nev);
+	out->tasks = tasks;
 	return 0;
 }
 
@@ -291,6 +361,7 @@ int pipe_list(const struct pipe_in *in, struct pipe_out *out,
 struct snap {
 	double t0, busy[RES_N];
 	long k0, ntask, dk[PIPE_MAX_MB];
+	long g0, dg[PIPE_MAX_MB];   /* GPU runs done (fixed orders) */
 	double dr[PIPE_MAX_MB], dF[RES_N];
 	int rr;
 };
@@ -304,8 +375,11 @@ static void take(const struct sim *s, double t0, struct snap *p)
 	p->ntask = s->ntask;
 	p->rr = s->rr;
 	memcpy(p->busy, s->busy, sizeof p->busy);
-	for (int i = 0; i < s->in->m; i++)
+	p->g0 = s->g[0];
+	for (int i = 0; i < s->in->m; i++) {
 		p->dk[i] = s->k[i] - s->k[0], p->dr[i] = s->r[i] - t0;
+		p->dg[i] = s->g[i] - s->g[0];
+	}
 	/* A slot free before every pending task is ready is simply free: clamp,
 	 * or an idle resource's stale time would hide the period. */
 	double rmin = INFINITY;
@@ -321,7 +395,8 @@ static int same(const struct snap *a, const struct snap *b, int m, double eps)
 	if (a->rr != b->rr)
 		return 0;
 	for (int i = 0; i < m; i++)
-		if (a->dk[i] != b->dk[i] || fabs(a->dr[i] - b->dr[i]) > eps)
+		if (a->dk[i] != b->dk[i] || a->dg[i] != b->dg[i] ||
+		    fabs(a->dr[i] - b->dr[i]) > eps)
 			return 0;
 	for (int x = 0; x < RES_N; x++)
 		if (fabs(a->dF[x] - b->dF[x]) > eps)
@@ -368,11 +443,27 @@ static long periodic_end(const struct pipe_in *in, long x0, long P)
 	return in->layers;
 }
 
+/* A lower bound on the makespan of the schedule under way (now: the
+ * start of the task about to be committed; no later task starts before
+ * it): each resource's remaining work after it frees (work: each
+ * execution resource's total, from variant_work). */
+static double bound_now(const struct sim *s, const double *work, double now)
+{
+	double lb = 0;
+	for (int x = 0; x < RES_N; x++) {
+		double b = (s->F[x] > now ? s->F[x] : now) + work[x] - s->busy[x];
+		lb = b > lb ? b : lb;
+	}
+	return lb;
+}
+
+/* work, cut: when work is not NULL, the variant stops as soon as it
+ * cannot beat a makespan of cut (out->makespan is then infinite). */
 static void run_fast(const struct pipe_in *in, int v, double tol, const double *ncls,
-		     struct pipe_out *out)
+		     const double *work, double cut, struct pipe_out *out)
 {
 	struct sim s;
-	sim_init(&s, in, variants[v].fixed, variants[v].comm_on_gpu, tol);
+	sim_init(&s, in, v, tol);
 	if (one_stream(&s, ncls, out))
 		return;
 	struct snap ring[NSNAP];
@@ -383,6 +474,11 @@ static void run_fast(const struct pipe_in *in, int v, double tol, const double *
 	int i;
 	while ((i = pick(&s, &start)) >= 0) {
 		if (!jumped && i == 0 && s.k[0] % T_LAYER == 0 && s.k[0] > 0 && s.k[0] < L8) {
+			if (work && bound_now(&s, work, start) * (1 - 1e-9) >= cut) {
+				finish(&s, out);
+				out->makespan = INFINITY;
+				return;
+			}
 			struct snap *now = &ring[nsnap % NSNAP];
 			int moved = 0;
 			take(&s, start, now);
@@ -411,6 +507,7 @@ static void run_fast(const struct pipe_in *in, int v, double tol, const double *
 				double dt = now->t0 - then->t0;
 				for (int j = 0; j < in->m; j++) {
 					s.k[j] += n * step, s.r[j] += n * dt;
+					s.g[j] += n * (now->g0 - then->g0);
 					next_res(&s, j);
 				}
 				for (int x = 0; x < RES_N; x++) {
@@ -424,6 +521,11 @@ static void run_fast(const struct pipe_in *in, int v, double tol, const double *
 				break;
 			}
 			nsnap = moved ? 0 : nsnap + 1;
+			if (moved && work && bound_now(&s, work, 0) * (1 - 1e-9) >= cut) {
+				finish(&s, out);
+				out->makespan = INFINITY;
+				return;
+			}
 			if (moved)
 				continue; /* pick again from the shifted state */
 		}
@@ -432,11 +534,13 @@ static void run_fast(const struct pipe_in *in, int v, double tol, const double *
 	finish(&s, out);
 }
 
-/* A lower bound on variant v's makespan: the work of its busiest
- * execution resource (each runs one task at a time). */
-static double variant_floor(const struct pipe_in *in, int v, const double *n)
+/* Each execution resource's work under variant v (sum) and the largest:
+ * a lower bound on its makespan (each resource runs one task at a time). */
+static double variant_work(const struct pipe_in *in, int v, const double *n,
+			   double sum[RES_N])
 {
-	double sum[RES_N] = {0}, top = 0;
+	double top = 0;
+	memset(sum, 0, sizeof(double) * RES_N);
 	for (int t = 0; t < T_ALL; t++) {
 		int x = natural_res(in, t);
 		if (in->kind == SCHED_SERIAL ||
@@ -462,10 +566,11 @@ int pipe_fast(const struct pipe_in *in, struct pipe_out *out)
 		/* a variant whose busiest resource alone takes longer than the
 		 * best so far cannot win (the margin covers rounding, far above
 		 * it and far below `better`'s) */
-		if (v > lo && variant_floor(in, v, n) * (1 - 1e-9) >= out->makespan)
+		double work[RES_N];
+		if (v > lo && variant_work(in, v, n, work) * (1 - 1e-9) >= out->makespan)
 			continue;
 		struct pipe_out o;
-		run_fast(in, v, tol, n, &o);
+		run_fast(in, v, tol, n, v > lo ? work : NULL, v > lo ? out->makespan : 0, &o);
 		tasks += o.tasks;
 		if (v == lo || better(o.makespan, out->makespan))
 			*out = o;

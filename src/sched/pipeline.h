@@ -11,10 +11,13 @@
  *           and communication occupies the GPU stream;
  *   ofms:   communication runs on its own resources and every resource
  *           takes whichever ready task has waited longest.  A greedy list
- *           schedule can lose to a fixed order (Graham's anomalies), so
+ *           schedule can lose to another order (Graham's anomalies), so
  *           OFMS also times the round-robin order (communication off and on
  *           the GPU stream; a naive schedule is a valid OFMS schedule in
- *           which the GPU idles) and keeps whichever finishes first.
+ *           which the GPU idles), the round robin staggered by one or two
+ *           GPU runs per micro-batch, and the greedy schedule whose GPU
+ *           takes a layer's earlier task first, and keeps whichever
+ *           finishes first (pipeline.c lists them).
  * cmr and ofms+cmr are naive and ofms with context-balanced micro-batches
  * (the assignment lives in solve/; the timing here is the same).
  * Layers may be of several kinds (a layer with an indexer and one that
@@ -73,7 +76,8 @@ struct pipe_out {
 	double makespan;
 	double busy[RES_N];   /* seconds each resource worked */
 	double bubble[RES_N]; /* 1 - busy / makespan */
-	long tasks;           /* tasks simulated (pipe_fast: fewer than all) */
+	long tasks;           /* tasks simulated over every order tried
+				 (pipe_fast: fewer than pipe_list) */
 };
 
 /* One scheduled task (for tests and reports). */

@@ -66,11 +66,11 @@ Test(sched, naive_puts_communication_on_the_gpu_stream)
 	struct pipe_event ev[16];
 	struct pipe_out o;
 	pipe_list(&in, &o, ev, 16);
-	/* OFMS timed six orders here (three, the greedy one whose GPU takes a
-	 * layer's earlier task first, and the round robin staggered by one
-	 * and by two of a layer's three GPU runs: pre, post, experts), each
-	 * of all 2 x T_ALL tasks */
-	cr_expect_eq(o.tasks, 6 * 2 * T_ALL);
+	/* OFMS timed seven orders here (three greedy ones, the round robin
+	 * with communication off and on the GPU stream, and the round robin
+	 * staggered by one and by two of a layer's three GPU runs: pre, post,
+	 * experts), each of all 2 x T_ALL tasks */
+	cr_expect_eq(o.tasks, 7 * 2 * T_ALL);
 	cr_expect(near(o.busy[RES_LINK], 4, 1e-12));
 	cr_expect(near(o.busy[RES_GPU], 4, 1e-12));
 	cr_expect(near(o.bubble[RES_MEM], 1 - 2.0 / 6, 1e-12));
@@ -120,6 +120,29 @@ Test(sched, ofms_staggers_the_micro_batches_where_that_pays)
 	struct pipe_out f;
 	cr_assert_eq(pipe_fast(&in, &f), 0);
 	cr_expect(near(f.makespan, 21, 1e-12), "fast path %g", f.makespan);
+}
+
+/* pre 3, attn 3, back 2, post 1, dispatch 2, experts 2 (out, combine 0),
+ * full-duplex link, three layers, two micro-batches; the GPU works
+ * 2 x 3 x 6 = 36.  Every earlier order takes 48 (the greedy ones: at 27,
+ * as micro-batch 0's experts end, pre0 goes before post1, and micro-batch
+ * 1 falls behind for good).  The greedy schedule that ranks the GPU's
+ * tasks before communication, furthest micro-batch first, starts post1
+ * at 27 while combine0 waits its turn:
+ *   pre0 0-3 pre1 3-6 post0 8-9 exp0 11-13 post1 13-14 pre0 14-17
+ *   exp1 17-19 pre1 19-22 post0 22-23 exp0 25-27 post1 27-28 pre0 28-31
+ *   exp1 31-33 pre1 33-36 post0 36-37 exp0 39-41 post1 41-42 exp1 44-46
+ * on the GPU (attn after each pre, 3 long) -> 46. */
+Test(sched, ofms_keeps_the_micro_batches_in_step_where_that_pays)
+{
+	struct pipe_in in = one_layer(SCHED_OFMS, 2, 3, 0, 3, 2, 1);
+	in.layers = 3, in.duplex = 1;
+	for (int i = 0; i < 2; i++)
+		in.dur[i][T_DISP] = 2, in.dur[i][T_EXP] = 2;
+	cr_expect(near(span(&in), 46, 1e-12), "ofms %g", span(&in));
+	struct pipe_out f;
+	cr_assert_eq(pipe_fast(&in, &f), 0);
+	cr_expect(near(f.makespan, 46, 1e-12), "fast path %g", f.makespan);
 }
 
 Test(sched, gpu_only_runs_attention_on_the_gpu)

@@ -35,11 +35,14 @@ static int natural_res(const struct pipe_in *in, int t)
 	}
 }
 
+/* How a greedy schedule orders the tasks that can start together. */
+enum prio { PRIO_WAIT, PRIO_UPSTREAM, PRIO_LEAD };
+
 struct sim {
 	const struct pipe_in *in;
 	int naive, serial, rr;
-	int upstream;              /* greedy: on the GPU, ties go to the earlier
-				      task of a layer */
+	int prio;                  /* greedy: which task goes first among those
+				      that can start together (enum prio) */
 	int shift;                 /* fixed order: micro-batch i's GPU runs lag
 				      micro-batch 0's by shift x i runs */
 	long g[PIPE_MAX_MB];       /* GPU runs each micro-batch has finished */
@@ -123,31 +126,33 @@ static double tie_tol(const struct pipe_in *in, double n[PIPE_MAX_CLASSES])
 
 /* The schedules a kind may choose from, in the order they are tried (a
  * later one wins only by more than rounding).  Serial is variant 1 with
- * every task on one stream; naive and cmr are variant 3.  OFMS takes
+ * every task on one stream; naive and cmr are variant NAIVE.  OFMS takes
  * whichever of these finishes first:
- *   0: greedy: any ready task, communication on its own resources, the
- *      longest-waiting first; but the GPU takes the earliest task of a
- *      layer first among those that can start together (pre before post
- *      before the experts), which starts the devices' work sooner;
- *   1: the same greedy with the longest-waiting task first on the GPU too;
- *   2, 3: the fixed round-robin order, communication off and on the GPU
+ *   0-2: greedy: any ready task, communication on its own resources;
+ *      among tasks that can start together, the longest-waiting first,
+ *      after the GPU's ranks (rank_of): 0 takes a layer's earlier GPU
+ *      task first (pre before post before the experts), which starts
+ *      the devices' work sooner; 1 ranks nothing; 2 gives the GPU to
+ *      the micro-batch furthest along, which keeps their order;
+ *   3, 4: the fixed round-robin order, communication off and on the GPU
  *      stream (a naive schedule is also a valid OFMS schedule, the GPU
  *      merely idles);
- *   4, 5: the fixed order staggered by one or two GPU runs per
+ *   5, 6: the fixed order staggered by one or two GPU runs per
  *      micro-batch, where attention runs on memory devices and a layer
  *      has that many more GPU runs (a stagger of three never won in the
  *      reference solves).
- * A greedy choice can settle into lockstep: every micro-batch's GPU work
- * side by side and the GPU idle through their attention, where another
- * order keeps it busy.  Variants 0, 4 and 5 find such orders; variant 0
- * goes first because it wins most often, so that the bound in run_fast
- * stops the others early. */
+ * A greedy choice can settle into lockstep (every micro-batch's GPU work
+ * side by side and the GPU idle through their attention) or into a
+ * pattern several layers long, where another order keeps the GPU busy.
+ * Variants 0, 2, 5 and 6 find such orders; variant 0 goes first because
+ * it wins most often, so that the bound in run_fast stops the others
+ * early.  At one micro-batch every order is its chain: variant 0 alone. */
 static const struct variant {
-	int fixed, comm_on_gpu, upstream, shift;
-} variants[] = {{0, 0, 1, 0}, {0, 0, 0, 0}, {1, 0, 0, 0}, {1, 1, 0, 0},
-		{1, 0, 0, 1}, {1, 0, 0, 2}};
+	int fixed, comm_on_gpu, prio, shift;
+} variants[] = {{0, 0, PRIO_UPSTREAM, 0}, {0, 0, PRIO_WAIT, 0}, {0, 0, PRIO_LEAD, 0},
+		{1, 0, 0, 0}, {1, 1, 0, 0}, {1, 0, 0, 1}, {1, 0, 0, 2}};
 
-enum { N_VARIANTS = sizeof variants / sizeof *variants, FIRST_SHIFTED = 4 };
+enum { N_VARIANTS = sizeof variants / sizeof *variants, NAIVE = 4, FIRST_SHIFTED = 5 };
 
 /* v: one of variants[]; tol: tie_tol(in). */
 static void sim_init(struct sim *s, const struct pipe_in *in, int v, double tol)
@@ -156,7 +161,7 @@ static void sim_init(struct sim *s, const struct pipe_in *in, int v, double tol)
 	s->in = in;
 	s->serial = in->kind == SCHED_SERIAL;
 	s->naive = variants[v].fixed;
-	s->upstream = variants[v].upstream;
+	s->prio = variants[v].prio;
 	s->shift = variants[v].shift;
 	int comm_on_gpu = variants[v].comm_on_gpu;
 	s->last = (long)in->layers * T_LAYER + (T_ALL - T_LAYER);
@@ -214,16 +219,30 @@ static int valid(const struct pipe_in *in)
 }
 
 /* The micro-batch whose next task starts first, or -1 when all are done. */
+/* Micro-batch i's rank among tasks that can start together (lower
+ * first; ties: the longest waiting).  Plain greedy: all alike.  The
+ * others rank only GPU tasks, against 0 for every other task: upstream
+ * by the task's place in its layer (pre ties with communication; post,
+ * the experts and the tail go after it), lead by how far its micro-batch
+ * is along its chain (the furthest first, before communication). */
+static long rank_of(const struct sim *s, int i, int res)
+{
+	if (res != RES_GPU || s->prio == PRIO_WAIT)
+		return 0;
+	return s->prio == PRIO_UPSTREAM ? s->nt[i] : -s->k[i];
+}
+
 static int pick(const struct sim *s, double *start)
 {
-	int best = -1, brk = 0;
+	int best = -1;
+	long brk = 0;
 	double bs = 0, br = 0;
 	for (int i = 0; i < s->in->m; i++) {
 		int res = s->nres[i];
 		if (res < 0 || (s->naive && res == RES_GPU && i != s->rr))
 			continue;
 		double st = s->r[i] > s->F[res] ? s->r[i] : s->F[res];
-		int rk = s->upstream && res == RES_GPU ? s->nt[i] : 0;
+		long rk = rank_of(s, i, res);
 		if (best < 0 || st < bs - s->tol ||
 		    (st <= bs + s->tol && (rk < brk || (rk == brk && s->r[i] < br - s->tol)))) {
 			best = i, bs = st, br = s->r[i], brk = rk;
@@ -318,7 +337,7 @@ static void variant_range(const struct pipe_in *in, int *lo, int *hi)
 	} else if (in->kind == SCHED_SERIAL) {
 		*lo = 1, *hi = 2;
 	} else {
-		*lo = 3, *hi = 4;
+		*lo = NAIVE, *hi = NAIVE + 1;
 	}
 }
 

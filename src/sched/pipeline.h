@@ -15,9 +15,10 @@
  *           OFMS also times the round-robin order (communication off and on
  *           the GPU stream; a naive schedule is a valid OFMS schedule in
  *           which the GPU idles), the round robin staggered by one or two
- *           GPU runs per micro-batch, and the greedy schedule whose GPU
- *           takes a layer's earlier task first, and keeps whichever
- *           finishes first (pipeline.c lists them).
+ *           GPU runs per micro-batch, and two greedy schedules that rank
+ *           the GPU's tasks (a layer's earlier task first; the micro-batch
+ *           furthest along first), and keeps whichever finishes first
+ *           (pipeline.c lists them).
  * cmr and ofms+cmr are naive and ofms with context-balanced micro-batches
  * (the assignment lives in solve/; the timing here is the same).
  * Layers may be of several kinds (a layer with an indexer and one that

@@ -7,9 +7,14 @@
  * resource, and the answer (the largest batch that fits and meets the
  * SLO) can only grow with a resource.  Over the zoo's systems, four
  * models and two workloads: doubling any one resource never lowers the
- * answer at one micro-batch, and halving it never raises it.  (With
- * several micro-batches OFMS's greedy schedule can finish a step later
- * when a task shrinks, Graham's anomalies: docs/solver.md.) */
+ * answer at one micro-batch, and halving it never raises it.  With
+ * several micro-batches a list schedule can finish a step later when a
+ * task shrinks (Graham's anomalies: docs/solver.md), so there the test
+ * holds what OFMS's seven orders reach: at two and three micro-batches
+ * at most 1% of the scalings move an answer the wrong way, none by more
+ * than 1% (before the ranked greedy orders, 21 of 1,248 did, one by 30%:
+ * DeepSeek-V3.2 on gpu-karat, azure-conv, 1,216 -> 855 with twice the
+ * GPU compute). */
 #include <criterion/criterion.h>
 #include <math.h>
 
@@ -66,10 +71,10 @@ static int scale(struct setup *s, int k, double f)
 	}
 }
 
-/* The answer at one micro-batch with resource k scaled by f (k < 0: as
+/* The answer at m micro-batches with resource k scaled by f (k < 0: as
  * shipped), or NAN when the design has no resource k. */
-static double answer(const char *model, const char *system, const char *workload, int k,
-		     double f)
+static double answer(const char *model, const char *system, const char *workload, int m,
+		     int k, double f)
 {
 	static struct setup s;
 	load(&s, model, system, 0, workload);
@@ -80,43 +85,91 @@ static double answer(const char *model, const char *system, const char *workload
 	struct plan *p = plan(&s);
 	struct result r;
 	struct kerr err;
-	cr_assert_eq(plan_solve(p, 1, &r, &err), 0, "%s %s %s: %s", model, system, workload,
+	cr_assert_eq(plan_solve(p, m, &r, &err), 0, "%s %s %s: %s", model, system, workload,
 		     err.msg);
 	plan_free(p);
 	design_free(&s);
 	return r.feasible ? r.batch : 0;
 }
 
-Test(monotone, no_resource_lowers_the_answer_at_one_microbatch, .timeout = 600)
+struct tally {
+	int pairs, moved, wrong; /* scalings, those that moved, the wrong way */
+	double worst;            /* the largest wrong-way move, relative */
+};
+
+/* Doubles and halves every resource of every design at m micro-batches;
+ * exact: each wrong-way move is a failure. */
+static struct tally scale_all(int m, int exact)
 {
 	static char systems[32][64];
 	static const char *const models[] = {"deepseek-v3.2", "glm-5.2", "minimax-m3",
 					     "qwen3-235b-a22b"};
 	static const char *const workloads[] = {"agentic", "azure-conv"};
 	struct kerr err;
+	struct tally t = {0};
 	int ns = zoo_list(ZOO_SYSTEM, systems, 32, &err);
 	cr_assert(ns > 0, "the zoo lists no system");
-	int pairs = 0, moved = 0;
 	for (size_t a = 0; a < sizeof models / sizeof *models; a++)
 		for (int b = 0; b < ns; b++)
 			for (size_t c = 0; c < sizeof workloads / sizeof *workloads; c++) {
 				const char *mo = models[a], *sy = systems[b], *wl = workloads[c];
-				double base = answer(mo, sy, wl, -1, 1);
+				double base = answer(mo, sy, wl, m, -1, 1);
 				for (int k = 0; k < R_N; k++) {
-					double up = answer(mo, sy, wl, k, 2);
+					double up = answer(mo, sy, wl, m, k, 2);
 					if (isnan(up))
 						continue;
-					double down = answer(mo, sy, wl, k, 0.5);
-					pairs++;
-					moved += up != base || down != base;
-					cr_expect(up >= base, "%s %s %s: twice the %s lowers the answer "
-						  "from %g to %g", mo, sy, wl, names[k], base, up);
-					cr_expect(down <= base, "%s %s %s: half the %s raises the "
-						  "answer from %g to %g", mo, sy, wl, names[k], base, down);
+					double down = answer(mo, sy, wl, m, k, 0.5);
+					t.pairs++;
+					t.moved += up != base || down != base;
+					if (up < base || down > base) {
+						double d = fmax(base - up, down - base) / base;
+						t.wrong++;
+						t.worst = fmax(t.worst, d);
+						cr_log_info("m = %d: %s %s %s: %s x2 -> %g, x0.5 -> %g, "
+							    "as shipped %g", m, mo, sy, wl, names[k], up,
+							    down, base);
+					}
+					cr_expect(!exact || up >= base, "%s %s %s: twice the %s lowers "
+						  "the answer from %g to %g", mo, sy, wl, names[k],
+						  base, up);
+					cr_expect(!exact || down <= base, "%s %s %s: half the %s raises "
+						  "the answer from %g to %g", mo, sy, wl, names[k],
+						  base, down);
 				}
 			}
-	/* the check must have something to check: most doublings move it */
-	cr_expect_gt(pairs, 300, "only %d resources scaled", pairs);
-	cr_expect_gt(2 * moved, pairs, "only %d of %d scalings moved an answer", moved, pairs);
-	cr_log_info("monotone: %d resources doubled and halved, %d moved the answer", pairs, moved);
+	/* the check must have something to check: most doublings move the
+	 * answer at one micro-batch, nearly half at several (where more of
+	 * them are bound by one resource) */
+	cr_expect_gt(t.pairs, 300, "only %d resources scaled", t.pairs);
+	cr_expect_gt((exact ? 2 : 3) * t.moved, t.pairs, "only %d of %d scalings moved an answer",
+		     t.moved, t.pairs);
+	cr_log_info("monotone at m = %d: %d resources doubled and halved, %d moved the answer, "
+		    "%d the wrong way", m, t.pairs, t.moved, t.wrong);
+	return t;
+}
+
+Test(monotone, no_resource_lowers_the_answer_at_one_microbatch, .timeout = 600)
+{
+	scale_all(1, 1);
+}
+
+/* m micro-batches: at most 1% of the scalings move the wrong way, none
+ * by more than 1%. */
+static void few_wrong(int m)
+{
+	struct tally t = scale_all(m, 0);
+	cr_expect_leq(100 * t.wrong, t.pairs, "m = %d: %d of %d scalings moved an answer the "
+		      "wrong way", m, t.wrong, t.pairs);
+	cr_expect_leq(t.worst, 0.01, "m = %d: an answer moved %.1f%% the wrong way", m,
+		      100 * t.worst);
+}
+
+Test(monotone, few_answers_move_the_wrong_way_at_two_microbatches, .timeout = 600)
+{
+	few_wrong(2);
+}
+
+Test(monotone, few_answers_move_the_wrong_way_at_three_microbatches, .timeout = 600)
+{
+	few_wrong(3);
 }

@@ -24,6 +24,15 @@ static double span(const struct pipe_in *in)
 	return o.makespan;
 }
 
+/* The reference schedule and the fast path both take want. */
+static void both_paths(const struct pipe_in *in, double want)
+{
+	struct pipe_out f;
+	cr_expect(near(span(in), want, 1e-12), "reference %g, want %g", span(in), want);
+	cr_assert_eq(pipe_fast(in, &f), 0);
+	cr_expect(near(f.makespan, want, 1e-12), "fast path %g, want %g", f.makespan, want);
+}
+
 Test(sched, one_microbatch_is_the_sum_of_its_chain)
 {
 	/* m = 1: nothing can overlap; every schedule is the plain sum. */
@@ -94,10 +103,7 @@ Test(sched, ofms_starts_the_devices_work_first_where_that_pays)
 	in.layers = 2;
 	for (int i = 0; i < 2; i++)
 		in.dur[i][T_EXP] = 3;
-	cr_expect(near(span(&in), 31, 1e-12), "ofms %g", span(&in));
-	struct pipe_out f;
-	cr_assert_eq(pipe_fast(&in, &f), 0);
-	cr_expect(near(f.makespan, 31, 1e-12), "fast path %g", f.makespan);
+	both_paths(&in, 31);
 }
 
 /* pre 1, out 1, back 2, dispatch 1, experts 3 (attn, post, combine 0),
@@ -116,10 +122,7 @@ Test(sched, ofms_staggers_the_micro_batches_where_that_pays)
 	in.layers = 2, in.duplex = 1;
 	for (int i = 0; i < 2; i++)
 		in.dur[i][T_DISP] = 1, in.dur[i][T_EXP] = 3;
-	cr_expect(near(span(&in), 21, 1e-12), "ofms %g", span(&in));
-	struct pipe_out f;
-	cr_assert_eq(pipe_fast(&in, &f), 0);
-	cr_expect(near(f.makespan, 21, 1e-12), "fast path %g", f.makespan);
+	both_paths(&in, 21);
 }
 
 /* pre 3, attn 3, back 2, post 1, dispatch 2, experts 2 (out, combine 0),
@@ -139,10 +142,7 @@ Test(sched, ofms_keeps_the_micro_batches_in_step_where_that_pays)
 	in.layers = 3, in.duplex = 1;
 	for (int i = 0; i < 2; i++)
 		in.dur[i][T_DISP] = 2, in.dur[i][T_EXP] = 2;
-	cr_expect(near(span(&in), 46, 1e-12), "ofms %g", span(&in));
-	struct pipe_out f;
-	cr_assert_eq(pipe_fast(&in, &f), 0);
-	cr_expect(near(f.makespan, 46, 1e-12), "fast path %g", f.makespan);
+	both_paths(&in, 46);
 }
 
 Test(sched, gpu_only_runs_attention_on_the_gpu)

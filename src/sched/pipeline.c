@@ -9,7 +9,6 @@
 #include <math.h>
 #include <string.h>
 
-
 const char *const sched_names[SCHED_N + 1] = {"serial", "naive", "ofms", "cmr",
 					      "ofms+cmr", 0};
 const char *const pipe_res_names[RES_N + 1] = {"gpu", "memdev", "link", "net", "link_back",
@@ -218,7 +217,6 @@ static int valid(const struct pipe_in *in)
 	return 1;
 }
 
-/* The micro-batch whose next task starts first, or -1 when all are done. */
 /* Micro-batch i's rank among tasks that can start together (lower
  * first; ties: the longest waiting).  Plain greedy: all alike.  The
  * others rank only GPU tasks, against 0 for every other task: upstream
@@ -232,6 +230,7 @@ static long rank_of(const struct sim *s, int i, int res)
 	return s->prio == PRIO_UPSTREAM ? s->nt[i] : -s->k[i];
 }
 
+/* The micro-batch whose next task starts first, or -1 when all are done. */
 static int pick(const struct sim *s, double *start)
 {
 	int best = -1;
@@ -380,7 +379,9 @@ int pipe_list(const struct pipe_in *in, struct pipe_out *out,
 struct snap {
 	double t0, busy[RES_N];
 	long k0, ntask, dk[PIPE_MAX_MB];
-	long g0, dg[PIPE_MAX_MB];   /* GPU runs done (fixed orders) */
+	long g0;                    /* micro-batch 0's GPU runs done (the others'
+				       follow from dk: runs are fixed by the
+				       chain) */
 	double dr[PIPE_MAX_MB], dF[RES_N];
 	int rr;
 };
@@ -395,10 +396,8 @@ static void take(const struct sim *s, double t0, struct snap *p)
 	p->rr = s->rr;
 	memcpy(p->busy, s->busy, sizeof p->busy);
 	p->g0 = s->g[0];
-	for (int i = 0; i < s->in->m; i++) {
+	for (int i = 0; i < s->in->m; i++)
 		p->dk[i] = s->k[i] - s->k[0], p->dr[i] = s->r[i] - t0;
-		p->dg[i] = s->g[i] - s->g[0];
-	}
 	/* A slot free before every pending task is ready is simply free: clamp,
 	 * or an idle resource's stale time would hide the period. */
 	double rmin = INFINITY;
@@ -414,8 +413,7 @@ static int same(const struct snap *a, const struct snap *b, int m, double eps)
 	if (a->rr != b->rr)
 		return 0;
 	for (int i = 0; i < m; i++)
-		if (a->dk[i] != b->dk[i] || a->dg[i] != b->dg[i] ||
-		    fabs(a->dr[i] - b->dr[i]) > eps)
+		if (a->dk[i] != b->dk[i] || fabs(a->dr[i] - b->dr[i]) > eps)
 			return 0;
 	for (int x = 0; x < RES_N; x++)
 		if (fabs(a->dF[x] - b->dF[x]) > eps)
@@ -493,11 +491,6 @@ static void run_fast(const struct pipe_in *in, int v, double tol, const double *
 	int i;
 	while ((i = pick(&s, &start)) >= 0) {
 		if (!jumped && i == 0 && s.k[0] % T_LAYER == 0 && s.k[0] > 0 && s.k[0] < L8) {
-			if (work && bound_now(&s, work, start) * (1 - 1e-9) >= cut) {
-				finish(&s, out);
-				out->makespan = INFINITY;
-				return;
-			}
 			struct snap *now = &ring[nsnap % NSNAP];
 			int moved = 0;
 			take(&s, start, now);
@@ -540,7 +533,8 @@ static void run_fast(const struct pipe_in *in, int v, double tol, const double *
 				break;
 			}
 			nsnap = moved ? 0 : nsnap + 1;
-			if (moved && work && bound_now(&s, work, 0) * (1 - 1e-9) >= cut) {
+			/* after a jump no later task starts before a slot frees */
+			if (work && bound_now(&s, work, moved ? 0 : start) * (1 - 1e-9) >= cut) {
 				finish(&s, out);
 				out->makespan = INFINITY;
 				return;

@@ -571,23 +571,29 @@ int pipe_fast(const struct pipe_in *in, struct pipe_out *out)
 {
 	if (!valid(in))
 		return -1;
-	int lo, hi;
+	int lo, hi, best = -1;
 	long tasks = 0;
 	double n[PIPE_MAX_CLASSES], tol = tie_tol(in, n);
 	variant_range(in, &lo, &hi);
-	for (int v = lo; v < hi; v++) {
+	/* in->first, then the others in order; the winner is the one index
+	 * order keeps (a lower index wins a tie), so the hint saves work only */
+	int first = in->first >= lo && in->first < hi ? in->first : lo;
+	for (int j = lo - 1, v; j < hi; j++) {
+		if ((v = j < lo ? first : j) == first && j >= lo)
+			continue;
 		/* a variant whose busiest resource alone takes longer than the
 		 * best so far cannot win (the margin covers rounding, far above
 		 * it and far below `better`'s) */
 		double work[RES_N];
-		if (v > lo && variant_work(in, v, n, work) * (1 - 1e-9) >= out->makespan)
+		if (best >= 0 && variant_work(in, v, n, work) * (1 - 1e-9) >= out->makespan)
 			continue;
 		struct pipe_out o;
-		run_fast(in, v, tol, n, v > lo ? work : NULL, v > lo ? out->makespan : 0, &o);
+		run_fast(in, v, tol, n, best >= 0 ? work : NULL, best >= 0 ? out->makespan : 0, &o);
 		tasks += o.tasks;
-		if (v == lo || better(o.makespan, out->makespan))
-			*out = o;
+		if (best < 0 || (v < best ? !better(out->makespan, o.makespan)
+					  : better(o.makespan, out->makespan)))
+			*out = o, best = v;
 	}
-	out->tasks = tasks;
+	out->tasks = tasks, out->order = best;
 	return 0;
 }

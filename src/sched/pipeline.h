@@ -59,6 +59,9 @@ struct pipe_in {
 	int attn_on_gpu;                 /* no memory device: attn runs on the GPU */
 	int duplex;                      /* the link is full duplex: back runs on
 					    RES_BACK, beside out */
+	int first;                       /* pipe_fast: the order to time first
+					    (e.g. the last call's out->order);
+					    it changes the work, never the result */
 	int link_on_net;                 /* the devices hang off the scale-up link:
 					    their transfers share RES_NET with the
 					    expert all-to-all */
@@ -79,6 +82,7 @@ struct pipe_out {
 	double bubble[RES_N]; /* 1 - busy / makespan */
 	long tasks;           /* tasks simulated over every order tried
 				 (pipe_fast: fewer than pipe_list) */
+	int order;            /* pipe_fast: the order that won */
 };
 
 /* One scheduled task (for tests and reports). */

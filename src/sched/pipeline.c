@@ -3,8 +3,11 @@
  * start earliest (ties: the one that waited longest, then the lower
  * micro-batch) starts on its resource.  Starts are committed in time
  * order, so this is a non-delay list schedule; naive adds the fixed
- * round-robin order on the GPU stream and puts communication on it. */
+ * round-robin order on the GPU stream and puts communication on it.
+ * This file holds the orders and the reference (pipe_list); fast.c the
+ * fast path (pipe_fast). */
 #include "sched/pipeline.h"
+#include "sched/sim.h"
 
 #include <math.h>
 #include <string.h>
@@ -23,7 +26,7 @@ int sched_uses_cmr(int kind)
 }
 
 /* Resource a task needs by nature. */
-static int natural_res(const struct pipe_in *in, int t)
+int sim_natural_res(const struct pipe_in *in, int t)
 {
 	switch (t) {
 	case T_OUT: case T_TAIL_L: return in->link_on_net ? RES_NET : RES_LINK;
@@ -34,29 +37,6 @@ static int natural_res(const struct pipe_in *in, int t)
 	}
 }
 
-/* How a greedy schedule orders the tasks that can start together. */
-enum prio { PRIO_WAIT, PRIO_UPSTREAM, PRIO_LEAD };
-
-struct sim {
-	const struct pipe_in *in;
-	int naive, serial, rr;
-	int prio;                  /* greedy: which task goes first among those
-				      that can start together (enum prio) */
-	int shift;                 /* fixed order: micro-batch i's GPU runs lag
-				      micro-batch 0's by shift x i runs */
-	long g[PIPE_MAX_MB];       /* GPU runs each micro-batch has finished */
-	long last;                 /* index past the last task of a chain */
-	long lastg;                /* index of a chain's last GPU task */
-	long k[PIPE_MAX_MB];       /* next task of each micro-batch */
-	int nres[PIPE_MAX_MB];     /* its execution resource, -1: chain done */
-	int nt[PIPE_MAX_MB];       /* its kind of task (enum pipe_task) */
-	double r[PIPE_MAX_MB];     /* when that task becomes ready */
-	double F[RES_N];           /* when each execution slot frees */
-	double busy[RES_N];
-	long ntask;
-	double tol;                /* times closer than this are ties */
-	int trest[T_ALL], tres[T_ALL]; /* natural and execution resource */
-};
 
 static int task_of(const struct sim *s, long k)
 {
@@ -93,7 +73,7 @@ static void class_layers(const struct pipe_in *in, double n[PIPE_MAX_CLASSES])
 /* The work of task t of micro-batch i over the whole chain (n: the layers
  * of each class; a tail task runs once): each class's layers counted once,
  * not layer by layer. */
-static double task_work(const struct pipe_in *in, const double *n, int i, int t)
+double sim_task_work(const struct pipe_in *in, const double *n, int i, int t)
 {
 	if (t >= T_LAYER)
 		return in->dur[i][t];
@@ -106,14 +86,14 @@ static double task_work(const struct pipe_in *in, const double *n, int i, int t)
 /* Times closer than this are ties: a tie decided by rounding noise would
  * make the schedule depend on where it sits in time.  Once per schedule
  * call, not per variant tried; n gets the layers of each class. */
-static double tie_tol(const struct pipe_in *in, double n[PIPE_MAX_CLASSES])
+double sim_tie_tol(const struct pipe_in *in, double n[PIPE_MAX_CLASSES])
 {
 	double work = 0;
 	class_layers(in, n);
 	if (in->nclass > 1) {
 		for (int i = 0; i < in->m; i++)
 			for (int t = 0; t < T_ALL; t++)
-				work += task_work(in, n, i, t);
+				work += sim_task_work(in, n, i, t);
 	} else {
 		for (int i = 0; i < in->m; i++)
 			for (int t = 0; t < T_ALL; t++)
@@ -146,27 +126,24 @@ static double tie_tol(const struct pipe_in *in, double n[PIPE_MAX_CLASSES])
  * Variants 0, 2, 5 and 6 find such orders; variant 0 goes first because
  * it wins most often, so that the bound in run_fast stops the others
  * early.  At one micro-batch every order is its chain: variant 0 alone. */
-static const struct variant {
-	int fixed, comm_on_gpu, prio, shift;
-} variants[] = {{0, 0, PRIO_UPSTREAM, 0}, {0, 0, PRIO_WAIT, 0}, {0, 0, PRIO_LEAD, 0},
-		{1, 0, 0, 0}, {1, 1, 0, 0}, {1, 0, 0, 1}, {1, 0, 0, 2}};
+const struct sim_variant sim_variants[SIM_N_VARIANTS] = {
+	{0, 0, PRIO_UPSTREAM, 0}, {0, 0, PRIO_WAIT, 0}, {0, 0, PRIO_LEAD, 0}, {1, 0, 0, 0},
+	{1, 1, 0, 0}, {1, 0, 0, 1}, {1, 0, 0, 2}};
 
-enum { N_VARIANTS = sizeof variants / sizeof *variants, NAIVE = 4, FIRST_SHIFTED = 5 };
-
-/* v: one of variants[]; tol: tie_tol(in). */
-static void sim_init(struct sim *s, const struct pipe_in *in, int v, double tol)
+/* v: one of sim_variants[]; tol: sim_tie_tol(in). */
+void sim_init(struct sim *s, const struct pipe_in *in, int v, double tol)
 {
 	memset(s, 0, sizeof *s);
 	s->in = in;
 	s->serial = in->kind == SCHED_SERIAL;
-	s->naive = variants[v].fixed;
-	s->prio = variants[v].prio;
-	s->shift = variants[v].shift;
-	int comm_on_gpu = variants[v].comm_on_gpu;
+	s->naive = sim_variants[v].fixed;
+	s->prio = sim_variants[v].prio;
+	s->shift = sim_variants[v].shift;
+	int comm_on_gpu = sim_variants[v].comm_on_gpu;
 	s->last = (long)in->layers * T_LAYER + (T_ALL - T_LAYER);
 	s->tol = tol;
 	for (int t = 0; t < T_ALL; t++) {
-		s->trest[t] = natural_res(in, t);
+		s->trest[t] = sim_natural_res(in, t);
 		int x = s->trest[t];
 		if (s->serial || (comm_on_gpu && (x == RES_LINK || x == RES_NET || x == RES_BACK)))
 			x = RES_GPU; /* one stream */
@@ -184,7 +161,7 @@ static void sim_init(struct sim *s, const struct pipe_in *in, int v, double tol)
 }
 
 /* Micro-batch i's next task moved: its resource again. */
-static void next_res(struct sim *s, int i)
+void sim_next_res(struct sim *s, int i)
 {
 	if (s->k[i] == s->last) {
 		s->nres[i] = -1;
@@ -194,7 +171,7 @@ static void next_res(struct sim *s, int i)
 	s->nres[i] = s->tres[s->nt[i]];
 }
 
-static int valid(const struct pipe_in *in)
+int sim_valid(const struct pipe_in *in)
 {
 	if (in->m < 1 || in->m > PIPE_MAX_MB || in->layers < 1 || in->kind < 0 ||
 	    in->kind >= SCHED_N)
@@ -231,7 +208,7 @@ static long rank_of(const struct sim *s, int i, int res)
 }
 
 /* The micro-batch whose next task starts first, or -1 when all are done. */
-static int pick(const struct sim *s, double *start)
+int sim_pick(const struct sim *s, double *start)
 {
 	int best = -1;
 	long brk = 0;
@@ -266,7 +243,7 @@ static void next_turn(struct sim *s)
 	}
 }
 
-static void commit(struct sim *s, int i, double start, struct pipe_event *ev)
+void sim_commit(struct sim *s, int i, double start, struct pipe_event *ev)
 {
 	int t = s->nt[i];
 	int res = s->tres[t];
@@ -283,7 +260,7 @@ static void commit(struct sim *s, int i, double start, struct pipe_event *ev)
 		s->busy[res] += d; /* communication holding the GPU stream */
 	s->k[i]++;
 	s->ntask++;
-	next_res(s, i);
+	sim_next_res(s, i);
 	if (s->naive && res == RES_GPU &&
 	    s->nres[i] != RES_GPU) { /* its GPU run ended */
 		s->g[i]++;
@@ -291,7 +268,7 @@ static void commit(struct sim *s, int i, double start, struct pipe_event *ev)
 	}
 }
 
-static void finish(const struct sim *s, struct pipe_out *out)
+void sim_finish(const struct sim *s, struct pipe_out *out)
 {
 	double end = 0;
 	for (int i = 0; i < s->in->m; i++)
@@ -310,20 +287,20 @@ static int runs_per_layer(const struct pipe_in *in)
 {
 	int runs = 0;
 	for (int t = 0; t < T_LAYER; t++)
-		runs += natural_res(in, t) == RES_GPU &&
-			natural_res(in, (t + T_LAYER - 1) % T_LAYER) != RES_GPU;
+		runs += sim_natural_res(in, t) == RES_GPU &&
+			sim_natural_res(in, (t + T_LAYER - 1) % T_LAYER) != RES_GPU;
 	return runs;
 }
 
 /* A later variant wins only by more than rounding, so the reference and
  * the fast path (which sums a one-stream variant instead of simulating it)
  * pick the same one. */
-static int better(double a, double b)
+int sim_better(double a, double b)
 {
 	return a < b * (1 - 1e-12);
 }
 
-static void variant_range(const struct pipe_in *in, int *lo, int *hi)
+void sim_variant_range(const struct pipe_in *in, int *lo, int *hi)
 {
 	if (in->kind == SCHED_OFMS || in->kind == SCHED_OFMS_CMR) {
 		/* one micro-batch is its chain whatever the order; staggering
@@ -331,8 +308,8 @@ static void variant_range(const struct pipe_in *in, int *lo, int *hi)
 		 * devices */
 		int runs = in->attn_on_gpu ? 1 : runs_per_layer(in);
 		*lo = 0, *hi = in->m == 1 ? 1 : FIRST_SHIFTED + (runs > 1 ? runs - 1 : 0);
-		if (*hi > N_VARIANTS)
-			*hi = N_VARIANTS;
+		if (*hi > SIM_N_VARIANTS)
+			*hi = SIM_N_VARIANTS;
 	} else if (in->kind == SCHED_SERIAL) {
 		*lo = 1, *hi = 2;
 	} else {
@@ -347,253 +324,30 @@ static void run_list(const struct pipe_in *in, int v, double tol, struct pipe_ou
 	sim_init(&s, in, v, tol);
 	double start;
 	int i;
-	while ((i = pick(&s, &start)) >= 0)
-		commit(&s, i, start, ev && s.ntask < nev ? &ev[s.ntask] : NULL);
-	finish(&s, out);
+	while ((i = sim_pick(&s, &start)) >= 0)
+		sim_commit(&s, i, start, ev && s.ntask < nev ? &ev[s.ntask] : NULL);
+	sim_finish(&s, out);
 }
 
 int pipe_list(const struct pipe_in *in, struct pipe_out *out,
 	      struct pipe_event *ev, long nev)
 {
-	if (!valid(in))
+	if (!sim_valid(in))
 		return -1;
 	_Static_assert(T_ALL == T_LAYER + 3, "the tail has three tasks");
 	int lo, hi, best = -1;
 	long tasks = 0;
-	double n[PIPE_MAX_CLASSES], tol = tie_tol(in, n);
-	variant_range(in, &lo, &hi);
+	double n[PIPE_MAX_CLASSES], tol = sim_tie_tol(in, n);
+	sim_variant_range(in, &lo, &hi);
 	for (int v = lo; v < hi; v++) {
 		struct pipe_out o;
 		run_list(in, v, tol, &o, NULL, 0);
 		tasks += o.tasks;
-		if (best < 0 || better(o.makespan, out->makespan))
+		if (best < 0 || sim_better(o.makespan, out->makespan))
 			*out = o, best = v;
 	}
 	if (ev)
 		run_list(in, best, tol, out, ev, nev);
 	out->tasks = tasks;
-	return 0;
-}
-
-/* State at the start of one of micro-batch 0's layers, relative to t0. */
-struct snap {
-	double t0, busy[RES_N];
-	long k0, ntask, dk[PIPE_MAX_MB];
-	long g0;                    /* micro-batch 0's GPU runs done (the others'
-				       follow from dk: runs are fixed by the
-				       chain) */
-	double dr[PIPE_MAX_MB], dF[RES_N];
-	int rr;
-};
-
-#define NSNAP 8
-
-static void take(const struct sim *s, double t0, struct snap *p)
-{
-	p->t0 = t0;
-	p->k0 = s->k[0];
-	p->ntask = s->ntask;
-	p->rr = s->rr;
-	memcpy(p->busy, s->busy, sizeof p->busy);
-	p->g0 = s->g[0];
-	for (int i = 0; i < s->in->m; i++)
-		p->dk[i] = s->k[i] - s->k[0], p->dr[i] = s->r[i] - t0;
-	/* A slot free before every pending task is ready is simply free: clamp,
-	 * or an idle resource's stale time would hide the period. */
-	double rmin = INFINITY;
-	for (int i = 0; i < s->in->m; i++)
-		if (s->k[i] != s->last && s->r[i] < rmin)
-			rmin = s->r[i];
-	for (int x = 0; x < RES_N; x++)
-		p->dF[x] = (s->F[x] > rmin ? s->F[x] : rmin) - t0;
-}
-
-static int same(const struct snap *a, const struct snap *b, int m, double eps)
-{
-	if (a->rr != b->rr)
-		return 0;
-	for (int i = 0; i < m; i++)
-		if (a->dk[i] != b->dk[i] || fabs(a->dr[i] - b->dr[i]) > eps)
-			return 0;
-	for (int x = 0; x < RES_N; x++)
-		if (fabs(a->dF[x] - b->dF[x]) > eps)
-			return 0;
-	return 1;
-}
-
-/* No overlap is possible when every task runs on one execution resource
- * (that stream never idles: the next task of the micro-batch it serves is
- * ready when the previous one ends) or when there is one micro-batch (its
- * chain is sequential): the makespan is the sum of all work.  1 when it
- * applied. */
-/* (n: the layers of each class) */
-static int one_stream(const struct sim *s, const double *n, struct pipe_out *out)
-{
-	for (int t = 1; t < T_ALL && s->in->m > 1; t++)
-		if (s->tres[t] != s->tres[0])
-			return 0;
-	memset(out, 0, sizeof *out);
-	const struct pipe_in *in = s->in;
-	for (int i = 0; i < in->m; i++)
-		for (int t = 0; t < T_ALL; t++) {
-			double d = task_work(in, n, i, t);
-			out->busy[s->trest[t]] += d;
-			if (s->trest[t] != s->tres[t])
-				out->busy[s->tres[t]] += d;
-			out->makespan += d;
-		}
-	for (int x = 0; x < RES_N; x++)
-		out->bubble[x] = out->makespan > 0 ? 1 - out->busy[x] / out->makespan : 0;
-	return 1;
-}
-
-/* The end (a layer index) of the run over which the kinds of layer repeat
- * with period P, from layer x0 on: class(x) == class(x - P) for every x in
- * [x0 + P, end).  The whole model when every layer is alike. */
-static long periodic_end(const struct pipe_in *in, long x0, long P)
-{
-	if (in->nclass <= 1)
-		return in->layers;
-	for (long x = (x0 > 0 ? x0 : 0) + P; x < in->layers; x++)
-		if (in->layer_class[x] != in->layer_class[x - P])
-			return x;
-	return in->layers;
-}
-
-/* A lower bound on the makespan of the schedule under way (now: the
- * start of the task about to be committed; no later task starts before
- * it): each resource's remaining work after it frees (work: each
- * execution resource's total, from variant_work). */
-static double bound_now(const struct sim *s, const double *work, double now)
-{
-	double lb = 0;
-	for (int x = 0; x < RES_N; x++) {
-		double b = (s->F[x] > now ? s->F[x] : now) + work[x] - s->busy[x];
-		lb = b > lb ? b : lb;
-	}
-	return lb;
-}
-
-/* work, cut: when work is not NULL, the variant stops as soon as it
- * cannot beat a makespan of cut (out->makespan is then infinite). */
-static void run_fast(const struct pipe_in *in, int v, double tol, const double *ncls,
-		     const double *work, double cut, struct pipe_out *out)
-{
-	struct sim s;
-	sim_init(&s, in, v, tol);
-	if (one_stream(&s, ncls, out))
-		return;
-	struct snap ring[NSNAP];
-	int nsnap = 0, jumped = 0;
-	double eps = s.tol;
-	long L8 = (long)in->layers * T_LAYER;
-	double start;
-	int i;
-	while ((i = pick(&s, &start)) >= 0) {
-		if (!jumped && i == 0 && s.k[0] % T_LAYER == 0 && s.k[0] > 0 && s.k[0] < L8) {
-			struct snap *now = &ring[nsnap % NSNAP];
-			int moved = 0;
-			take(&s, start, now);
-			for (int p = 1; p <= NSNAP - 1 && p <= nsnap; p++) {
-				const struct snap *then = &ring[(nsnap - p) % NSNAP];
-				if (!same(now, then, in->m, eps))
-					continue;
-				long kmax = 0, kmin = then->k0;
-				for (int j = 0; j < in->m; j++) {
-					kmax = s.k[j] > kmax ? s.k[j] : kmax;
-					kmin = then->k0 + then->dk[j] < kmin ? then->k0 + then->dk[j] : kmin;
-				}
-				long step = now->k0 - then->k0;
-				/* the state repeats as long as the kinds of layer do */
-				long end = periodic_end(in, kmin / T_LAYER, step / T_LAYER) * T_LAYER;
-				long n = kmax <= end ? (end - kmax) / step : 0;
-				if (n < 1 && (end == L8 || in->nclass <= 1)) {
-					jumped = 1; /* too close to the end: no jump will come */
-					break;
-				}
-				/* a run of kinds that stops short of the end is worth a
-				 * jump only when long (a jump clears the snapshots, and a
-				 * longer period that repeats to the end may follow) */
-				if (n < 1 || (end < L8 && n < 4))
-					continue;
-				double dt = now->t0 - then->t0;
-				for (int j = 0; j < in->m; j++) {
-					s.k[j] += n * step, s.r[j] += n * dt;
-					s.g[j] += n * (now->g0 - then->g0);
-					next_res(&s, j);
-				}
-				for (int x = 0; x < RES_N; x++) {
-					s.F[x] += n * dt;
-					s.busy[x] += n * (now->busy[x] - then->busy[x]);
-				}
-				/* one jump over identical layers; over kinds of layer,
-				 * one per run that repeats */
-				jumped = in->nclass <= 1;
-				moved = 1;
-				break;
-			}
-			nsnap = moved ? 0 : nsnap + 1;
-			/* after a jump no later task starts before a slot frees */
-			if (work && bound_now(&s, work, moved ? 0 : start) * (1 - 1e-9) >= cut) {
-				finish(&s, out);
-				out->makespan = INFINITY;
-				return;
-			}
-			if (moved)
-				continue; /* pick again from the shifted state */
-		}
-		commit(&s, i, start, NULL);
-	}
-	finish(&s, out);
-}
-
-/* Each execution resource's work under variant v (sum) and the largest:
- * a lower bound on its makespan (each resource runs one task at a time). */
-static double variant_work(const struct pipe_in *in, int v, const double *n,
-			   double sum[RES_N])
-{
-	double top = 0;
-	memset(sum, 0, sizeof(double) * RES_N);
-	for (int t = 0; t < T_ALL; t++) {
-		int x = natural_res(in, t);
-		if (in->kind == SCHED_SERIAL ||
-		    (variants[v].comm_on_gpu && (x == RES_LINK || x == RES_NET || x == RES_BACK)))
-			x = RES_GPU;
-		for (int i = 0; i < in->m; i++)
-			sum[x] += task_work(in, n, i, t);
-	}
-	for (int x = 0; x < RES_N; x++)
-		top = sum[x] > top ? sum[x] : top;
-	return top;
-}
-
-int pipe_fast(const struct pipe_in *in, struct pipe_out *out)
-{
-	if (!valid(in))
-		return -1;
-	int lo, hi, best = -1;
-	long tasks = 0;
-	double n[PIPE_MAX_CLASSES], tol = tie_tol(in, n);
-	variant_range(in, &lo, &hi);
-	/* in->first, then the others in order; the winner is the one index
-	 * order keeps (a lower index wins a tie), so the hint saves work only */
-	int first = in->first >= lo && in->first < hi ? in->first : lo;
-	for (int j = lo - 1, v; j < hi; j++) {
-		if ((v = j < lo ? first : j) == first && j >= lo)
-			continue;
-		/* a variant whose busiest resource alone takes longer than the
-		 * best so far cannot win (the margin covers rounding, far above
-		 * it and far below `better`'s) */
-		double work[RES_N];
-		if (best >= 0 && variant_work(in, v, n, work) * (1 - 1e-9) >= out->makespan)
-			continue;
-		struct pipe_out o;
-		run_fast(in, v, tol, n, best >= 0 ? work : NULL, best >= 0 ? out->makespan : 0, &o);
-		tasks += o.tasks;
-		if (best < 0 || (v < best ? !better(out->makespan, o.makespan)
-					  : better(o.makespan, out->makespan)))
-			*out = o, best = v;
-	}
-	out->tasks = tasks, out->order = best;
 	return 0;
 }

@@ -1,0 +1,232 @@
+/* fast.c: the pipeline schedule with periodic fast-forward (pipe_fast):
+ * the same orders as the reference (pipeline.c), but once the state at
+ * the start of a layer repeats, the layers until the pattern ends are
+ * skipped in one step. */
+#include "sched/pipeline.h"
+#include "sched/sim.h"
+
+#include <math.h>
+#include <string.h>
+
+/* State at the start of one of micro-batch 0's layers, relative to t0. */
+struct snap {
+	double t0, busy[RES_N];
+	long k0, ntask, dk[PIPE_MAX_MB];
+	long g0;                    /* micro-batch 0's GPU runs done (the others'
+				       follow from dk: runs are fixed by the
+				       chain) */
+	double dr[PIPE_MAX_MB], dF[RES_N];
+	int rr;
+};
+
+#define NSNAP 8
+
+static void take(const struct sim *s, double t0, struct snap *p)
+{
+	p->t0 = t0;
+	p->k0 = s->k[0];
+	p->ntask = s->ntask;
+	p->rr = s->rr;
+	memcpy(p->busy, s->busy, sizeof p->busy);
+	p->g0 = s->g[0];
+	for (int i = 0; i < s->in->m; i++)
+		p->dk[i] = s->k[i] - s->k[0], p->dr[i] = s->r[i] - t0;
+	/* A slot free before every pending task is ready is simply free: clamp,
+	 * or an idle resource's stale time would hide the period. */
+	double rmin = INFINITY;
+	for (int i = 0; i < s->in->m; i++)
+		if (s->k[i] != s->last && s->r[i] < rmin)
+			rmin = s->r[i];
+	for (int x = 0; x < RES_N; x++)
+		p->dF[x] = (s->F[x] > rmin ? s->F[x] : rmin) - t0;
+}
+
+static int same(const struct snap *a, const struct snap *b, int m, double eps)
+{
+	if (a->rr != b->rr)
+		return 0;
+	for (int i = 0; i < m; i++)
+		if (a->dk[i] != b->dk[i] || fabs(a->dr[i] - b->dr[i]) > eps)
+			return 0;
+	for (int x = 0; x < RES_N; x++)
+		if (fabs(a->dF[x] - b->dF[x]) > eps)
+			return 0;
+	return 1;
+}
+
+/* No overlap is possible when every task runs on one execution resource
+ * (that stream never idles: the next task of the micro-batch it serves is
+ * ready when the previous one ends) or when there is one micro-batch (its
+ * chain is sequential): the makespan is the sum of all work.  1 when it
+ * applied. */
+/* (n: the layers of each class) */
+static int one_stream(const struct sim *s, const double *n, struct pipe_out *out)
+{
+	for (int t = 1; t < T_ALL && s->in->m > 1; t++)
+		if (s->tres[t] != s->tres[0])
+			return 0;
+	memset(out, 0, sizeof *out);
+	const struct pipe_in *in = s->in;
+	for (int i = 0; i < in->m; i++)
+		for (int t = 0; t < T_ALL; t++) {
+			double d = sim_task_work(in, n, i, t);
+			out->busy[s->trest[t]] += d;
+			if (s->trest[t] != s->tres[t])
+				out->busy[s->tres[t]] += d;
+			out->makespan += d;
+		}
+	for (int x = 0; x < RES_N; x++)
+		out->bubble[x] = out->makespan > 0 ? 1 - out->busy[x] / out->makespan : 0;
+	return 1;
+}
+
+/* The end (a layer index) of the run over which the kinds of layer repeat
+ * with period P, from layer x0 on: class(x) == class(x - P) for every x in
+ * [x0 + P, end).  The whole model when every layer is alike. */
+static long periodic_end(const struct pipe_in *in, long x0, long P)
+{
+	if (in->nclass <= 1)
+		return in->layers;
+	for (long x = (x0 > 0 ? x0 : 0) + P; x < in->layers; x++)
+		if (in->layer_class[x] != in->layer_class[x - P])
+			return x;
+	return in->layers;
+}
+
+/* A lower bound on the makespan of the schedule under way (now: the
+ * start of the task about to be committed; no later task starts before
+ * it): each resource's remaining work after it frees (work: each
+ * execution resource's total, from variant_work). */
+static double bound_now(const struct sim *s, const double *work, double now)
+{
+	double lb = 0;
+	for (int x = 0; x < RES_N; x++) {
+		double b = (s->F[x] > now ? s->F[x] : now) + work[x] - s->busy[x];
+		lb = b > lb ? b : lb;
+	}
+	return lb;
+}
+
+/* work, cut: when work is not NULL, the variant stops as soon as it
+ * cannot beat a makespan of cut (out->makespan is then infinite). */
+static void run_fast(const struct pipe_in *in, int v, double tol, const double *ncls,
+		     const double *work, double cut, struct pipe_out *out)
+{
+	struct sim s;
+	sim_init(&s, in, v, tol);
+	if (one_stream(&s, ncls, out))
+		return;
+	struct snap ring[NSNAP];
+	int nsnap = 0, jumped = 0;
+	double eps = s.tol;
+	long L8 = (long)in->layers * T_LAYER;
+	double start;
+	int i;
+	while ((i = sim_pick(&s, &start)) >= 0) {
+		if (!jumped && i == 0 && s.k[0] % T_LAYER == 0 && s.k[0] > 0 && s.k[0] < L8) {
+			struct snap *now = &ring[nsnap % NSNAP];
+			int moved = 0;
+			take(&s, start, now);
+			for (int p = 1; p <= NSNAP - 1 && p <= nsnap; p++) {
+				const struct snap *then = &ring[(nsnap - p) % NSNAP];
+				if (!same(now, then, in->m, eps))
+					continue;
+				long kmax = 0, kmin = then->k0;
+				for (int j = 0; j < in->m; j++) {
+					kmax = s.k[j] > kmax ? s.k[j] : kmax;
+					kmin = then->k0 + then->dk[j] < kmin ? then->k0 + then->dk[j] : kmin;
+				}
+				long step = now->k0 - then->k0;
+				/* the state repeats as long as the kinds of layer do */
+				long end = periodic_end(in, kmin / T_LAYER, step / T_LAYER) * T_LAYER;
+				long n = kmax <= end ? (end - kmax) / step : 0;
+				if (n < 1 && (end == L8 || in->nclass <= 1)) {
+					jumped = 1; /* too close to the end: no jump will come */
+					break;
+				}
+				/* a run of kinds that stops short of the end is worth a
+				 * jump only when long (a jump clears the snapshots, and a
+				 * longer period that repeats to the end may follow) */
+				if (n < 1 || (end < L8 && n < 4))
+					continue;
+				double dt = now->t0 - then->t0;
+				for (int j = 0; j < in->m; j++) {
+					s.k[j] += n * step, s.r[j] += n * dt;
+					s.g[j] += n * (now->g0 - then->g0);
+					sim_next_res(&s, j);
+				}
+				for (int x = 0; x < RES_N; x++) {
+					s.F[x] += n * dt;
+					s.busy[x] += n * (now->busy[x] - then->busy[x]);
+				}
+				/* one jump over identical layers; over kinds of layer,
+				 * one per run that repeats */
+				jumped = in->nclass <= 1;
+				moved = 1;
+				break;
+			}
+			nsnap = moved ? 0 : nsnap + 1;
+			/* after a jump no later task starts before a slot frees */
+			if (work && bound_now(&s, work, moved ? 0 : start) * (1 - 1e-9) >= cut) {
+				sim_finish(&s, out);
+				out->makespan = INFINITY;
+				return;
+			}
+			if (moved)
+				continue; /* pick again from the shifted state */
+		}
+		sim_commit(&s, i, start, NULL);
+	}
+	sim_finish(&s, out);
+}
+
+/* Each execution resource's work under variant v (sum) and the largest:
+ * a lower bound on its makespan (each resource runs one task at a time). */
+static double variant_work(const struct pipe_in *in, int v, const double *n,
+			   double sum[RES_N])
+{
+	double top = 0;
+	memset(sum, 0, sizeof(double) * RES_N);
+	for (int t = 0; t < T_ALL; t++) {
+		int x = sim_natural_res(in, t);
+		if (in->kind == SCHED_SERIAL ||
+		    (sim_variants[v].comm_on_gpu && (x == RES_LINK || x == RES_NET || x == RES_BACK)))
+			x = RES_GPU;
+		for (int i = 0; i < in->m; i++)
+			sum[x] += sim_task_work(in, n, i, t);
+	}
+	for (int x = 0; x < RES_N; x++)
+		top = sum[x] > top ? sum[x] : top;
+	return top;
+}
+
+int pipe_fast(const struct pipe_in *in, struct pipe_out *out)
+{
+	if (!sim_valid(in))
+		return -1;
+	int lo, hi, best = -1;
+	long tasks = 0;
+	double n[PIPE_MAX_CLASSES], tol = sim_tie_tol(in, n);
+	sim_variant_range(in, &lo, &hi);
+	/* in->first, then the others in order; the winner is the one index
+	 * order keeps (a lower index wins a tie), so the hint saves work only */
+	int first = in->first >= lo && in->first < hi ? in->first : lo;
+	for (int j = lo - 1, v; j < hi; j++) {
+		if ((v = j < lo ? first : j) == first && j >= lo)
+			continue;
+		/* a variant whose busiest resource alone takes longer than the
+		 * best so far cannot win (the margin covers rounding, far above
+		 * it and far below `better`'s) */
+		double work[RES_N];
+		if (best >= 0 && variant_work(in, v, n, work) * (1 - 1e-9) >= out->makespan)
+			continue;
+		struct pipe_out o;
+		run_fast(in, v, tol, n, best >= 0 ? work : NULL, best >= 0 ? out->makespan : 0, &o);
+		tasks += o.tasks;
+		if (best < 0 || (v < best ? !sim_better(out->makespan, o.makespan)
+					  : sim_better(o.makespan, out->makespan)))
+			*out = o, best = v;
+	}
+	out->tasks = tasks, out->order = best;
+	return 0;
+}

@@ -1,7 +1,10 @@
 /* fast.c: the pipeline schedule with periodic fast-forward (pipe_fast):
  * the same orders as the reference (pipeline.c), but once the state at
  * the start of a layer repeats, the layers until the pattern ends are
- * skipped in one step. */
+ * skipped in one step.  An order stops once it cannot beat the best so
+ * far, and the greedy orders share their common start: the three differ
+ * only in how they break ties, and often pick alike for hundreds of
+ * tasks or to the end. */
 #include "sched/pipeline.h"
 #include "sched/sim.h"
 
@@ -107,33 +110,66 @@ static double bound_now(const struct sim *s, const double *work, double now)
 	return lb;
 }
 
-/* work, cut: when work is not NULL, the variant stops as soon as it
- * cannot beat a makespan of cut (out->makespan is then infinite). */
-static void run_fast(const struct pipe_in *in, int v, double tol, const double *ncls,
-		     const double *work, double cut, struct pipe_out *out)
-{
+/* A run under way: all that run_fast keeps, so that another greedy order
+ * can take it over where their picks part. */
+struct run {
 	struct sim s;
-	sim_init(&s, in, v, tol);
-	if (one_stream(&s, ncls, out))
-		return;
 	struct snap ring[NSNAP];
-	int nsnap = 0, jumped = 0;
-	double eps = s.tol;
+	int nsnap, jumped;
+};
+
+/* The greedy orders that break ties otherwise (prio) than the one run:
+ * while each picks as it does, its run is this run, so each takes a copy
+ * of the run (at[q]) where their picks first part (split[q]). */
+#define MAX_PEERS 2 /* the greedy orders but one */
+struct peers {
+	int n, v[MAX_PEERS], split[MAX_PEERS];
+	struct run at[MAX_PEERS];
+};
+
+/* work, cut: when work is not NULL, the variant stops as soon as it
+ * cannot beat a makespan of cut (out->makespan is then infinite).  from:
+ * NULL, or a peer's run to resume as variant v; pk: NULL, or the peers to
+ * watch. */
+static void run_fast(const struct pipe_in *in, int v, double tol, const double *ncls,
+		     const double *work, double cut, struct pipe_out *out,
+		     const struct run *from, struct peers *pk)
+{
+	struct run R;
+	if (from) {
+		R = *from;
+		R.s.prio = sim_variants[v].prio;
+	} else {
+		sim_init(&R.s, in, v, tol);
+		if (one_stream(&R.s, ncls, out))
+			return;
+		R.nsnap = 0, R.jumped = 0;
+	}
+	struct sim *s = &R.s;
+	long base = s->ntask;
+	int left = pk ? pk->n : 0; /* peers still picking alike */
+	double eps = s->tol;
 	long L8 = (long)in->layers * T_LAYER;
 	double start;
 	int i;
-	while ((i = sim_pick(&s, &start)) >= 0) {
-		if (!jumped && i == 0 && s.k[0] % T_LAYER == 0 && s.k[0] > 0 && s.k[0] < L8) {
-			struct snap *now = &ring[nsnap % NSNAP];
+	int alone;
+	while ((i = sim_pick(s, s->prio, &start, left ? &alone : NULL)) >= 0) {
+		for (int q = 0; left && !alone && q < pk->n; q++) {
+			double st;
+			if (!pk->split[q] && sim_pick(s, sim_variants[pk->v[q]].prio, &st, NULL) != i)
+				pk->split[q] = 1, pk->at[q] = R, left--;
+		}
+		if (!R.jumped && i == 0 && s->k[0] % T_LAYER == 0 && s->k[0] > 0 && s->k[0] < L8) {
+			struct snap *now = &R.ring[R.nsnap % NSNAP];
 			int moved = 0;
-			take(&s, start, now);
-			for (int p = 1; p <= NSNAP - 1 && p <= nsnap; p++) {
-				const struct snap *then = &ring[(nsnap - p) % NSNAP];
+			take(s, start, now);
+			for (int p = 1; p <= NSNAP - 1 && p <= R.nsnap; p++) {
+				const struct snap *then = &R.ring[(R.nsnap - p) % NSNAP];
 				if (!same(now, then, in->m, eps))
 					continue;
 				long kmax = 0, kmin = then->k0;
 				for (int j = 0; j < in->m; j++) {
-					kmax = s.k[j] > kmax ? s.k[j] : kmax;
+					kmax = s->k[j] > kmax ? s->k[j] : kmax;
 					kmin = then->k0 + then->dk[j] < kmin ? then->k0 + then->dk[j] : kmin;
 				}
 				long step = now->k0 - then->k0;
@@ -141,7 +177,7 @@ static void run_fast(const struct pipe_in *in, int v, double tol, const double *
 				long end = periodic_end(in, kmin / T_LAYER, step / T_LAYER) * T_LAYER;
 				long n = kmax <= end ? (end - kmax) / step : 0;
 				if (n < 1 && (end == L8 || in->nclass <= 1)) {
-					jumped = 1; /* too close to the end: no jump will come */
+					R.jumped = 1; /* too close to the end: no jump will come */
 					break;
 				}
 				/* a run of kinds that stops short of the end is worth a
@@ -151,34 +187,36 @@ static void run_fast(const struct pipe_in *in, int v, double tol, const double *
 					continue;
 				double dt = now->t0 - then->t0;
 				for (int j = 0; j < in->m; j++) {
-					s.k[j] += n * step, s.r[j] += n * dt;
-					s.g[j] += n * (now->g0 - then->g0);
-					sim_next_res(&s, j);
+					s->k[j] += n * step, s->r[j] += n * dt;
+					s->g[j] += n * (now->g0 - then->g0);
+					sim_next_res(s, j);
 				}
 				for (int x = 0; x < RES_N; x++) {
-					s.F[x] += n * dt;
-					s.busy[x] += n * (now->busy[x] - then->busy[x]);
+					s->F[x] += n * dt;
+					s->busy[x] += n * (now->busy[x] - then->busy[x]);
 				}
 				/* one jump over identical layers; over kinds of layer,
 				 * one per run that repeats */
-				jumped = in->nclass <= 1;
+				R.jumped = in->nclass <= 1;
 				moved = 1;
 				break;
 			}
-			nsnap = moved ? 0 : nsnap + 1;
+			R.nsnap = moved ? 0 : R.nsnap + 1;
 			/* after a jump no later task starts before a slot frees */
-			if (work && bound_now(&s, work, moved ? 0 : start) * (1 - 1e-9) >= cut) {
-				sim_finish(&s, out);
-				out->makespan = INFINITY;
+			if (work && bound_now(s, work, moved ? 0 : start) * (1 - 1e-9) >= cut) {
+				sim_finish(s, out);
+				out->makespan = INFINITY, out->tasks -= base;
 				return;
 			}
 			if (moved)
 				continue; /* pick again from the shifted state */
 		}
-		sim_commit(&s, i, start, NULL);
+		sim_commit(s, i, start, NULL);
 	}
-	sim_finish(&s, out);
+	sim_finish(s, out);
+	out->tasks -= base;
 }
+
 
 /* Each execution resource's work under variant v (sum) and the largest:
  * a lower bound on its makespan (each resource runs one task at a time). */
@@ -200,6 +238,13 @@ static double variant_work(const struct pipe_in *in, int v, const double *n,
 	return top;
 }
 
+/* Whether variants v and w differ only in how they break ties. */
+static int peer(int v, int w)
+{
+	const struct sim_variant *a = &sim_variants[v], *b = &sim_variants[w];
+	return !a->fixed && !b->fixed && a->comm_on_gpu == b->comm_on_gpu && a->shift == b->shift;
+}
+
 int pipe_fast(const struct pipe_in *in, struct pipe_out *out)
 {
 	if (!sim_valid(in))
@@ -208,6 +253,13 @@ int pipe_fast(const struct pipe_in *in, struct pipe_out *out)
 	long tasks = 0;
 	double n[PIPE_MAX_CLASSES], tol = sim_tie_tol(in, n);
 	sim_variant_range(in, &lo, &hi);
+	/* The first greedy order run watches its peers: each that never parts
+	 * from it has its result (src: aborted or not), and each that does is
+	 * resumed from where it parted (pk.at). */
+	struct peers pk; /* only pk.n and what it counts are set */
+	pk.n = 0;
+	struct pipe_out src;
+	int watched = 0;
 	/* in->first, then the others in order; the winner is the one index
 	 * order keeps (a lower index wins a tie), so the hint saves work only */
 	int first = in->first >= lo && in->first < hi ? in->first : lo;
@@ -220,8 +272,26 @@ int pipe_fast(const struct pipe_in *in, struct pipe_out *out)
 		double work[RES_N];
 		if (best >= 0 && variant_work(in, v, n, work) * (1 - 1e-9) >= out->makespan)
 			continue;
+		int q = 0;
+		while (q < pk.n && pk.v[q] != v)
+			q++;
 		struct pipe_out o;
-		run_fast(in, v, tol, n, best >= 0 ? work : NULL, best >= 0 ? out->makespan : 0, &o);
+		if (q < pk.n && !pk.split[q]) {
+			o = src, o.tasks = 0; /* its run is the watched one's */
+		} else {
+			const struct run *from = q < pk.n ? &pk.at[q] : NULL;
+			struct peers *w = NULL;
+			if (!watched && !sim_variants[v].fixed) {
+				for (int u = lo; u < hi; u++)
+					if (u != v && peer(u, v) && pk.n < MAX_PEERS)
+						pk.split[pk.n] = 0, pk.v[pk.n++] = u;
+				watched = 1, w = &pk;
+			}
+			run_fast(in, v, tol, n, best >= 0 ? work : NULL, best >= 0 ? out->makespan : 0,
+				 &o, from, w);
+			if (w)
+				src = o;
+		}
 		tasks += o.tasks;
 		if (best < 0 || (v < best ? !sim_better(out->makespan, o.makespan)
 					  : sim_better(o.makespan, out->makespan)))

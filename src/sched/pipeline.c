@@ -194,40 +194,6 @@ int sim_valid(const struct pipe_in *in)
 	return 1;
 }
 
-/* Micro-batch i's rank among tasks that can start together (lower
- * first; ties: the longest waiting).  Plain greedy: all alike.  The
- * others rank only GPU tasks, against 0 for every other task: upstream
- * by the task's place in its layer (pre ties with communication; post,
- * the experts and the tail go after it), lead by how far its micro-batch
- * is along its chain (the furthest first, before communication). */
-static long rank_of(const struct sim *s, int i, int res)
-{
-	if (res != RES_GPU || s->prio == PRIO_WAIT)
-		return 0;
-	return s->prio == PRIO_UPSTREAM ? s->nt[i] : -s->k[i];
-}
-
-/* The micro-batch whose next task starts first, or -1 when all are done. */
-int sim_pick(const struct sim *s, double *start)
-{
-	int best = -1;
-	long brk = 0;
-	double bs = 0, br = 0;
-	for (int i = 0; i < s->in->m; i++) {
-		int res = s->nres[i];
-		if (res < 0 || (s->naive && res == RES_GPU && i != s->rr))
-			continue;
-		double st = s->r[i] > s->F[res] ? s->r[i] : s->F[res];
-		long rk = rank_of(s, i, res);
-		if (best < 0 || st < bs - s->tol ||
-		    (st <= bs + s->tol && (rk < brk || (rk == brk && s->r[i] < br - s->tol)))) {
-			best = i, bs = st, br = s->r[i], brk = rk;
-		}
-	}
-	*start = bs;
-	return best;
-}
-
 /* The fixed order's next turn on the GPU: the unfinished micro-batch
  * with the fewest GPU runs done, counting micro-batch i's as shift x i
  * more (ties: the lower index).  Shift 0 is plain round robin; a shift
@@ -324,7 +290,7 @@ static void run_list(const struct pipe_in *in, int v, double tol, struct pipe_ou
 	sim_init(&s, in, v, tol);
 	double start;
 	int i;
-	while ((i = sim_pick(&s, &start)) >= 0)
+	while ((i = sim_pick(&s, s.prio, &start, NULL)) >= 0)
 		sim_commit(&s, i, start, ev && s.ntask < nev ? &ev[s.ntask] : NULL);
 	sim_finish(&s, out);
 }

@@ -3,6 +3,8 @@
 #ifndef KARAT_SCHED_SIM_H
 #define KARAT_SCHED_SIM_H
 
+#include <math.h>
+
 #include "sched/pipeline.h"
 
 /* How a greedy schedule orders the tasks that can start together. */
@@ -46,13 +48,53 @@ double sim_tie_tol(const struct pipe_in *in, double n[PIPE_MAX_CLASSES]);
 void sim_init(struct sim *s, const struct pipe_in *in, int v, double tol);
 void sim_next_res(struct sim *s, int i);
 int sim_valid(const struct pipe_in *in);
-/* The micro-batch whose next task starts first (into *start), or -1. */
-int sim_pick(const struct sim *s, double *start);
 void sim_commit(struct sim *s, int i, double start, struct pipe_event *ev);
 void sim_finish(const struct sim *s, struct pipe_out *out);
 /* Whether makespan a beats b by more than rounding. */
 int sim_better(double a, double b);
 /* The variants kind in->kind may take: [*lo, *hi). */
 void sim_variant_range(const struct pipe_in *in, int *lo, int *hi);
+
+/* Micro-batch i's rank among tasks that can start together (lower
+ * first; ties: the longest waiting).  Plain greedy: all alike.  The
+ * others rank only GPU tasks, against 0 for every other task: upstream
+ * by the task's place in its layer (pre ties with communication; post,
+ * the experts and the tail go after it), lead by how far its micro-batch
+ * is along its chain (the furthest first, before communication). */
+static inline long rank_of(const struct sim *s, int prio, int i, int res)
+{
+	if (res != RES_GPU || prio == PRIO_WAIT)
+		return 0;
+	return prio == PRIO_UPSTREAM ? s->nt[i] : -s->k[i];
+}
+
+/* The micro-batch whose next task starts first, or -1 when all are done.
+ * alone: NULL, or into it whether every other task starts more than two
+ * ties' widths later, so that every prio picks the same. */
+static inline int sim_pick(const struct sim *s, int prio, double *start, int *alone)
+{
+	int best = -1, first = -1;
+	long brk = 0;
+	double bs = 0, br = 0, m1 = INFINITY, m2 = INFINITY;
+	for (int i = 0; i < s->in->m; i++) {
+		int res = s->nres[i];
+		if (res < 0 || (s->naive && res == RES_GPU && i != s->rr))
+			continue;
+		double st = s->r[i] > s->F[res] ? s->r[i] : s->F[res];
+		if (st < m1)
+			m2 = m1, m1 = st, first = i;
+		else if (st < m2)
+			m2 = st;
+		long rk = rank_of(s, prio, i, res);
+		if (best < 0 || st < bs - s->tol ||
+		    (st <= bs + s->tol && (rk < brk || (rk == brk && s->r[i] < br - s->tol)))) {
+			best = i, bs = st, br = s->r[i], brk = rk;
+		}
+	}
+	if (alone)
+		*alone = best == first && m2 > m1 + 2 * s->tol;
+	*start = bs;
+	return best;
+}
 
 #endif

@@ -118,6 +118,14 @@ struct run {
 	int nsnap, jumped;
 };
 
+/* *d = *r, but only the snapshots still compared. */
+static void run_copy(struct run *d, const struct run *r)
+{
+	d->s = r->s, d->nsnap = r->nsnap, d->jumped = r->jumped;
+	int live = r->jumped ? 0 : r->nsnap < NSNAP ? r->nsnap : NSNAP;
+	memcpy(d->ring, r->ring, sizeof *r->ring * (size_t)live);
+}
+
 /* The greedy orders that break ties otherwise (prio) than the one run:
  * while each picks as it does, its run is this run, so each takes a copy
  * of the run (at[q]) where their picks first part (split[q]). */
@@ -137,7 +145,7 @@ static void run_fast(const struct pipe_in *in, int v, double tol, const double *
 {
 	struct run R;
 	if (from) {
-		R = *from;
+		run_copy(&R, from);
 		R.s.prio = sim_variants[v].prio;
 	} else {
 		sim_init(&R.s, in, v, tol);
@@ -153,11 +161,13 @@ static void run_fast(const struct pipe_in *in, int v, double tol, const double *
 	double start;
 	int i;
 	int alone;
-	while ((i = sim_pick(s, s->prio, &start, left ? &alone : NULL)) >= 0) {
+	/* two calls, so that the one with NULL drops what alone needs */
+	while ((i = left ? sim_pick(s, s->prio, &start, &alone)
+			 : sim_pick(s, s->prio, &start, NULL)) >= 0) {
 		for (int q = 0; left && !alone && q < pk->n; q++) {
 			double st;
 			if (!pk->split[q] && sim_pick(s, sim_variants[pk->v[q]].prio, &st, NULL) != i)
-				pk->split[q] = 1, pk->at[q] = R, left--;
+				pk->split[q] = 1, run_copy(&pk->at[q], &R), left--;
 		}
 		if (!R.jumped && i == 0 && s->k[0] % T_LAYER == 0 && s->k[0] > 0 && s->k[0] < L8) {
 			struct snap *now = &R.ring[R.nsnap % NSNAP];

@@ -38,26 +38,6 @@ int sim_natural_res(const struct pipe_in *in, int t)
 }
 
 
-static int task_of(const struct sim *s, long k)
-{
-	long L8 = (long)s->in->layers * T_LAYER;
-	return k < L8 ? (int)(k % T_LAYER) : (int)(T_TAIL_G + (k - L8));
-}
-
-/* Class of layer l. */
-static int class_of(const struct pipe_in *in, long l)
-{
-	return in->nclass > 1 ? in->layer_class[l] : 0;
-}
-
-/* Duration of task k, of kind t, of micro-batch i. */
-static double dur_of(const struct sim *s, int i, long k, int t)
-{
-	const struct pipe_in *in = s->in;
-	int c = t < T_LAYER ? class_of(in, k / T_LAYER) : 0;
-	return c ? in->cdur[c][i][t] : in->dur[i][t];
-}
-
 /* Layers of each class. */
 static void class_layers(const struct pipe_in *in, double n[PIPE_MAX_CLASSES])
 {
@@ -160,17 +140,6 @@ void sim_init(struct sim *s, const struct pipe_in *in, int v, double tol)
 		}
 }
 
-/* Micro-batch i's next task moved: its resource again. */
-void sim_next_res(struct sim *s, int i)
-{
-	if (s->k[i] == s->last) {
-		s->nres[i] = -1;
-		return;
-	}
-	s->nt[i] = task_of(s, s->k[i]);
-	s->nres[i] = s->tres[s->nt[i]];
-}
-
 int sim_valid(const struct pipe_in *in)
 {
 	if (in->m < 1 || in->m > PIPE_MAX_MB || in->layers < 1 || in->kind < 0 ||
@@ -192,46 +161,6 @@ int sim_valid(const struct pipe_in *in)
 		if (in->layer_class[l] >= in->nclass)
 			return 0;
 	return 1;
-}
-
-/* The fixed order's next turn on the GPU: the unfinished micro-batch
- * with the fewest GPU runs done, counting micro-batch i's as shift x i
- * more (ties: the lower index).  Shift 0 is plain round robin; a shift
- * staggers the micro-batches by that many runs, so that one's GPU work
- * overlaps another's attention instead of running beside it. */
-static void next_turn(struct sim *s)
-{
-	long best = 0;
-	for (int c = 0, first = 1; c < s->in->m; c++) {
-		long key = s->g[c] + (long)s->shift * c;
-		if (s->k[c] <= s->lastg && (first || key < best))
-			s->rr = c, best = key, first = 0;
-	}
-}
-
-void sim_commit(struct sim *s, int i, double start, struct pipe_event *ev)
-{
-	int t = s->nt[i];
-	int res = s->tres[t];
-	double d = dur_of(s, i, s->k[i], t), end = start + d;
-	if (ev) {
-		long layer = s->k[i] / T_LAYER;
-		*ev = (struct pipe_event){i, (int)(layer < s->in->layers ? layer : s->in->layers - 1),
-					  t, res, start, end};
-	}
-	s->F[res] = end;
-	s->r[i] = end;
-	s->busy[s->trest[t]] += d;
-	if (res != s->trest[t])
-		s->busy[res] += d; /* communication holding the GPU stream */
-	s->k[i]++;
-	s->ntask++;
-	sim_next_res(s, i);
-	if (s->naive && res == RES_GPU &&
-	    s->nres[i] != RES_GPU) { /* its GPU run ended */
-		s->g[i]++;
-		next_turn(s);
-	}
 }
 
 void sim_finish(const struct sim *s, struct pipe_out *out)

@@ -46,14 +46,14 @@ double sim_task_work(const struct pipe_in *in, const double *n, int i, int t);
 /* Times closer than this are ties; n gets the layers of each class. */
 double sim_tie_tol(const struct pipe_in *in, double n[PIPE_MAX_CLASSES]);
 void sim_init(struct sim *s, const struct pipe_in *in, int v, double tol);
-void sim_next_res(struct sim *s, int i);
 int sim_valid(const struct pipe_in *in);
-void sim_commit(struct sim *s, int i, double start, struct pipe_event *ev);
 void sim_finish(const struct sim *s, struct pipe_out *out);
 /* Whether makespan a beats b by more than rounding. */
 int sim_better(double a, double b);
 /* The variants kind in->kind may take: [*lo, *hi). */
 void sim_variant_range(const struct pipe_in *in, int *lo, int *hi);
+
+/* The steps of a run, inline: both schedules take them once per task. */
 
 /* Micro-batch i's rank among tasks that can start together (lower
  * first; ties: the longest waiting).  Plain greedy: all alike.  The
@@ -95,6 +95,78 @@ static inline int sim_pick(const struct sim *s, int prio, double *start, int *al
 		*alone = best == first && m2 > m1 + 2 * s->tol;
 	*start = bs;
 	return best;
+}
+
+static inline int task_of(const struct sim *s, long k)
+{
+	long L8 = (long)s->in->layers * T_LAYER;
+	return k < L8 ? (int)(k % T_LAYER) : (int)(T_TAIL_G + (k - L8));
+}
+
+/* Class of layer l. */
+static inline int class_of(const struct pipe_in *in, long l)
+{
+	return in->nclass > 1 ? in->layer_class[l] : 0;
+}
+
+/* Duration of task k, of kind t, of micro-batch i. */
+static inline double dur_of(const struct sim *s, int i, long k, int t)
+{
+	const struct pipe_in *in = s->in;
+	int c = t < T_LAYER ? class_of(in, k / T_LAYER) : 0;
+	return c ? in->cdur[c][i][t] : in->dur[i][t];
+}
+
+/* Micro-batch i's next task moved: its resource again. */
+static inline void sim_next_res(struct sim *s, int i)
+{
+	if (s->k[i] == s->last) {
+		s->nres[i] = -1;
+		return;
+	}
+	s->nt[i] = task_of(s, s->k[i]);
+	s->nres[i] = s->tres[s->nt[i]];
+}
+
+/* The fixed order's next turn on the GPU: the unfinished micro-batch
+ * with the fewest GPU runs done, counting micro-batch i's as shift x i
+ * more (ties: the lower index).  Shift 0 is plain round robin; a shift
+ * staggers the micro-batches by that many runs, so that one's GPU work
+ * overlaps another's attention instead of running beside it. */
+static inline void next_turn(struct sim *s)
+{
+	long best = 0;
+	for (int c = 0, first = 1; c < s->in->m; c++) {
+		long key = s->g[c] + (long)s->shift * c;
+		if (s->k[c] <= s->lastg && (first || key < best))
+			s->rr = c, best = key, first = 0;
+	}
+}
+
+/* Starts micro-batch i's next task at start (ev: NULL, or its event). */
+static inline void sim_commit(struct sim *s, int i, double start, struct pipe_event *ev)
+{
+	int t = s->nt[i];
+	int res = s->tres[t];
+	double d = dur_of(s, i, s->k[i], t), end = start + d;
+	if (ev) {
+		long layer = s->k[i] / T_LAYER;
+		*ev = (struct pipe_event){i, (int)(layer < s->in->layers ? layer : s->in->layers - 1),
+					  t, res, start, end};
+	}
+	s->F[res] = end;
+	s->r[i] = end;
+	s->busy[s->trest[t]] += d;
+	if (res != s->trest[t])
+		s->busy[res] += d; /* communication holding the GPU stream */
+	s->k[i]++;
+	s->ntask++;
+	sim_next_res(s, i);
+	if (s->naive && res == RES_GPU &&
+	    s->nres[i] != RES_GPU) { /* its GPU run ended */
+		s->g[i]++;
+		next_turn(s);
+	}
 }
 
 #endif

@@ -156,7 +156,7 @@ memcheck: $(B)/karat
 # project's own files (scripts/fuzz.sh), then build-fuzz/fuzz-report.txt
 # says what was found.
 FUZZ_TIME    ?= 60
-FUZZ_LIB_TARGETS := ini model device link system workload trace units algo override valid design
+FUZZ_LIB_TARGETS := ini model device link system workload trace units algo override valid sched design
 FUZZ_CLI_TARGETS := sweep study shard plot
 FUZZ_TARGETS := $(FUZZ_LIB_TARGETS) $(FUZZ_CLI_TARGETS)
 FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \

@@ -4,6 +4,10 @@
  * crash, a sanitizer report or a leak is a finding.  The loaders must
  * answer every input with 0 or an error message, nothing else.
  *
+ * `sched` builds a pipeline from the bytes and checks the fast path
+ * against the reference and against itself with another order tried
+ * first; a disagreement aborts.
+ *
  * `design` applies a list of --set items (one a line) to a whole design
  * together and builds and evaluates its plan.  The command-line targets
  * (`sweep`, `study`, `shard`, `plot`) write the bytes to a file and run the
@@ -28,6 +32,7 @@
 #include "zoo/override.h"
 #include "valid/valid.h"
 #include "zoo/design.h"
+#include "sched/pipeline.h"
 #include "solve/solve.h"
 
 #if defined(FUZZ_sweep) || defined(FUZZ_study) || defined(FUZZ_shard) || defined(FUZZ_plot)
@@ -186,6 +191,43 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			override_apply(&o, obj, &err);
 		}
 		free(s);
+	}
+#elif defined(FUZZ_sched)
+	static struct pipe_in in;
+	if (size >= 6) {
+		size_t at = 0;
+		memset(&in, 0, sizeof in);
+		in.kind = data[at++] % SCHED_N;
+		in.m = 1 + data[at++] % PIPE_MAX_MB;
+		in.layers = 1 + (data[at] | data[at + 1] << 8) % 300; /* enough to repeat */
+		at += 2;
+		uint8_t f = data[at++];
+		in.attn_on_gpu = f & 1, in.duplex = f >> 1 & 1, in.link_on_net = f >> 2 & 1;
+		in.nclass = 1 + (f >> 3) % PIPE_MAX_CLASSES;
+		int first = (int8_t)data[at++];
+		/* the rest: layer kinds, then durations on a lattice (ties), zeros
+		 * included; once the bytes run out, a fixed pattern */
+#define NEXT(dflt) (at < size ? data[at++] : (dflt))
+		for (int l = 0; l < in.layers; l++)
+			in.layer_class[l] = (unsigned char)(NEXT(l) % in.nclass);
+		for (int i = 0; i < in.m; i++)
+			for (int t = 0; t < T_ALL; t++)
+				in.dur[i][t] = NEXT(i + 3 * t) * 1e-5;
+		for (int c = 1; c < in.nclass; c++)
+			for (int i = 0; i < in.m; i++)
+				for (int t = 0; t < T_LAYER; t++)
+					in.cdur[c][i][t] = NEXT(c + i + t) * 1e-5;
+#undef NEXT
+		struct pipe_out a, b, r;
+		int ra = pipe_fast(&in, &a);
+		in.first = first;
+		int rb = pipe_fast(&in, &b), rr = pipe_list(&in, &r, NULL, 0);
+		if (ra != rb || ra != rr)
+			abort();
+		if (ra == 0 && (a.makespan != b.makespan || a.order != b.order ||
+				memcmp(a.busy, b.busy, sizeof a.busy) ||
+				fabs(a.makespan - r.makespan) > 1e-9 * r.makespan))
+			abort();
 	}
 #elif defined(FUZZ_design)
 	/* --set items, one a line, on DeepSeek-V3.2 with KARAT, together */

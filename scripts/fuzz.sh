@@ -23,6 +23,7 @@ seeds_for() {
 	algo) echo fuzz/seeds/algo ;;
 	override) echo fuzz/seeds/override ;;
 	valid) echo validation ;;
+	sched) echo fuzz/seeds/sched ;;
 	design) echo fuzz/seeds/design ;;
 	sweep) echo sweeps tests/fixtures ;;
 	study) echo studies ;;

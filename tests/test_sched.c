@@ -187,6 +187,8 @@ Test(sched, fast_path_equals_the_reference_list_schedule)
 		for (int x = 0; x < RES_N; x++)
 			cr_assert(fabs(a.busy[x] - b.busy[x]) <= 1e-9 * (a.makespan + 1e-30),
 				  "case %d busy %s", k, pipe_res_names[x]);
+		cr_assert_eq(a.order, b.order, "case %d: the reference's order %d, the fast path's %d",
+			     k, a.order, b.order);
 		full += a.tasks, fast += b.tasks;
 	}
 	cr_expect_lt(fast, full, "the fast path should skip layers (%ld of %ld)", fast, full);

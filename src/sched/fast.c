@@ -227,7 +227,6 @@ static void run_fast(const struct pipe_in *in, int v, double tol, const double *
 	out->tasks -= base;
 }
 
-
 /* Each execution resource's work under variant v (sum) and the largest:
  * a lower bound on its makespan (each resource runs one task at a time). */
 static double variant_work(const struct pipe_in *in, int v, const double *n,

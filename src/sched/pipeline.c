@@ -243,6 +243,6 @@ int pipe_list(const struct pipe_in *in, struct pipe_out *out,
 	}
 	if (ev)
 		run_list(in, best, tol, out, ev, nev);
-	out->tasks = tasks;
+	out->tasks = tasks, out->order = best;
 	return 0;
 }

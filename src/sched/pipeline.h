@@ -82,7 +82,7 @@ struct pipe_out {
 	double bubble[RES_N]; /* 1 - busy / makespan */
 	long tasks;           /* tasks simulated over every order tried
 				 (pipe_fast: fewer than pipe_list) */
-	int order;            /* pipe_fast: the order that won */
+	int order;            /* the order that won */
 };
 
 /* One scheduled task (for tests and reports). */

@@ -378,7 +378,7 @@ double plan_sample(const struct plan *p, struct plan_ws *w, long B, int m, int s
 			 "micro-batches, %d layers, or a negative duration)", in->m, in->layers);
 		return NAN;
 	}
-	in->first = d->exact ? 0 : po->order; /* this worker's next sample tries it first */
+	in->first = po->order; /* this worker's next sample tries it first */
 	if (d->host) { /* the host tiers' reload runs beside the step, over the GPUs'
 		       * own ports (GPU-only uses them for nothing else), what comes
 		       * from the NVMe at its read rate too: it bounds the step only

@@ -234,6 +234,7 @@ docs: $(B)/karat
 	   awk -F, 'NR > 1 { a = ($$19 < 0 ? -$$19 : $$19); n[$$1]++; e[$$1] += a; t++; s += a; rn[$$NF]++; re[$$NF] += a; role[$$1] = $$NF; if (!(($$1) in o)) o[$$1] = ++k } \
 	            END { for (f in o) r[o[f]] = f; for (i = 1; i <= k; i++) printf "| `%s` | %s | %d | %.1f%% |\n", r[i], role[r[i]], n[r[i]], e[r[i]] / n[r[i]]; \
 	                  printf "| all | | %d | %.1f%% |\n", t, s / t; \
+	                  if (rn["fit"]) printf "| in sample | fit | %d | %.1f%% |\n", rn["fit"], re["fit"] / rn["fit"]; \
 	                  if (rn["check"]) printf "| out of sample | check | %d | %.1f%% |\n", rn["check"], re["check"] / rn["check"] }' results/validation.csv; } > docs/results.md.tmp
 	@for s in headline.md axes.md reconcile.md uncertainty.md training-free.md validation.csv; do \
 		echo "results.md $$s $$(cksum < results/$$s | cut -d' ' -f1,2)" >> docs/img/SOURCES.tmp; \

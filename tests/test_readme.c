@@ -304,8 +304,8 @@ static void families_match(const char *at, const char *by, const char *what)
 }
 
 /* The README's per-family validation figures ("Hopper 7.1% mean error
- * over 71 rows, ..."), in sample and out, are what `karat validate`
- * prints. */
+ * over 71 rows, ..."): every row, in sample and out of sample, are what
+ * `karat validate` prints. */
 Test(readme, family_errors_are_what_validate_prints)
 {
 	static char doc[1 << 17], out[1 << 16];
@@ -319,7 +319,9 @@ Test(readme, family_errors_are_what_validate_prints)
 	doc[w] = '\0';
 	const char *at = strstr(doc, "shipped tables per family");
 	cr_assert_not_null(at, "README.md: no per-family validation figures");
-	const char *oos = strstr(at, "Out of sample");
+	const char *ins = strstr(at, "In sample");
+	cr_assert_not_null(ins, "README.md: no figures in sample");
+	const char *oos = strstr(ins, "Out of sample");
 	cr_assert_not_null(oos, "README.md: no figures out of sample");
 	char dir[] = "/tmp/karat-readme-valid-XXXXXX";
 	cr_assert_not_null(mkdtemp(dir));
@@ -328,9 +330,11 @@ Test(readme, family_errors_are_what_validate_prints)
 			"--quiet", NULL};
 	cr_assert_eq(run_here(argv, out, sizeof out), 0, "%s", out);
 	const char *by = strstr(out, "mean absolute error by family");
+	const char *by_in = strstr(out, "mean absolute error in sample");
 	const char *by_oos = strstr(out, "mean absolute error out of sample");
-	cr_assert(by && by_oos, "%s", out);
+	cr_assert(by && by_in && by_oos, "%s", out);
 	families_match(at, by, "in-sample-and-out");
+	families_match(ins, by_in, "in-sample");
 	families_match(oos, by_oos, "out-of-sample");
 	/* and the whole out of sample: "the error is 10.9% over 94 rows" */
 	const char *all = strstr(oos, "error is "), *g = strstr(by_oos, "\n  all ");

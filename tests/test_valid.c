@@ -285,6 +285,9 @@ Test(valid, command_reports_and_writes_the_csv)
 	const char *o = strstr(out, "mean absolute error out of sample");
 	cr_assert(o, "%s", out);
 	cr_expect(strstr(o, "(2 rows; worst ") && strstr(o, p), "%s", o);
+	/* and no row in sample: no shipped value is fitted on the fixture */
+	const char *in = strstr(out, "mean absolute error in sample");
+	cr_expect(in && in < o && strstr(in, "  none: no row's table is fitted on"), "%s", out);
 	/* a missing table is an error naming it */
 	snprintf(args, sizeof args, "validate /nonexistent/t.csv --out %s", dir);
 	cr_expect_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 1);
@@ -293,6 +296,36 @@ Test(valid, command_reports_and_writes_the_csv)
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
 	cr_expect_eq(system(cmd), 0);
 	unlink(p);
+}
+
+/* Issue 28's bar: on the shipped tables its values are fitted on, each
+ * device family's mean error is 10% or less, as `karat validate` prints
+ * it in sample (and it names none over the goal). */
+Test(valid, every_family_is_within_ten_percent_in_sample)
+{
+	char dir[] = "/tmp/karat-valid-in-XXXXXX", args[512], cmd[600];
+	cr_assert(mkdtemp(dir));
+	snprintf(args, sizeof args, "validate --quiet --out %s", dir);
+	cr_assert_eq(run_karat(args, out, sizeof out, errbuf, sizeof errbuf), 0, "%s", errbuf);
+	const char *in = strstr(out, "mean absolute error in sample");
+	cr_assert_not_null(in, "%s", out);
+	const char *end = strstr(in, "mean absolute error out of sample");
+	cr_assert_not_null(end, "%s", out);
+	int families = 0;
+	for (const char *l = strchr(in, '\n'); l && l + 1 < end; l = strchr(l + 1, '\n')) {
+		char name[32];
+		double pct;
+		int n;
+		if (sscanf(l + 1, " %31s %lf%% (%d rows", name, &pct, &n) != 3)
+			continue;
+		cr_expect(n > 0, "%s: no rows", name);
+		cr_expect_leq(pct, 10.0, "%s: %.1f%% mean error on its own tables", name, pct);
+		families += strcmp(name, "all") != 0;
+	}
+	cr_expect_geq(families, 4, "%d families in sample:\n%s", families, in);
+	cr_expect(!strstr(in, "over the goal") || strstr(in, "over the goal") > end, "%s", in);
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	cr_expect_eq(system(cmd), 0);
 }
 
 /* Tables named without --out are priced and printed, and nothing is

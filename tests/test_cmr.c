@@ -1,5 +1,5 @@
 /* test_cmr.c: CMR's assignment of a GPU's requests to micro-batches
- * (solve/sample.c, assign_mb): longest context first, to the micro-batch
+ * (solve/assign.c): longest context first, to the micro-batch
  * whose load on the request's device is lowest, counts within one of
  * each other; never worse balanced than arrival order; and its integer
  * keys choose as its comparisons do. */
@@ -62,20 +62,36 @@ Test(cmr, is_never_worse_balanced_than_arrival_order)
 	plan_free(pb);
 }
 
+/* The same micro-batch for every request of sample smp at batch B. */
+static void same_choices(struct plan *keys, struct plan *cmp, double B, int m, int smp,
+			 const char *sys, const char *wl)
+{
+	struct sample_view x, y;
+	struct kerr err;
+	cr_assert_eq(plan_inspect(keys, B, m, smp, &x, &err), 0, "%s", err.msg);
+	cr_assert_eq(plan_inspect(cmp, B, m, smp, &y, &err), 0, "%s", err.msg);
+	cr_expect_eq(memcmp(x.mb, y.mb, sizeof(int) * (size_t)x.n), 0,
+		     "%s %s m=%d B=%g sample %d: micro-batches differ", sys, wl, m, B, smp);
+	cr_expect(x.tbt == y.tbt, "%.17g %.17g", x.tbt, y.tbt);
+}
+
 /* Where every context is a whole number of tokens, CMR picks a request's
  * micro-batch as the least of integer keys packing (load, count, index)
- * (sample.c, assign_mb); otherwise by comparing the three in turn.  Over
- * agentic requests (many cut to the window: equal loads, ties decided by
- * count and index) and a trace workload, with devices and without, both
- * ways choose the same micro-batch for every request. */
+ * (assign.c), over the whole batch, or GPU by GPU in a large one where
+ * each device belongs to one GPU; otherwise by comparing the three in
+ * turn, over the whole batch.  Over agentic requests (many cut to the
+ * window: equal loads, ties decided by count and index) and a
+ * trace workload, with devices of their own, without devices and with
+ * two devices for eight GPUs, every way chooses the same micro-batch for
+ * every request. */
 Test(cmr, integer_keys_choose_as_the_comparisons_do)
 {
 	static struct setup s;
-	static const char *const sys[] = {"gpu-karat", "gpu-only"}, *const wl[] = {"agentic",
-										  "azure-conv"};
+	static const char *const sys[] = {"gpu-karat", "gpu-only", "gpu-host-gather"},
+			  *const wl[] = {"agentic", "azure-conv"};
 	static const int ms[] = {2, 3, 5, 8, 16};
 	static const double bs[] = {7, 33, 100, 517, 2000};
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < 6; k++) {
 		load(&s, "deepseek-v3.2", sys[k / 2], 0, wl[k % 2]);
 		s.d.sched = SCHED_OFMS_CMR, s.d.samples = 4;
 		struct plan *keys = plan(&s), *cmp = plan(&s);
@@ -83,16 +99,12 @@ Test(cmr, integer_keys_choose_as_the_comparisons_do)
 		cmp->ctx_top = -1; /* as if some context were not whole */
 		for (size_t a = 0; a < sizeof ms / sizeof *ms; a++)
 			for (size_t b = 0; b < sizeof bs / sizeof *bs; b++)
-				for (int smp = 0; smp < 4; smp++) {
-					struct sample_view x, y;
-					struct kerr err;
-					cr_assert_eq(plan_inspect(keys, bs[b], ms[a], smp, &x, &err), 0);
-					cr_assert_eq(plan_inspect(cmp, bs[b], ms[a], smp, &y, &err), 0);
-					cr_expect_eq(memcmp(x.mb, y.mb, sizeof(int) * (size_t)x.n), 0,
-						     "%s %s m=%d B=%g sample %d: micro-batches differ",
-						     sys[k / 2], wl[k % 2], ms[a], bs[b], smp);
-					cr_expect(x.tbt == y.tbt, "%.17g %.17g", x.tbt, y.tbt);
-				}
+				for (int smp = 0; smp < 4; smp++)
+					same_choices(keys, cmp, bs[b], ms[a], smp, sys[k / 2],
+						     wl[k % 2]);
+		for (int a = 0; a < 2; a++) /* past CMR_BY_GPU_MIN: grouped by GPU */
+			same_choices(keys, cmp, a ? 40000 : 20011, a ? 16 : 3, a, sys[k / 2],
+				     wl[k % 2]);
 		plan_free(keys);
 		plan_free(cmp);
 	}

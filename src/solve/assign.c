@@ -95,6 +95,124 @@ static double cmr_whole(const struct plan *p, struct plan_ws *w, long B, int m, 
 	return (double)peak;
 }
 
+/* A GPU's requests r[0 .. n), in arrival order, sorted by key in place,
+ * stably (tmp: room for n): by insertion where there are few, else by
+ * the key's two digits, least significant first. */
+static void sort_by_key(struct plan_cmr_req *r, int n, struct plan_cmr_req *tmp)
+{
+	enum { R = 1 << PLAN_RADIX_BITS };
+	if (n <= 32) {
+		for (int t = 1; t < n; t++) {
+			struct plan_cmr_req x = r[t];
+			int u = t;
+			for (; u > 0 && r[u - 1].key > x.key; u--)
+				r[u] = r[u - 1];
+			r[u] = x;
+		}
+		return;
+	}
+	int lo[R + 1] = {0}, hi[R + 1] = {0};
+	for (int t = 0; t < n; t++)
+		lo[(r[t].key & (R - 1)) + 1]++, hi[(r[t].key >> PLAN_RADIX_BITS) + 1]++;
+	for (int k = 0; k < R; k++)
+		lo[k + 1] += lo[k], hi[k + 1] += hi[k];
+	for (int t = 0; t < n; t++)
+		tmp[lo[r[t].key & (R - 1)]++] = r[t];
+	for (int t = 0; t < n; t++)
+		r[hi[tmp[t].key >> PLAN_RADIX_BITS]++] = tmp[t];
+}
+
+/* Arrival order's peak over one GPU's requests r[0 .. n) (as
+ * arrival_peak_whole sums them; il: its devices' loads, zero on entry). */
+static int64_t arrival_peak_of(const struct plan_cmr_req *r, int n, int m, int64_t *il)
+{
+	int64_t peak = 0;
+	long acc = 0;
+	int i = 0;
+	for (int t = 0; t < n; t++) {
+		int64_t *l = &il[(long)r[t].dev * m + i];
+		*l += r[t].ctx;
+		peak = *l > peak ? *l : peak;
+		for (acc += m; acc >= n; acc -= n)
+			i++;
+	}
+	return peak;
+}
+
+/* cmr_whole's pass over one GPU's requests r[0 .. n), longest first; its
+ * peak (il: its devices' loads, zero on entry). */
+static int64_t cmr_of(struct plan_ws *w, const struct plan_cmr_req *r, int n, int m,
+		      int64_t *il)
+{
+	int lo = n / m, extra = n % m, big = 0, cnt[PIPE_MAX_MB] = {0};
+	int64_t peak = 0;
+	for (int t = 0; t < n; t++) {
+		int64_t *load = &il[(long)r[t].dev * m];
+		int cap = lo + (extra > 0 && big < extra); /* below its share of the count */
+		uint64_t top = UINT64_MAX;
+		for (uint64_t i = 0; i < (uint64_t)m; i++) {
+			uint64_t k = (uint64_t)load[i] << 21 | (uint64_t)cnt[i] << 4 | i;
+			top = cnt[i] < cap && k < top ? k : top;
+		}
+		assert(top != UINT64_MAX); /* some micro-batch is below its share */
+		int best = (int)(top & 15);
+		big += cnt[best] == lo;
+		w->req_mb[r[t].j] = best;
+		cnt[best]++;
+		load[best] += r[t].ctx;
+		peak = load[best] > peak ? load[best] : peak;
+	}
+	return peak;
+}
+
+/* The batch from which cmr_by_gpu runs instead of cmr_whole: below it
+ * the per-request arrays sit in cache, and the whole batch's two sorting
+ * passes take less than a sort per GPU; CPU time, DeepSeek-V3.2 on
+ * gpu-karat, agentic, m = 5 (GPUs: batch): 16: 1,800, +6%; 64: 7,168,
+ * +0%; 256: 27,000, -6%; 1,024: 107,745, -36% (docs/notes/performance.md) */
+#define CMR_BY_GPU_MIN 16384
+
+/* CMR and arrival order's peaks (*arrival) with whole tokens, GPU by GPU,
+ * where each device belongs to one GPU (D >= G): a request's choice reads
+ * only its GPU's counts and its device's loads, so each GPU's requests
+ * longest first make the same choices, and the same peaks, as the whole
+ * batch in that order.  The requests are copied, in arrival order, into
+ * w->cmr_req grouped by GPU (one pass that reads memory in order), and
+ * each GPU's are sorted by key there, with what it touches in cache.
+ * Where placement left them longest first (seq), that is arrival order
+ * too, and grouping keeps it. */
+static double cmr_by_gpu(const struct plan *p, struct plan_ws *w, long B, int m, const int *seq,
+			 double *arrival)
+{
+	struct plan_cmr_req *a = w->cmr_req, *b = a + w->cap_batch;
+	int G = p->gpus, *at = w->gpu_cursor;
+	const int *dg = p->dev_gpu;
+	memcpy(at, w->gpu_start, sizeof(int) * (size_t)G);
+	for (long t = 0; t < B; t++) {
+		int j = seq ? seq[t] : (int)t, dev = w->req_dev[j];
+		assert(dg[dev] == w->req_gpu[j]); /* its device's GPU */
+		a[at[dg[dev]]++] = (struct plan_cmr_req){j, dev, (int32_t)p->ctx[w->req_pool[j]],
+							 w->req_key[j]};
+	}
+	int64_t *il = w->mb_iload, peak = 0, arr = 0;
+	size_t rows = sizeof(int64_t) * (size_t)m * (size_t)p->devs_per_gpu; /* a GPU's
+										 * devices' */
+	for (int g = 0; g < G; g++) {
+		int s = w->gpu_start[g], n = w->gpu_start[g + 1] - s;
+		int64_t *mine = il + (size_t)g * p->devs_per_gpu * m; /* GPU g's devices */
+		memset(mine, 0, rows);
+		int64_t x = arrival_peak_of(a + s, n, m, il);
+		arr = x > arr ? x : arr;
+		memset(mine, 0, rows);
+		if (!seq) /* longest first */
+			sort_by_key(a + s, n, b);
+		x = cmr_of(w, a + s, n, m, il);
+		peak = x > peak ? x : peak;
+	}
+	*arrival = (double)arr;
+	return (double)peak;
+}
+
 /* The same pass on real contexts: the least (load, count), lower index
  * first. */
 static void cmr_real(const struct plan *p, struct plan_ws *w, long B, int m, const int *src)
@@ -138,6 +256,17 @@ void plan_assign_mb(const struct plan *p, struct plan_ws *w, long B, int m)
 		assign_arrival(p, w, m, w->req_mb);
 		return;
 	}
+	/* Greedy longest-first is a heuristic: where arrival order balances
+	 * better, keep it, so CMR is never worse balanced than naive.  Each
+	 * peak is the fullest (device, micro-batch); with whole tokens (exact
+	 * integer sums) both are summed as they are made. */
+	int whole = p->ctx_top >= 0 && (double)B * p->ctx_top < 0x1p43 && B < (1L << 17);
+	if (whole && B >= CMR_BY_GPU_MIN && p->ctx_top < 0x1p31 && (!p->has_mem || p->devs >= G)) {
+		double arrival, cmr = cmr_by_gpu(p, w, B, m, w->placed, &arrival);
+		if (arrival < cmr)
+			assign_arrival(p, w, m, w->req_mb);
+		return;
+	}
 	int *src = w->req_order;
 	if (w->placed != w->req_order) /* else placement left it in that order */
 		plan_order_longest(w, B, src);
@@ -151,12 +280,8 @@ void plan_assign_mb(const struct plan *p, struct plan_ws *w, long B, int m)
 		int n = w->gpu_start[g + 1] - w->gpu_start[g];
 		share[2 * g] = n / m, share[2 * g + 1] = n % m;
 	}
-	/* Greedy longest-first is a heuristic: where arrival order balances
-	 * better, keep it, so CMR is never worse balanced than naive.  Each
-	 * peak is the fullest (device, micro-batch); with whole tokens (exact
-	 * integer sums) both are summed as they are made. */
 	double cmr, arrival;
-	if (p->ctx_top >= 0 && (double)B * p->ctx_top < 0x1p43 && B < (1L << 17)) {
+	if (whole) {
 		cmr = cmr_whole(p, w, B, m, src);
 		arrival = arrival_peak_whole(p, w, m);
 	} else {

@@ -111,7 +111,7 @@ int plan_ensure_batch(const struct plan *p, struct plan_ws *w, long B)
 		c *= 2;
 	free(w->req_pool), free(w->req_key), free(w->req_gpu), free(w->req_dev), free(w->req_mb);
 	free(w->req_order), free(w->scratch), free(w->by_gpu), free(w->nshard), free(w->shard_dev);
-	free(w->lctx_view), free(w->req_hot);
+	free(w->lctx_view), free(w->req_hot), free(w->cmr_req);
 	int fail = 0;
 	w->by_gpu = grab((size_t)c, sizeof(int), &fail);
 	w->nshard = grab((size_t)c, sizeof(int), &fail);
@@ -125,6 +125,7 @@ int plan_ensure_batch(const struct plan *p, struct plan_ws *w, long B)
 	w->req_order = grab((size_t)c, sizeof(int), &fail);
 	w->scratch = grab((size_t)c, sizeof(int), &fail);
 	w->lctx_view = grab((size_t)c, sizeof(double), &fail);
+	w->cmr_req = grab(2 * (size_t)c, sizeof(struct plan_cmr_req), &fail);
 	w->cap_batch = fail ? 0 : c;
 	return fail ? -1 : 0;
 }
@@ -136,7 +137,7 @@ void plan_ws_free(struct plan_ws *w)
 	free(w->memo), free(w->memo_ok);
 	free(w->req_pool), free(w->req_key), free(w->req_gpu), free(w->req_dev), free(w->req_mb);
 	free(w->req_order), free(w->scratch), free(w->by_gpu), free(w->nshard), free(w->shard_dev);
-	free(w->lctx_view), free(w->req_hot);
+	free(w->lctx_view), free(w->req_hot), free(w->cmr_req);
 	free(w->tour), free(w->tour_room);
 	free(w->dev_load), free(w->dev_store), free(w->gpu_store);
 	free(w->rr_load), free(w->rr_store), free(w->rr_gstore);

@@ -59,6 +59,13 @@ struct plan_reuse {
 	double ingest, reload, from_ssd;
 };
 
+/* A request as CMR reads it, copied so that its passes read memory in
+ * order (assign.c): its index in the batch, device, context (whole
+ * tokens) and longest-first key. */
+struct plan_cmr_req {
+	int32_t j, dev, ctx, key;
+};
+
 /* What evaluations write: the memo of GPU phase times, the batch being
  * sampled and its placement, the buckets, the samples' results and the
  * search's state.  Owned by one thread at a time. */
@@ -82,6 +89,8 @@ struct plan_ws {
 	long nhot;          /* such requests in the last sample */
 	int *shard_dev;     /* per request: the devices of its slices */
 	double *lctx_view;  /* plan_inspect's contexts */
+	struct plan_cmr_req *cmr_req; /* CMR's requests, sorted in place: 2
+					 cap_batch (assign.c) */
 	long nsharded;      /* requests split in the last sample */
 	const int *placed;  /* the last sample's placement order, or NULL */
 	struct plan_placed *kept; /* per sample (nkept): its online placement

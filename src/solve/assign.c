@@ -64,9 +64,22 @@ static double arrival_peak_whole(const struct plan *p, struct plan_ws *w, int m)
 	return (double)peak;
 }
 
-/* CMR's greedy pass in whole tokens: (load, count, index) one integer
- * key, the least below its share of the count taken.  Returns the fullest
- * (device, micro-batch). */
+/* CMR's choice for a request on a device with these loads, on a GPU
+ * with these counts: (load, count, index) one integer key, the least of
+ * a micro-batch whose count is below cap (its share) taken. */
+static inline int cmr_pick(const int64_t *load, const int *cnt, int cap, int m)
+{
+	uint64_t top = UINT64_MAX;
+	for (uint64_t i = 0; i < (uint64_t)m; i++) {
+		uint64_t k = (uint64_t)load[i] << 21 | (uint64_t)cnt[i] << 4 | i;
+		top = cnt[i] < cap && k < top ? k : top;
+	}
+	assert(top != UINT64_MAX); /* some micro-batch is below its share */
+	return (int)(top & 15);
+}
+
+/* CMR's greedy pass in whole tokens (cmr_pick), the requests in the order
+ * src gives.  Returns the fullest (device, micro-batch). */
 static double cmr_whole(const struct plan *p, struct plan_ws *w, long B, int m, const int *src)
 {
 	const int *share = w->gpu_share;
@@ -77,16 +90,8 @@ static double cmr_whole(const struct plan *p, struct plan_ws *w, long B, int m, 
 		int g = w->req_gpu[j], lo = share[2 * g], extra = share[2 * g + 1];
 		int *big = &w->gpu_big[g], *cnt = &w->mb_count[g * m];
 		int64_t *load = &il[w->req_dev[j] * m];
-		int cap = lo + (extra > 0 && *big < extra); /* below its share of the count */
-		uint64_t top = UINT64_MAX;
-		for (uint64_t i = 0; i < (uint64_t)m; i++) {
-			uint64_t k = (uint64_t)load[i] << 21 | (uint64_t)cnt[i] << 4 | i;
-			top = cnt[i] < cap && k < top ? k : top;
-		}
-		assert(top != UINT64_MAX); /* some micro-batch is below its share */
-		int best = (int)(top & 15);
-		if ((int)(top >> 4 & 0x1ffff) == lo)
-			(*big)++;
+		int best = cmr_pick(load, cnt, lo + (extra > 0 && *big < extra), m);
+		*big += cnt[best] == lo;
 		w->req_mb[j] = best;
 		cnt[best]++;
 		load[best] += (int64_t)p->ctx[w->req_pool[j]];
@@ -148,14 +153,7 @@ static int64_t cmr_of(struct plan_ws *w, const struct plan_cmr_req *r, int n, in
 	int64_t peak = 0;
 	for (int t = 0; t < n; t++) {
 		int64_t *load = &il[(long)r[t].dev * m];
-		int cap = lo + (extra > 0 && big < extra); /* below its share of the count */
-		uint64_t top = UINT64_MAX;
-		for (uint64_t i = 0; i < (uint64_t)m; i++) {
-			uint64_t k = (uint64_t)load[i] << 21 | (uint64_t)cnt[i] << 4 | i;
-			top = cnt[i] < cap && k < top ? k : top;
-		}
-		assert(top != UINT64_MAX); /* some micro-batch is below its share */
-		int best = (int)(top & 15);
+		int best = cmr_pick(load, cnt, lo + (extra > 0 && big < extra), m);
 		big += cnt[best] == lo;
 		w->req_mb[r[t].j] = best;
 		cnt[best]++;

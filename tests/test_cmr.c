@@ -102,7 +102,7 @@ Test(cmr, integer_keys_choose_as_the_comparisons_do)
 				for (int smp = 0; smp < 4; smp++)
 					same_choices(keys, cmp, bs[b], ms[a], smp, sys[k / 2],
 						     wl[k % 2]);
-		for (int a = 0; a < 2; a++) /* past CMR_BY_GPU_MIN: grouped by GPU */
+		for (int a = 0; a < 2; a++) /* past PLAN_CMR_BY_GPU_MIN: by GPU */
 			same_choices(keys, cmp, a ? 40000 : 20011, a ? 16 : 3, a, sys[k / 2],
 				     wl[k % 2]);
 		plan_free(keys);

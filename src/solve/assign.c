@@ -163,13 +163,6 @@ static int64_t cmr_of(struct plan_ws *w, const struct plan_cmr_req *r, int n, in
 	return peak;
 }
 
-/* The batch from which cmr_by_gpu runs instead of cmr_whole: below it
- * the per-request arrays sit in cache, and the whole batch's two sorting
- * passes take less than a sort per GPU; CPU time, DeepSeek-V3.2 on
- * gpu-karat, agentic, m = 5 (GPUs: batch): 16: 1,800, +6%; 64: 7,168,
- * +0%; 256: 27,000, -6%; 1,024: 107,745, -36% (docs/notes/performance.md) */
-#define CMR_BY_GPU_MIN 16384
-
 /* CMR and arrival order's peaks (*arrival) with whole tokens, GPU by GPU,
  * where each device belongs to one GPU (D >= G): a request's choice reads
  * only its GPU's counts and its device's loads, so each GPU's requests
@@ -182,7 +175,8 @@ static int64_t cmr_of(struct plan_ws *w, const struct plan_cmr_req *r, int n, in
 static double cmr_by_gpu(const struct plan *p, struct plan_ws *w, long B, int m, const int *seq,
 			 double *arrival)
 {
-	struct plan_cmr_req *a = w->cmr_req, *b = a + w->cap_batch;
+	assert(2 * B <= w->cap_batch); /* every caller sizes for 2B: room for both */
+	struct plan_cmr_req *a = w->cmr_req, *b = a + B;
 	int G = p->gpus, *at = w->gpu_cursor;
 	const int *dg = p->dev_gpu;
 	memcpy(at, w->gpu_start, sizeof(int) * (size_t)G);
@@ -259,7 +253,8 @@ void plan_assign_mb(const struct plan *p, struct plan_ws *w, long B, int m)
 	 * peak is the fullest (device, micro-batch); with whole tokens (exact
 	 * integer sums) both are summed as they are made. */
 	int whole = p->ctx_top >= 0 && (double)B * p->ctx_top < 0x1p43 && B < (1L << 17);
-	if (whole && B >= CMR_BY_GPU_MIN && p->ctx_top < 0x1p31 && (!p->has_mem || p->devs >= G)) {
+	if (whole && B >= PLAN_CMR_BY_GPU_MIN && w->cmr_req && p->ctx_top < 0x1p31 &&
+	    (!p->has_mem || p->devs >= G)) {
 		double arrival, cmr = cmr_by_gpu(p, w, B, m, w->placed, &arrival);
 		if (arrival < cmr)
 			assign_arrival(p, w, m, w->req_mb);

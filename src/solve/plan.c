@@ -125,7 +125,9 @@ int plan_ensure_batch(const struct plan *p, struct plan_ws *w, long B)
 	w->req_order = grab((size_t)c, sizeof(int), &fail);
 	w->scratch = grab((size_t)c, sizeof(int), &fail);
 	w->lctx_view = grab((size_t)c, sizeof(double), &fail);
-	w->cmr_req = grab(2 * (size_t)c, sizeof(struct plan_cmr_req), &fail);
+	w->cmr_req = NULL; /* only batches CMR takes GPU by GPU use it (2B of them) */
+	if (c >= 2 * PLAN_CMR_BY_GPU_MIN)
+		w->cmr_req = grab((size_t)c, sizeof(struct plan_cmr_req), &fail);
 	w->cap_batch = fail ? 0 : c;
 	return fail ? -1 : 0;
 }

@@ -26,6 +26,13 @@
 #define PLAN_POOL (1 << PLAN_POOL_BITS) /* contexts per plan for batches to draw from (16x
 	more moved GLM-5.2's GPU-only answer no more than the seed does, at 4x the plan cost) */
 #define PLAN_RADIX_BITS (PLAN_POOL_BITS / 2)
+/* The batch from which CMR runs GPU by GPU (assign.c cmr_by_gpu): below
+ * it the per-request arrays sit in cache, and the whole batch's two
+ * sorting passes take less than a sort per GPU; CPU time, DeepSeek-V3.2
+ * on gpu-karat, agentic, m = 5 (GPUs: batch): 16: 1,800, +6%; 64:
+ * 7,168, +0%; 256: 27,000, -6%; 1,024: 107,745, -36%
+ * (docs/notes/performance.md) */
+#define PLAN_CMR_BY_GPU_MIN 16384
 #define PLAN_SLACK_BYTES 0.5  /* storage sums are whole bytes; "exactly full" fits */
 
 enum { PLAN_BK_CTX, PLAN_BK_STORE, PLAN_BK_GSTORE, PLAN_BK_N }; /* plan.by_key */

@@ -89,8 +89,9 @@ struct plan_ws {
 	long nhot;          /* such requests in the last sample */
 	int *shard_dev;     /* per request: the devices of its slices */
 	double *lctx_view;  /* plan_inspect's contexts */
-	struct plan_cmr_req *cmr_req; /* CMR's requests, sorted in place: 2
-					 cap_batch (assign.c) */
+	struct plan_cmr_req *cmr_req; /* CMR's requests by GPU and a sort's
+					 scratch (assign.c): cap_batch, or
+					 NULL below 2 PLAN_CMR_BY_GPU_MIN */
 	long nsharded;      /* requests split in the last sample */
 	const int *placed;  /* the last sample's placement order, or NULL */
 	struct plan_placed *kept; /* per sample (nkept): its online placement

@@ -147,8 +147,10 @@ static int confirm(const struct plan *p, struct plan_ws *w, int m, struct lower 
  * largest, and a use that hardly moves, such as an HBM full of weights,
  * would aim its line far past the answer):
  *   - the P99 over the SLO, on the line through the last two probes, or
- *     with one, through it and the origin (which overshoots where a step
- *     has a fixed part: a probe past the answer fails early, cheaply);
+ *     with one, through it and the origin (which falls short where a
+ *     step has a fixed part, so that probe fits and runs every sample:
+ *     DeepSeek-V3.2 on gpu-karat at m = 1 aims 174 from 128, answer 220;
+ *     a line from the GPU's own work at one request fell short too);
  *   - the fullest GPU's P99 bytes over its capacity, on the line from its
  *     weights' share at batch 0 (w0) through the last probe;
  *   - the fullest device's, on the line from the origin (its caches only).

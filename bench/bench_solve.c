@@ -52,19 +52,46 @@ static double solve_time(struct setup *s, int m, int reps, struct result *r)
 	return median(t, reps);
 }
 
-static double wall(const char *cmd)
+/* Wall seconds of one run of argv (argv[0] the binary), its output
+ * discarded; no shell sees the arguments (a folder name may hold any
+ * character).  Exits the benchmark when the run fails. */
+static double wall(char *const argv[])
 {
 	double t0 = now();
-	if (system(cmd) != 0) {
-		fprintf(stderr, "bench: failed: %s\n", cmd);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+			_exit(126);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	int st;
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "bench: failed: %s %s\n", argv[0], argv[1]);
 		exit(1);
 	}
 	return now() - t0;
 }
 
+/* Whether files a and b hold the same bytes (0 when either is unreadable). */
+static int same_file(const char *a, const char *b)
+{
+	FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+	int same = fa && fb, ca, cb;
+	while (same && ((ca = getc(fa)) != EOF) | ((cb = getc(fb)) != EOF))
+		same = ca == cb;
+	if (fa)
+		fclose(fa);
+	if (fb)
+		fclose(fb);
+	return same;
+}
+
 /* Median process time (user + system) of karat with args (up to 16),
- * over reps runs, or fewer where one run takes over a second. */
-static double cmd_time(const char *bin, const char *const *args, int reps)
+ * over reps runs, or fewer where one run takes over a second; the least
+ * into *least (this host's noise only ever adds time). */
+static double cmd_time(const char *bin, const char *const *args, int reps, double *least)
 {
 	char *argv[24] = {(char *)bin};
 	int n = 1;
@@ -76,7 +103,9 @@ static double cmd_time(const char *bin, const char *const *args, int reps)
 	do
 		t[k++] = process_time(argv);
 	while (k < reps && k < 9 && t[0] < 1);
-	return median(t, k);
+	double med = median(t, k); /* sorts t */
+	*least = t[0];
+	return med;
 }
 
 #define SOLVE "solve", "--model", "deepseek-v3.2", "--system", "gpu-karat", "--workload", "agentic"
@@ -105,13 +134,15 @@ static void targets(const char *bin)
 		{"solve at one count (m = 1), 8 GPUs", one8, 0.005, 7},
 		{"query, trace workload (azure-conv), 16,384 requests", trace, 0.010, 5},
 	};
-	printf("issue 26 targets: CPU time (user + system) of one command, median\n");
-	printf("  %-55s %10s %10s  %s\n", "what", "measured", "target", "");
+	printf("issue 26 targets: CPU time (user + system) of one command, median (least)\n");
+	printf("  %-55s %10s %9s %10s  %s\n", "what", "measured", "least", "target", "");
 	for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
-		double x = cmd_time(bin, t[i].args, t[i].reps);
-		printf("  %-55s %8.0f ms %7.0f ms  %s\n", t[i].what, 1e3 * x, 1e3 * t[i].limit,
-		       x <= t[i].limit ? "met" : "NOT MET");
+		double least, x = cmd_time(bin, t[i].args, t[i].reps, &least);
+		printf("  %-55s %8.0f ms (%5.0f ms) %7.0f ms  %s\n", t[i].what, 1e3 * x, 1e3 * least,
+		       1e3 * t[i].limit, x <= t[i].limit ? "met" : "NOT MET");
 	}
+	printf("  where each target's time goes, and what would reach it: "
+	       "docs/notes/performance.md, \"Issue 26's speed targets\"\n");
 }
 
 int main(int argc, char **argv)
@@ -189,8 +220,17 @@ int main(int argc, char **argv)
 		while (reps < (t[0] > 0.2 ? 3 : 7));
 		printf("  batch %6s: %9.2f ms (median of %d)\n", tb[k], 1e3 * median(t, reps), reps);
 	}
-	/* sweep scaling: 48 solves (auto micro-batches) */
-	const char *ini = "/tmp/karat-bench-sweep.ini";
+	/* sweep scaling: 48 solves (auto micro-batches), in a folder of its own */
+	const char *tmp = getenv("TMPDIR");
+	char dir[4096], ini[4200], o1[4200], o2[4200];
+	snprintf(dir, sizeof dir, "%s/karat-bench-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		perror("bench: a temporary folder");
+		return 1;
+	}
+	snprintf(ini, sizeof ini, "%s/sweep.ini", dir);
+	snprintf(o1, sizeof o1, "%s/j1.csv", dir);
+	snprintf(o2, sizeof o2, "%s/j2.csv", dir);
 	FILE *f = fopen(ini, "w");
 	if (!f)
 		return 1;
@@ -198,14 +238,13 @@ int main(int argc, char **argv)
 	      "system = gpu-only, gpu-attacc, gpu-duplex, gpu-karat\nworkload = agentic\n"
 	      "microbatches = auto\n[set]\nsystem.gpus = 8, 16\nsystem.memdevs = 16, 32\n", f);
 	fclose(f);
-	char c1[1024], c2[1024];
-	snprintf(c1, sizeof c1, "%s sweep %s -j 1 --output /tmp/karat-bench-1.csv 2>/dev/null", bin, ini);
-	snprintf(c2, sizeof c2, "%s sweep %s -j 2 --output /tmp/karat-bench-2.csv 2>/dev/null", bin, ini);
+	char *c1[] = {(char *)bin, "sweep", ini, "-j", "1", "--output", o1, NULL};
+	char *c2[] = {(char *)bin, "sweep", ini, "-j", "2", "--output", o2, NULL};
 	double w1[3], w2[3];
 	for (int k = 0; k < 3; k++)
 		w1[k] = wall(c1), w2[k] = wall(c2);
 	double a = median(w1, 3), b = median(w2, 3);
-	int same = system("cmp -s /tmp/karat-bench-1.csv /tmp/karat-bench-2.csv") == 0;
+	int same = same_file(o1, o2);
 	printf("\nsweep of 48 points (3 models x 4 systems x 2 GPU counts x 2 device counts, "
 	       "auto micro-batches): -j 1 %.2f s, -j 2 %.2f s, speed-up %.2fx (median of 3); "
 	       "outputs %s; %.2f points solved per second per core\n", a, b, a / b,
@@ -213,7 +252,8 @@ int main(int argc, char **argv)
 	printf("issue 26 target: a sweep solves at least 100 points per second per core: %s\n",
 	       48 / a >= 100 ? "met" : "NOT MET");
 	unlink(ini);
-	unlink("/tmp/karat-bench-1.csv");
-	unlink("/tmp/karat-bench-2.csv");
+	unlink(o1);
+	unlink(o2);
+	rmdir(dir);
 	return same ? 0 : 1;
 }

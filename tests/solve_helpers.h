@@ -1,6 +1,6 @@
 /* solve_helpers.h: shared by the solver's tests (test_solve.c,
- * test_place.c): a design from the zoo with fewer samples, its plan, and
- * one evaluation, each asserting success. */
+ * test_place.c and others): a design from the zoo with fewer samples,
+ * its plan, one evaluation and one solve, each asserting success. */
 #ifndef KARAT_TESTS_SOLVE_HELPERS_H
 #define KARAT_TESTS_SOLVE_HELPERS_H
 
@@ -72,6 +72,19 @@ static inline struct result eval(struct plan *p, double B, int m)
 	struct kerr err;
 	cr_assert_eq(plan_eval(p, B, m, &r, &err), 0, "%s", err.msg);
 	return r;
+}
+
+/* The answer of the loaded design s at m micro-batches (0: auto), 0 when
+ * nothing fits; s is freed (what: names the design in a failure). */
+static inline double solved_batch(struct setup *s, int m, const char *what)
+{
+	struct plan *p = plan(s);
+	struct result r;
+	struct kerr err;
+	cr_assert_eq(plan_solve(p, m, &r, &err), 0, "%s: %s", what, err.msg);
+	plan_free(p);
+	design_free(s);
+	return r.feasible ? r.batch : 0;
 }
 
 #endif

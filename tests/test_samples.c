@@ -8,6 +8,7 @@
  * test does not pass when the sample count is ignored). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 
 #include "karat.h"
 
@@ -21,14 +22,9 @@ static double answer_at(const char *model, const char *system, const char *workl
 	static struct setup s;
 	load(&s, model, system, 0, workload);
 	s.d.samples = samples;
-	struct plan *p = plan(&s);
-	struct result r;
-	struct kerr err;
-	cr_assert_eq(plan_solve(p, m, &r, &err), 0, "%s %s %s: %s", model, system, workload,
-		     err.msg);
-	plan_free(p);
-	design_free(&s);
-	return r.feasible ? r.batch : 0;
+	char what[128];
+	snprintf(what, sizeof what, "%s %s %s", model, system, workload);
+	return solved_batch(&s, m, what);
 }
 
 Test(samples, sixty_four_move_the_documented_answers_by_two_percent_at_most, .timeout = 120)

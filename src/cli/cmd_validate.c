@@ -132,8 +132,8 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 	static const int sright[7] = {[3] = 1, [4] = 1, [6] = 1};
 	struct table csv;
 	table_init(&csv, 23, head, right);
-	double fam_sum[VK_N] = {0}, all_sum = 0, gsum[VALID_MAX_FAMILIES] = {0};
-	int fam_n[VK_N] = {0}, all_n = 0, rc = 0, gn[VALID_MAX_FAMILIES] = {0}, ng = 0;
+	double fam_sum[VK_N] = {0}, all_sum = 0;
+	int fam_n[VK_N] = {0}, all_n = 0, rc = 0, ng = 0;
 	struct split in = {0}, out = {0};
 	static struct vfits fits; /* 8 KB */
 	struct kerr ferr;
@@ -173,8 +173,6 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 				g++;
 			if (g == ng && ng < VALID_MAX_FAMILIES)
 				snprintf(gname[ng++], sizeof gname[0], "%.31s", cells[21]);
-			if (g < ng)
-				gsum[g] += fabs(e), gn[g]++;
 			split_add(fit ? &in : &out, g, e, valid_shown(t[i].path), r->line);
 			snprintf(cells[0], OUT_CELL, "%s", valid_shown(t[i].path));
 			snprintf(cells[1], OUT_CELL, "%d", r->line);
@@ -223,8 +221,11 @@ static int report(const struct command *c, const struct args *a, struct vtable *
 				       100 * fam_sum[k] / fam_n[k], fam_n[k]);
 		printf("  %-18s %5.1f%%  (%d rows)\n", "all", 100 * all_sum / all_n, all_n);
 		printf("mean absolute error by family (device.family):\n");
-		for (int g = 0; g < ng; g++)
-			printf("  %-18s %5.1f%%  (%d rows)\n", gname[g], 100 * gsum[g] / gn[g], gn[g]);
+		for (int g = 0; g < ng; g++) { /* both roles' rows */
+			int n = in.gn[g] + out.gn[g];
+			printf("  %-18s %5.1f%%  (%d rows)\n", gname[g],
+			       100 * (in.gsum[g] + out.gsum[g]) / n, n);
+		}
 		split_print(&in, gname, ng, 1);
 		split_print(&out, gname, ng, 0);
 		const char *dir = arg_get(c, a, "out");
